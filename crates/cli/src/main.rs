@@ -1,0 +1,27 @@
+//! `lily`: one binary, one subcommand per job. Each subcommand lives in its own module with
+//! its clap `Args` struct and a `run` function.
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "lily", version, about = "A specialist runtime for Qwen3.6-35B-A3B on NVIDIA Hopper")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {}
+
+fn main() -> anyhow::Result<()> {
+    // Logs go to stderr so that stdout stays clean for generated text and JSON.
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match cli.command {}
+}

@@ -1,0 +1,1 @@
+//! Sequences, sampling and the generation loop, generic over a `Backend`.

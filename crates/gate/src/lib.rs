@@ -1,0 +1,1 @@
+//! The privacy gate: decides what may leave the machine. Depends on nothing of the engine.

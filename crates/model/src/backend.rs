@@ -1,0 +1,32 @@
+//! The seam between "what the model is" and "how it runs". The CPU reference and the CUDA
+//! backend implement the same trait, so the engine, the server and the tests are written once.
+
+/// One way to run the model. The backend owns the weights; a `Sequence` owns one sequence's
+/// state (KV cache of the attention layers, recurrent and conv state of the GDN layers).
+pub trait Backend {
+    /// Per-sequence state: everything that depends on the tokens seen so far.
+    type Sequence;
+    /// A copy of a sequence's state at some position, for prefix caching.
+    type Snapshot: Clone + Send + Sync;
+    type Error: std::error::Error + Send + Sync + 'static;
+
+    /// Rows of the logits vector (the padded vocabulary, 248,320 for the real model).
+    fn vocab_size(&self) -> usize;
+
+    /// A fresh sequence that can hold up to `max_seq` tokens. Fails (before any work) when the
+    /// caches for `max_seq` do not fit.
+    fn new_sequence(&self, max_seq: usize) -> Result<Self::Sequence, Self::Error>;
+
+    /// Runs `tokens` after what the sequence already holds and returns the logits (f32,
+    /// `vocab_size` of them) of the last of them.
+    fn prefill(&self, seq: &mut Self::Sequence, tokens: &[u32]) -> Result<Vec<f32>, Self::Error>;
+
+    /// One decode step: appends `token` and returns the logits of the next position.
+    fn decode(&self, seq: &mut Self::Sequence, token: u32) -> Result<Vec<f32>, Self::Error>;
+
+    /// Number of tokens the sequence holds.
+    fn position(&self, seq: &Self::Sequence) -> usize;
+
+    fn snapshot(&self, seq: &Self::Sequence) -> Self::Snapshot;
+    fn restore(&self, seq: &mut Self::Sequence, snapshot: &Self::Snapshot);
+}
