@@ -44,6 +44,19 @@ impl Checkpoint {
         }
     }
 
+    /// Maps one safetensors file (any name), e.g. a file of reference arrays.
+    pub fn open_file(path: &Path) -> Result<Checkpoint> {
+        let mut checkpoint =
+            Checkpoint { tensors: HashMap::new(), unsupported: HashMap::new(), source: path.display().to_string() };
+        checkpoint.map_shard(path, 1, 1)?;
+        Ok(checkpoint)
+    }
+
+    /// A tensor by its checkpoint name (F32, BF16 or F16 only).
+    pub fn get(&self, name: &str) -> Option<&Tensor> {
+        self.tensors.get(name).map(|(t, _)| t)
+    }
+
     fn open_sharded(dir: &Path, index_path: &Path) -> Result<Checkpoint> {
         let text = std::fs::read_to_string(index_path)
             .map_err(|source| ModelError::Io { path: index_path.to_path_buf(), source })?;
