@@ -9,7 +9,9 @@
 /// transformers (the exponent in f32, the power in f32).
 pub fn inverse_frequencies(rotary_dim: usize, theta: f64) -> Vec<f32> {
     let base = theta as f32;
-    (0..rotary_dim / 2).map(|i| 1.0 / base.powf((2 * i) as f32 / rotary_dim as f32)).collect()
+    (0..rotary_dim / 2)
+        .map(|i| 1.0 / base.powf((2 * i) as f32 / rotary_dim as f32))
+        .collect()
 }
 
 /// Rotates one head `x` in place for token `position`:
