@@ -4,3 +4,6 @@
 
 pub mod backend;
 pub use backend::Backend;
+
+pub mod tokenizer;
+pub use tokenizer::{StreamDecoder, Tokenizer, TokenizerError};
