@@ -5,5 +5,8 @@
 pub mod backend;
 pub use backend::Backend;
 
+pub mod chat;
+pub use chat::{ChatError, ChatOptions, ChatTemplate, Message};
+
 pub mod tokenizer;
 pub use tokenizer::{StreamDecoder, Tokenizer, TokenizerError};
