@@ -3,6 +3,9 @@
 
 use clap::{Parser, Subcommand};
 
+mod detokenize;
+mod tokenize;
+
 #[derive(Parser)]
 #[command(name = "lily", version, about = "A specialist runtime for Qwen3.6-35B-A3B on NVIDIA Hopper")]
 struct Cli {
@@ -11,7 +14,12 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Text (or, with --chat, a JSON conversation) on stdin; JSON token ids on stdout.
+    Tokenize(tokenize::Args),
+    /// JSON token ids on stdin; their text on stdout.
+    Detokenize(detokenize::Args),
+}
 
 fn main() -> anyhow::Result<()> {
     // Logs go to stderr so that stdout stays clean for generated text and JSON.
@@ -23,5 +31,8 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    match cli.command {}
+    match cli.command {
+        Command::Tokenize(args) => tokenize::run(args),
+        Command::Detokenize(args) => detokenize::run(args),
+    }
 }
