@@ -199,9 +199,12 @@ impl Tokenizer {
         if text.is_empty() {
             return;
         }
-        let text: Cow<str> = match is_nfc_quick(text.chars()) {
-            IsNormalized::Yes => Cow::Borrowed(text),
-            _ => Cow::Owned(text.nfc().collect()),
+        // ASCII is always NFC, and checking it is a vectorised scan; the quick check looks up
+        // every character's normalisation properties.
+        let text: Cow<str> = if text.is_ascii() || is_nfc_quick(text.chars()) == IsNormalized::Yes {
+            Cow::Borrowed(text)
+        } else {
+            Cow::Owned(text.nfc().collect())
         };
         for piece in pretokenize::pieces(&text) {
             self.encode_piece(piece.as_bytes(), out);
