@@ -54,6 +54,7 @@ struct SpecialToken {
 /// Cached BPE results for pieces that are not themselves tokens; cleared when full so that
 /// memory stays bounded on adversarial input.
 const CACHE_ENTRIES: usize = 1 << 16;
+type PieceCache = Mutex<FxHashMap<Box<[u8]>, Box<[u32]>>>;
 
 pub struct Tokenizer {
     /// Bytes of every token by id (special tokens: their text); empty for unused ids.
@@ -64,7 +65,7 @@ pub struct Tokenizer {
     /// Longest first, so that the longest special token wins at a position.
     specials: Vec<SpecialToken>,
     starts_special: [bool; 256],
-    cache: Mutex<FxHashMap<Box<[u8]>, Box<[u32]>>>,
+    cache: PieceCache,
 }
 
 impl Tokenizer {
