@@ -3,7 +3,9 @@
 
 use clap::{Parser, Subcommand};
 
+mod detokenize;
 mod generate;
+mod tokenize;
 
 #[derive(Parser)]
 #[command(name = "lily", version, about = "A specialist runtime for Qwen3.6-35B-A3B on NVIDIA Hopper")]
@@ -16,6 +18,10 @@ struct Cli {
 enum Command {
     /// Greedy generation from a prompt (CPU reference).
     Generate(generate::GenerateArgs),
+    /// Text (or, with --chat, a JSON conversation) on stdin; JSON token ids on stdout.
+    Tokenize(tokenize::Args),
+    /// JSON token ids on stdin; their text on stdout.
+    Detokenize(detokenize::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -30,5 +36,7 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Generate(args) => generate::run(args),
+        Command::Tokenize(args) => tokenize::run(args),
+        Command::Detokenize(args) => detokenize::run(args),
     }
 }

@@ -8,11 +8,15 @@
 //!   (`Weights`), shape-checked against the config.
 //! - `error`: `ModelError`, naming the file, field or tensor at fault.
 //! - `backend`: the `Backend` trait.
+//! - `tokenizer`: the byte-level BPE (from `tokenizer.json` or tiktoken ranks) and its stream decoder.
+//! - `chat`: the checkpoint's chat template, rendered as transformers renders it.
 
 pub mod backend;
+pub mod chat;
 pub mod config;
 pub mod error;
 pub mod tensor;
+pub mod tokenizer;
 pub mod weights;
 
 pub use backend::Backend;
@@ -20,3 +24,5 @@ pub use config::{Config, LayerKind};
 pub use error::ModelError;
 pub use tensor::{DType, Tensor};
 pub use weights::{Checkpoint, Weights};
+pub use chat::{ChatError, ChatOptions, ChatTemplate, Message};
+pub use tokenizer::{StreamDecoder, Tokenizer, TokenizerError};
