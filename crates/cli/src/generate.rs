@@ -1,5 +1,9 @@
-//! `lily generate`: greedy generation from a prompt on the CPU reference, streaming token ids
-//! to stdout as they are produced and reporting prefill and decode speed on stderr.
+//! `lily generate`: greedy generation from a prompt on the CPU reference, streaming text (or
+//! token ids) to stdout as tokens are produced and reporting prefill and decode speed on stderr.
+//!
+//! A text prompt becomes one user message rendered through the checkpoint's chat template and
+//! encoded with its tokenizer. A checkpoint without tokenizer files still runs from
+//! `--prompt-ids`, printing ids.
 
 use std::io::Write;
 use std::ops::ControlFlow;
@@ -9,13 +13,19 @@ use anyhow::{bail, Context};
 use clap::Args;
 use lily_cpu::CpuModel;
 use lily_engine::{argmax, generate, GenerateOptions};
+use lily_model::{ChatOptions, ChatTemplate, Config, Message, Tokenizer, Weights};
+
+/// Embedding rows of the real Qwen3.6 checkpoints (248,077 token ids padded to 248,320). A
+/// checkpoint of this vocabulary without a tokenizer.json is taken to be Qwen3.6, whose
+/// tokenizer is committed; a smaller test checkpoint's ids mean something else.
+const QWEN3_6_VOCAB_SIZE: usize = 248_320;
 
 #[derive(Args)]
 pub struct GenerateArgs {
-    /// Checkpoint directory (config.json + safetensors).
+    /// Checkpoint directory (config.json + safetensors; tokenizer.json for --prompt).
     #[arg(long)]
     model: PathBuf,
-    /// Prompt text, sent as a user chat message (needs the tokenizer files in --model).
+    /// Prompt text, sent as one user chat message.
     #[arg(
         long,
         conflicts_with = "prompt_ids",
@@ -31,12 +41,20 @@ pub struct GenerateArgs {
     /// Turn thinking off in the chat template (only with --prompt).
     #[arg(long)]
     no_think: bool,
-    /// Print generated token ids (always the case until text decoding is wired in).
+    /// Print generated token ids instead of text (stop id included).
     #[arg(long)]
     print_ids: bool,
 }
 
 pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
+    let dir = &args.model;
+    let config = Config::load(dir).with_context(|| format!("loading {}", dir.display()))?;
+    // The tokenizer is found before the weights load, so that a missing one fails at once.
+    let tokenizer = if args.prompt.is_some() || !args.print_ids {
+        find_tokenizer(dir, &config)?
+    } else {
+        None
+    };
     let prompt = match (&args.prompt, &args.prompt_ids) {
         (_, Some(ids)) => {
             if args.no_think {
@@ -46,22 +64,46 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
             }
             ids.clone()
         }
-        (Some(text), None) => encode_chat_prompt(&args.model, text, !args.no_think)?,
+        (Some(text), None) => {
+            let Some(tokenizer) = &tokenizer else {
+                bail!(
+                    "--prompt needs a tokenizer: {} does not exist, and the checkpoint's vocabulary \
+                     ({} ids) is not Qwen3.6's ({QWEN3_6_VOCAB_SIZE}), so the built-in Qwen3.6 \
+                     tokenizer does not apply; pass token ids with --prompt-ids",
+                    dir.join("tokenizer.json").display(),
+                    config.vocab_size
+                );
+            };
+            let template = find_chat_template(dir)?;
+            chat_prompt(tokenizer, &template, text, !args.no_think)?
+        }
         (None, None) => bail!("give --prompt or --prompt-ids"),
     };
     if prompt.is_empty() {
         bail!("the prompt is empty");
     }
-
-    let model =
-        CpuModel::load(&args.model).with_context(|| format!("loading {}", args.model.display()))?;
-    let config = model.config();
     if let Some(&bad) = prompt.iter().find(|&&t| t as usize >= config.vocab_size) {
         bail!(
             "prompt token {bad} is outside the vocabulary (size {})",
             config.vocab_size
         );
     }
+    let text_tokenizer = match (&tokenizer, args.print_ids) {
+        (Some(t), false) => Some(t),
+        (None, false) => {
+            tracing::warn!(
+                "{} has no tokenizer.json: printing token ids",
+                dir.display()
+            );
+            None
+        }
+        (_, true) => None,
+    };
+
+    let weights =
+        Weights::load(dir, &config).with_context(|| format!("loading {}", dir.display()))?;
+    let model = CpuModel::new(config, weights);
+    let config = model.config();
     let max_seq =
         (prompt.len() + args.max_tokens).min(config.max_position_embeddings.max(prompt.len()));
     let options = GenerateOptions {
@@ -78,7 +120,8 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let mut seq = model.new_sequence(max_seq)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let mut write_error = None;
+    let mut decoder = text_tokenizer.map(Tokenizer::stream_decoder);
+    let mut stream_error: Option<anyhow::Error> = None;
     let stats = generate(
         &model,
         &mut seq,
@@ -87,18 +130,29 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
         &options,
         argmax,
         |token| {
-            // Ids stream one per token; text decoding joins here once the tokenizer is wired in.
-            match write!(out, "{token} ").and_then(|_| out.flush()) {
+            let written = match &mut decoder {
+                // The stop token ends the answer; it is not part of its text.
+                Some(_) if options.stop_ids.contains(&token) => Ok(()),
+                Some(decoder) => decoder
+                    .push(token)
+                    .with_context(|| format!("decoding generated token {token}"))
+                    .and_then(|text| Ok(write!(out, "{text}")?)),
+                None => write!(out, "{token} ").context("writing to stdout"),
+            };
+            match written.and_then(|()| Ok(out.flush()?)) {
                 Ok(()) => ControlFlow::Continue(()),
                 Err(e) => {
-                    write_error = Some(e);
+                    stream_error = Some(e);
                     ControlFlow::Break(())
                 }
             }
         },
     )?;
-    if let Some(e) = write_error {
-        return Err(e).context("writing to stdout");
+    if let Some(e) = stream_error {
+        return Err(e);
+    }
+    if let Some(decoder) = decoder {
+        write!(out, "{}", decoder.finish())?;
     }
     writeln!(out)?;
     eprintln!(
@@ -114,15 +168,74 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The chat prompt for a user message. The tokenizer and chat template live in lily-model's
-/// tokenizer/chat modules (branch `tok`); until they are wired in, text prompts are refused
-/// with an explanation rather than guessed at.
-fn encode_chat_prompt(model_dir: &Path, _text: &str, _think: bool) -> anyhow::Result<Vec<u32>> {
-    if !model_dir.join("tokenizer.json").exists() {
-        bail!(
-            "--prompt needs a tokenizer, and {} has no tokenizer.json; pass token ids with --prompt-ids",
-            model_dir.display()
+/// The checkpoint's `tokenizer.json`; without one, the committed Qwen3.6 tokenizer when the
+/// checkpoint has Qwen3.6's vocabulary; otherwise none.
+fn find_tokenizer(dir: &Path, config: &Config) -> anyhow::Result<Option<Tokenizer>> {
+    let path = dir.join("tokenizer.json");
+    if path.exists() {
+        return Ok(Some(Tokenizer::from_tokenizer_json(&path)?));
+    }
+    if config.vocab_size == QWEN3_6_VOCAB_SIZE {
+        tracing::info!(
+            "{} not found; using the built-in Qwen3.6 tokenizer (the checkpoint has its {QWEN3_6_VOCAB_SIZE}-id vocabulary)",
+            path.display()
+        );
+        return Ok(Some(Tokenizer::qwen3_6()));
+    }
+    Ok(None)
+}
+
+/// The checkpoint's chat template (`chat_template.jinja`, else `tokenizer_config.json`); the
+/// committed Qwen3.6 template when it has neither file.
+fn find_chat_template(dir: &Path) -> anyhow::Result<ChatTemplate> {
+    let files = ["chat_template.jinja", "tokenizer_config.json"];
+    if files.iter().any(|f| dir.join(f).exists()) {
+        return Ok(ChatTemplate::from_model_dir(dir)?);
+    }
+    tracing::info!(
+        "{} has neither {}; using the built-in Qwen3.6 chat template",
+        dir.display(),
+        files.join(" nor ")
+    );
+    Ok(ChatTemplate::qwen3_6())
+}
+
+/// The ids of `text` as one user message, ready for the assistant's turn.
+fn chat_prompt(
+    tokenizer: &Tokenizer,
+    template: &ChatTemplate,
+    text: &str,
+    think: bool,
+) -> anyhow::Result<Vec<u32>> {
+    let options = ChatOptions {
+        enable_thinking: think,
+        ..ChatOptions::default()
+    };
+    let rendered = template.render(&[Message::new("user", text)], &[], &options)?;
+    Ok(tokenizer.encode(&rendered))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// transformers' `apply_chat_template` ids for this message with the real tokenizer
+    /// (thinking on: DESIGN.md's known ids).
+    #[test]
+    fn chat_prompt_matches_the_reference_ids() {
+        let tokenizer = Tokenizer::qwen3_6();
+        let template = ChatTemplate::qwen3_6();
+        let text = "Name the two colors of a chessboard.";
+        let user = [
+            248045, 846, 198, 657, 279, 1330, 7736, 314, 264, 31634, 2402, 13, 248046, 198,
+        ];
+        let assistant = [248045, 74455, 198];
+        let think = chat_prompt(&tokenizer, &template, text, true).unwrap();
+        assert_eq!(think, [&user[..], &assistant, &[248068, 198]].concat());
+        let no_think = chat_prompt(&tokenizer, &template, text, false).unwrap();
+        assert_eq!(
+            no_think,
+            [&user[..], &assistant, &[248068, 271, 248069, 271]].concat()
         );
     }
-    bail!("text prompts are not supported by this build yet; pass token ids with --prompt-ids")
 }
