@@ -161,3 +161,22 @@ fn special_token_ids_and_plain_text_encoding() {
     assert!(tok.decode(&[248_077]).is_err());
     assert_eq!(tok.token_bytes(248_077), None);
 }
+
+#[test]
+fn loads_a_model_dir_and_names_what_is_wrong() {
+    let dir = std::env::temp_dir().join(format!("lily-tok-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let err = Tokenizer::from_model_dir(&dir).unwrap_err().to_string();
+    assert!(err.contains("tokenizer.json") && err.contains("No such file"), "{err}");
+
+    let text = String::from_utf8(gunzip("tokenizer.json.gz")).unwrap();
+    std::fs::write(dir.join("tokenizer.json"), &text).unwrap();
+    let tok = Tokenizer::from_model_dir(&dir).unwrap();
+    assert_eq!(tok.encode("Hello world"), from_tiktoken().encode("Hello world"));
+
+    // A different split rule would tokenize differently: refused, naming the field.
+    std::fs::write(dir.join("tokenizer.json"), text.replacen("\"Isolated\"", "\"MergedWithPrevious\"", 1)).unwrap();
+    let err = Tokenizer::from_model_dir(&dir).unwrap_err().to_string();
+    assert!(err.contains("tokenizer.json: `pre_tokenizer`: expected Split(Qwen3.5 pattern"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
