@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 mod detokenize;
+mod generate;
 mod tokenize;
 
 #[derive(Parser)]
@@ -19,6 +20,8 @@ enum Command {
     Tokenize(tokenize::Args),
     /// JSON token ids on stdin; their text on stdout.
     Detokenize(detokenize::Args),
+    /// Greedy generation from a prompt (CPU reference).
+    Generate(generate::GenerateArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -34,5 +37,6 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Tokenize(args) => tokenize::run(args),
         Command::Detokenize(args) => detokenize::run(args),
+        Command::Generate(args) => generate::run(args),
     }
 }
