@@ -169,6 +169,12 @@ impl ChatTemplate {
     }
 }
 
+// The server renders prompts from many request threads with one template.
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<ChatTemplate>();
+};
+
 /// The message as the template sees it: text parts only, and tool-call arguments as objects
 /// (the template walks them with `|items`; OpenAI clients send them as JSON text).
 fn for_template(index: usize, message: &Message) -> Result<Message, ChatError> {

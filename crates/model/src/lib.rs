@@ -8,8 +8,8 @@
 //!   (`Weights`), shape-checked against the config.
 //! - `error`: `ModelError`, naming the file, field or tensor at fault.
 //! - `backend`: the `Backend` trait.
-//! - `tokenizer`: the byte-level BPE (from `tokenizer.json` or tiktoken ranks) and its stream decoder.
-//! - `chat`: the checkpoint's chat template, rendered as transformers renders it.
+//! - `tokenizer`: the Qwen3.5/3.6 byte-level BPE (`Tokenizer`, `StreamDecoder`).
+//! - `chat`: OpenAI-style messages rendered by the checkpoint's chat template (`ChatTemplate`).
 
 pub mod backend;
 pub mod chat;

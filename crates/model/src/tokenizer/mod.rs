@@ -237,6 +237,12 @@ impl Tokenizer {
     }
 }
 
+// The server shares one tokenizer between request threads.
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Tokenizer>();
+};
+
 impl std::fmt::Debug for Tokenizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tokenizer")
