@@ -1,2 +1,13 @@
 //! The H200 backend: hand-written CUDA kernels, each beside its Rust launcher.
-//! CUDA libraries are loaded at run time so this crate builds where CUDA is absent.
+//! CUDA libraries (the driver, NVRTC) are loaded at run time so this crate builds and its host
+//! code is tested where CUDA is absent.
+
+pub mod dims;
+pub mod driver;
+pub mod error;
+pub mod kernels;
+pub mod nvrtc;
+pub mod tensor;
+
+pub use dims::Dims;
+pub use error::{CudaError, Result};
