@@ -1,6 +1,8 @@
 //! `lily`: one binary, one subcommand per job. Each subcommand lives in its own module with
 //! its clap `Args` struct and a `run` function.
 
+mod bench;
+
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -11,7 +13,10 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Measure prefill and decode speed on the GPU (DESIGN.md §3).
+    Bench(bench::Args),
+}
 
 fn main() -> anyhow::Result<()> {
     // Logs go to stderr so that stdout stays clean for generated text and JSON.
@@ -23,5 +28,7 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    match cli.command {}
+    match cli.command {
+        Command::Bench(args) => bench::run(args),
+    }
 }

@@ -125,3 +125,38 @@ impl Dims {
         ]
     }
 }
+
+impl Dims {
+    /// The dimensions of a validated checkpoint config.
+    pub fn from_config(c: &lily_model::Config) -> Dims {
+        Dims {
+            hidden: c.hidden_size,
+            vocab: c.vocab_size,
+            attention_layers: c.layer_kinds.iter().map(|k| *k == lily_model::LayerKind::FullAttention).collect(),
+            eps: c.rms_norm_eps,
+            gdn_key_heads: c.linear.num_key_heads,
+            gdn_value_heads: c.linear.num_value_heads,
+            gdn_key_dim: c.linear.key_head_dim,
+            gdn_value_dim: c.linear.value_head_dim,
+            conv_kernel: c.linear.conv_kernel,
+            attn_heads: c.attention.num_heads,
+            attn_kv_heads: c.attention.num_kv_heads,
+            attn_head_dim: c.attention.head_dim,
+            rope_dim: c.attention.rotary_dim,
+            rope_theta: c.attention.rope_theta as f32,
+            experts: c.moe.num_experts,
+            top_k: c.moe.experts_per_token,
+            moe_inter: c.moe.expert_intermediate,
+            shared_inter: c.moe.shared_intermediate,
+        }
+    }
+
+    /// Parameters held on the GPU (the concatenations included), for sizing and progress.
+    pub fn parameter_count(&self) -> usize {
+        let h = self.hidden;
+        let moe = (self.experts + 1) * h + self.experts * 3 * self.moe_inter * h + 3 * self.shared_inter * h;
+        let gdn = self.gdn_in_rows() * h + self.gdn_conv_channels() * self.conv_kernel + h * self.gdn_out();
+        let attn = self.attn_in_rows() * h + h * self.attn_out();
+        2 * self.vocab * h + self.gdn_layers() * (gdn + moe) + self.attn_layers() * (attn + moe)
+    }
+}
