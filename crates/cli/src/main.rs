@@ -5,6 +5,8 @@ mod bench;
 
 use clap::{Parser, Subcommand};
 
+mod generate;
+
 #[derive(Parser)]
 #[command(name = "lily", version, about = "A specialist runtime for Qwen3.6-35B-A3B on NVIDIA Hopper")]
 struct Cli {
@@ -16,6 +18,8 @@ struct Cli {
 enum Command {
     /// Measure prefill and decode speed on the GPU (DESIGN.md §3).
     Bench(bench::Args),
+    /// Greedy generation from a prompt (CPU reference).
+    Generate(generate::GenerateArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -30,5 +34,6 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Bench(args) => bench::run(args),
+        Command::Generate(args) => generate::run(args),
     }
 }
