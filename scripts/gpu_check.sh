@@ -8,7 +8,8 @@
 #   scripts/gpu_check.sh --stage DIR               # copies lily + the test binaries into DIR
 # Then on the GPU machine, from the repository root:
 #   scripts/gpu_check.sh OUTDIR [DIR]              # DIR defaults to .gpu
-# Environment: CONTEXTS (default 256,512,1024,2048,4096), SKIP_TRANSFORMERS=1, TRANSFORMERS_CONTEXTS.
+# Environment: CONTEXTS (default 256,512,1024,2048,4096), BENCH_FLAGS (e.g. --profile),
+# SKIP_TRANSFORMERS=1, TRANSFORMERS_CONTEXTS (default 256,1024).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -54,7 +55,7 @@ for t in "$bin"/tests/*; do
 done
 
 echo "== lily bench --synthetic"
-"$bin/lily" bench --synthetic --contexts "${CONTEXTS:-256,512,1024,2048,4096}" --json "$out/bench.json" \
+"$bin/lily" bench --synthetic --contexts "${CONTEXTS:-256,512,1024,2048,4096}" --json "$out/bench.json" ${BENCH_FLAGS:-} \
     2> >(tee "$out/bench.err" >&2) | tee "$out/bench.md" || status=1
 
 if [ -z "${SKIP_TRANSFORMERS:-}" ]; then

@@ -40,6 +40,10 @@ pub struct Args {
     /// Dense bf16 matrix rate in TFLOP/s, the prefill ceiling.
     #[arg(long, default_value_t = 790.0)]
     matrix_tflops: f64,
+    /// After each context, time one eager (non-graph) step launch by launch and print the
+    /// per-kernel table.
+    #[arg(long)]
+    profile: bool,
     /// Where to write the results as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -112,6 +116,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     println!("| context | prefill tok/s | of matrix rate | decode tok/s | ceiling tok/s | of ceiling | digest |");
     println!("|---:|---:|---:|---:|---:|---:|---|");
     let mut rows = Vec::new();
+    let mut profiles = Vec::new();
     for &context in &args.contexts {
         let tokens = prompt(context, d.vocab);
         let mut seq = backend.new_sequence(context + args.steps + 1)?;
@@ -136,6 +141,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if digests.iter().any(|&g| g != digests[0]) {
             bail!("context {context}: the generated ids differ between rounds (digests {digests:x?})");
         }
+        if args.profile {
+            profiles.push((context, backend.profile_step(&mut seq)?));
+        }
         let ceiling = args.bandwidth_tbs * 1e12 / decode_bytes(&d, context);
         let prefill_tok_s = median(prefill);
         let row = Row {
@@ -158,6 +166,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
         rows.push(row);
     }
+    for (context, launches) in &profiles {
+        print_profile(*context, launches);
+    }
     if let Some(path) = &args.json {
         let entries: Vec<String> = rows
             .iter()
@@ -175,4 +186,28 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
+}
+
+/// Per-kernel times of one eagerly launched step, grouped by kernel and grid (which tells the
+/// matrices apart: e.g. gemv_hidden over 3088 blocks is the GDN input projection).
+fn print_profile(context: usize, launches: &[(String, f32)]) {
+    let mut groups: Vec<(String, usize, f64)> = Vec::new();
+    for (label, ms) in launches {
+        match groups.iter_mut().find(|g| &g.0 == label) {
+            Some(g) => {
+                g.1 += 1;
+                g.2 += *ms as f64;
+            }
+            None => groups.push((label.clone(), 1, *ms as f64)),
+        }
+    }
+    groups.sort_by(|a, b| b.2.total_cmp(&a.2));
+    let total: f64 = groups.iter().map(|g| g.2).sum();
+    println!();
+    println!("## one eager step at context {context}: {} launches, {:.1} us of kernel time", launches.len(), total * 1e3);
+    println!("| kernel, grid | launches | total us | us each | share |");
+    println!("|---|---:|---:|---:|---:|");
+    for (label, n, ms) in groups {
+        println!("| {label} | {n} | {:.1} | {:.2} | {:.1}% |", ms * 1e3, ms * 1e3 / n as f64, 100.0 * ms / total);
+    }
 }

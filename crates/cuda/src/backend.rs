@@ -200,6 +200,20 @@ impl CudaBackend {
         Ok(())
     }
 
+    /// Runs one decode step eagerly with every launch timed: (launch label, milliseconds).
+    pub fn profile_step(&self, s: &mut CudaSequence) -> Result<Vec<(String, f32)>> {
+        if s.position + 1 > s.max_seq {
+            return Err(CudaError::Invalid("profile_step: the sequence is full".into()));
+        }
+        self.gpu.synchronize()?;
+        self.gpu.profile_start();
+        let recorded = self.record_step(s);
+        let timings = self.gpu.profile_finish();
+        recorded?;
+        s.position += 1;
+        timings
+    }
+
     /// Empties the sequence for reuse at the same `max_seq` (the benchmark's rounds).
     pub fn clear(&self, s: &mut CudaSequence) -> Result<()> {
         self.reset(s)

@@ -2,7 +2,7 @@
 //! host code is tested on machines without a GPU. Only the calls Lily uses are bound.
 
 use std::ffi::{c_char, c_void, CStr, CString};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use libloading::Library;
 
@@ -93,6 +93,8 @@ pub struct Gpu {
     pub multiprocessors: u32,
     pub compute_capability: (i32, i32),
     pub driver_version: i32,
+    /// While profiling: each launch's name, grid and (start, end) events.
+    profile: Mutex<Option<Vec<(String, Handle, Handle)>>>,
 }
 
 // The context and stream handles are usable from any thread once the context is current there;
@@ -128,6 +130,7 @@ impl Gpu {
             multiprocessors: 0,
             compute_capability: (0, 0),
             driver_version: 0,
+            profile: Mutex::new(None),
         };
         unsafe {
             gpu.check("cuInit", (gpu.api.init)(0))?;
@@ -234,8 +237,22 @@ impl Gpu {
     }
 
     pub fn launch(&self, f: &Function, grid: (u32, u32, u32), block: u32, shared: u32, args: &mut KernelArgs) -> Result<()> {
+        let mut profile = self.profile.lock().unwrap_or_else(|p| p.into_inner());
+        let events = match profile.as_mut() {
+            Some(list) => {
+                let (mut a, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
+                unsafe {
+                    self.check("cuEventCreate", (self.api.event_create)(&mut a, 0))?;
+                    self.check("cuEventCreate", (self.api.event_create)(&mut b, 0))?;
+                    self.check("cuEventRecord", (self.api.event_record)(a, self.stream))?;
+                }
+                list.push((format!("{} grid {}x{}x{}", f.name, grid.0, grid.1, grid.2), a, b));
+                Some(b)
+            }
+            None => None,
+        };
         let mut ptrs = args.pointers();
-        unsafe {
+        let launched = unsafe {
             self.check(
                 f.name,
                 (self.api.launch)(
@@ -252,7 +269,34 @@ impl Gpu {
                     std::ptr::null_mut(),
                 ),
             )
+        };
+        if let Some(end) = events {
+            unsafe { self.check("cuEventRecord", (self.api.event_record)(end, self.stream))? };
         }
+        launched
+    }
+
+    /// Starts timing every launch with a pair of events (eager launches only, not graphs).
+    pub fn profile_start(&self) {
+        *self.profile.lock().unwrap_or_else(|p| p.into_inner()) = Some(Vec::new());
+    }
+
+    /// Stops timing; waits for the work and returns each launch's label and milliseconds.
+    pub fn profile_finish(&self) -> Result<Vec<(String, f32)>> {
+        let list = self.profile.lock().unwrap_or_else(|p| p.into_inner()).take().unwrap_or_default();
+        self.synchronize()?;
+        let mut out = Vec::with_capacity(list.len());
+        for (label, a, b) in list {
+            let mut ms = 0.0;
+            let r = unsafe { self.check("cuEventElapsedTime", (self.elapsed)(&mut ms, a, b)) };
+            unsafe {
+                (self.api.event_destroy)(a);
+                (self.api.event_destroy)(b);
+            }
+            r?;
+            out.push((label, ms));
+        }
+        Ok(out)
     }
 
     /// Records everything `body` launches on the stream into a graph instead of running it.
