@@ -22,6 +22,8 @@ if [ "${1:-}" = "--stage" ]; then
         f=$(ls -t "$here"/target/release/deps/$t-* 2>/dev/null | grep -v '\.d$' | head -1)
         [ -n "$f" ] && cp "$f" "$dir/tests/$t"
     done
+    mkdir -p "$dir/fixture"
+    cp "$here"/crates/cpu/tests/fixtures/linear3_full1/* "$dir/fixture/"
     ls -la "$dir" "$dir/tests"
     exit 0
 fi
@@ -48,6 +50,7 @@ fi
 cat "$out/env.txt"
 
 echo "== GPU tests"
+export LILY_TINY_FIXTURE="$bin/fixture"
 for t in "$bin"/tests/*; do
     [ -x "$t" ] || continue
     echo "-- $(basename "$t")"
