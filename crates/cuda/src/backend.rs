@@ -272,7 +272,8 @@ impl Backend for CudaBackend {
     }
 
     fn new_sequence(&self, max_seq: usize) -> Result<CudaSequence> {
-        if max_seq == 0 || max_seq > i32::MAX as usize / 2 {
+        // Positions are i32 on the GPU.
+        if max_seq == 0 || max_seq >= i32::MAX as usize {
             return Err(CudaError::Invalid(format!("max_seq {max_seq} is out of range")));
         }
         let needed = self.sequence_bytes(max_seq);
