@@ -127,11 +127,10 @@ impl CudaBackend {
         k.embed_norm.embed_token(&w.embed.view(), &s.ids.view(), &pos, &x)?;
         let (mut gdn_i, mut attn_i) = (0, 0);
         for l in &w.layers {
-            k.embed_norm.rmsnorm(&x, &l.input_norm.view(), &xn, 1)?;
             match &l.mixer {
                 Mixer::Gdn(g) => {
                     let proj = s.gdn_proj.view();
-                    k.gemv.run(&g.in_proj.view(), &xn, &proj, false)?;
+                    k.gemv.run_normed(&g.in_proj.view(), &x, &l.input_norm.view(), None, &proj, false)?;
                     k.gdn.decode(&GdnDecodeArgs {
                         proj: &proj,
                         conv_w: &g.conv_w.view(),
@@ -148,7 +147,7 @@ impl CudaBackend {
                 }
                 Mixer::Attn(a) => {
                     let proj = s.attn_proj.view();
-                    k.gemv.run(&a.qkv.view(), &xn, &proj, false)?;
+                    k.gemv.run_normed(&a.qkv.view(), &x, &l.input_norm.view(), None, &proj, false)?;
                     k.attention.decode(&AttnDecodeArgs {
                         proj: &proj,
                         q_norm: &a.q_norm.view(),
@@ -166,8 +165,8 @@ impl CudaBackend {
                     attn_i += 1;
                 }
             }
-            k.embed_norm.rmsnorm(&x, &l.post_norm.view(), &xn, 1)?;
-            k.gemv.run(&l.router.view(), &xn, &s.router_logits.view(), false)?;
+            // The router's product also writes the normed x that the experts read.
+            k.gemv.run_normed(&l.router.view(), &x, &l.post_norm.view(), Some(&xn), &s.router_logits.view(), false)?;
             k.moe.run(&MoeArgs {
                 logits: &s.router_logits.view(),
                 gate_up: &l.gate_up.view(),
@@ -182,6 +181,7 @@ impl CudaBackend {
             })?;
         }
         debug_assert_eq!((gdn_i, attn_i), (d.gdn_layers(), d.attn_layers()));
+        // lm_head's 62K blocks would each recompute a fused norm, so it gets its own launch.
         k.embed_norm.rmsnorm(&x, &w.final_norm.view(), &xn, 1)?;
         k.gemv.run(&w.lm_head.view(), &xn, &s.logits.view(), false)?;
         k.sampling.argmax(&s.logits.view(), &s.best.view())?;

@@ -64,6 +64,7 @@ driver_api! {
     module_function: "cuModuleGetFunction" => fn(*mut Handle, Handle, *const c_char);
     func_set_attribute: "cuFuncSetAttribute" => fn(Handle, i32, i32);
     launch: "cuLaunchKernel" => fn(Handle, u32, u32, u32, u32, u32, u32, u32, Handle, *mut *mut c_void, *mut *mut c_void);
+    launch_ex: "cuLaunchKernelEx" => fn(*const LaunchConfig, Handle, *mut *mut c_void, *mut *mut c_void);
     stream_create: "cuStreamCreate" => fn(*mut Handle, u32);
     stream_sync: "cuStreamSynchronize" => fn(Handle);
     begin_capture: "cuStreamBeginCapture_v2" => fn(Handle, i32);
@@ -79,6 +80,29 @@ driver_api! {
     error_name: "cuGetErrorName" => fn(i32, *mut *const c_char);
 }
 
+/// `CUlaunchAttribute`: an id, padding to 8 bytes, and a 64-byte value union.
+#[repr(C)]
+struct LaunchAttribute {
+    id: u32,
+    pad: [u8; 4],
+    value: [u8; 64],
+}
+
+/// `CUlaunchConfig`.
+#[repr(C)]
+struct LaunchConfig {
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+    stream: Handle,
+    attrs: *mut LaunchAttribute,
+    num_attrs: u32,
+}
+
+/// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`: the launch may begin before the
+/// previous kernel in the stream ends; the kernel's `griddepcontrol.wait` orders its reads.
+const ATTR_PROGRAMMATIC_STREAM_SERIALIZATION: u32 = 6;
+
 /// `cuEventElapsedTime` was renamed `_v2` in CUDA 12.8 and the old name may disappear; bind
 /// whichever the driver has.
 type ElapsedFn = unsafe extern "C" fn(*mut f32, Handle, Handle) -> CuResult;
@@ -93,6 +117,10 @@ pub struct Gpu {
     pub multiprocessors: u32,
     pub compute_capability: (i32, i32),
     pub driver_version: i32,
+    /// Launch with programmatic dependent launch (PDL): each kernel's blocks become resident
+    /// while its predecessor finishes and prefetch weights before `griddepcontrol.wait`, which
+    /// hides most of the ~400 kernel boundaries of a decode step. LILY_PDL=0 turns it off.
+    pub pdl: bool,
     /// While profiling: each launch's name, grid and (start, end) events.
     profile: Mutex<Option<Vec<(String, Handle, Handle)>>>,
 }
@@ -131,6 +159,7 @@ impl Gpu {
             compute_capability: (0, 0),
             driver_version: 0,
             profile: Mutex::new(None),
+            pdl: std::env::var("LILY_PDL").map(|v| v != "0").unwrap_or(true),
         };
         unsafe {
             gpu.check("cuInit", (gpu.api.init)(0))?;
@@ -253,22 +282,36 @@ impl Gpu {
         };
         let mut ptrs = args.pointers();
         let launched = unsafe {
-            self.check(
-                f.name,
-                (self.api.launch)(
-                    f.handle,
-                    grid.0,
-                    grid.1,
-                    grid.2,
-                    block,
-                    1,
-                    1,
+            if self.pdl {
+                let mut attr = LaunchAttribute { id: ATTR_PROGRAMMATIC_STREAM_SERIALIZATION, pad: [0; 4], value: [0; 64] };
+                attr.value[..4].copy_from_slice(&1i32.to_le_bytes());
+                let config = LaunchConfig {
+                    grid: [grid.0, grid.1, grid.2],
+                    block: [block, 1, 1],
                     shared,
-                    self.stream,
-                    ptrs.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                ),
-            )
+                    stream: self.stream,
+                    attrs: &mut attr,
+                    num_attrs: 1,
+                };
+                self.check(f.name, (self.api.launch_ex)(&config, f.handle, ptrs.as_mut_ptr(), std::ptr::null_mut()))
+            } else {
+                self.check(
+                    f.name,
+                    (self.api.launch)(
+                        f.handle,
+                        grid.0,
+                        grid.1,
+                        grid.2,
+                        block,
+                        1,
+                        1,
+                        shared,
+                        self.stream,
+                        ptrs.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    ),
+                )
+            }
         };
         if let Some(end) = events {
             unsafe { self.check("cuEventRecord", (self.api.event_record)(end, self.stream))? };

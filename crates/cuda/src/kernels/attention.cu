@@ -18,6 +18,8 @@ extern "C" __global__ void attn_prepare(const float* __restrict__ proj, const bf
                                         bf16* __restrict__ v_cache, int max_seq, float theta, float eps) {
     __shared__ float xs[HD];
     __shared__ float scratch[32];
+    pdl_launch_next();
+    pdl_wait();
     const int b = blockIdx.x, i = threadIdx.x, p = *pos_ptr;
     const bool is_q = b < ATTN_HEADS;
     const float* src = is_q ? proj + b * 2 * HD : proj + Q_ROWS + (b - ATTN_HEADS) * HD;
@@ -56,11 +58,11 @@ __device__ __forceinline__ void load_dims(const bf16* __restrict__ p, float out[
     }
 }
 
-// How many splits of the context a step uses: at least 64 positions each, at most ATTN_SPLITS.
+// How many splits of the context a step uses: at least 16 positions each, at most ATTN_SPLITS.
 // The grid is fixed (it is captured in a graph) and the context grows, so blocks past the
 // split count return at once.
 __device__ __forceinline__ int active_splits(int len) {
-    const int s = (len + 63) / 64;
+    const int s = (len + 15) / 16;
     return s < ATTN_SPLITS ? s : ATTN_SPLITS;
 }
 
@@ -71,6 +73,8 @@ extern "C" __global__ void __launch_bounds__(GROUP * 32)
 attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cache,
                     const bf16* __restrict__ v_cache, const int* __restrict__ pos_ptr,
                     float* __restrict__ part_acc, float* __restrict__ part_ml, int max_seq) {
+    pdl_launch_next();
+    pdl_wait();
     const int len = *pos_ptr + 1;
     const int splits = active_splits(len), s = blockIdx.y;
     if (s >= splits) return;
@@ -95,20 +99,40 @@ attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cach
             load_dims<LANE_DIMS>(kb + (long)t * HD, kr[u]);
             load_dims<LANE_DIMS>(vb + (long)t * HD, vr[u]);
         }
+        // U independent dot products (their shuffles interleave), then one online-softmax
+        // update for all U positions.
+        float dots[U];
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            if (t0 + u >= end) break;
-            float dot = 0.f;
+            dots[u] = 0.f;
 #pragma unroll
-            for (int k = 0; k < LANE_DIMS; k++) dot = fmaf(qv[k], kr[u][k], dot);
-            dot = warp_sum(dot);
-            const float m_new = fmaxf(m, dot);
-            const float corr = __expf(m - m_new), pe = __expf(dot - m_new);
-            l = l * corr + pe;
-#pragma unroll
-            for (int k = 0; k < LANE_DIMS; k++) acc[k] = acc[k] * corr + pe * vr[u][k];
-            m = m_new;
+            for (int k = 0; k < LANE_DIMS; k++) dots[u] = fmaf(qv[k], kr[u][k], dots[u]);
         }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+#pragma unroll
+            for (int u = 0; u < U; u++) dots[u] += __shfl_xor_sync(0xffffffffu, dots[u], o);
+        }
+        float m_new = m;
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (t0 + u < end) m_new = fmaxf(m_new, dots[u]);
+        const float corr = __expf(m - m_new);
+        float pe[U], psum = 0.f;
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            pe[u] = t0 + u < end ? __expf(dots[u] - m_new) : 0.f;
+            psum += pe[u];
+        }
+        l = l * corr + psum;
+#pragma unroll
+        for (int k = 0; k < LANE_DIMS; k++) {
+            float a = acc[k] * corr;
+#pragma unroll
+            for (int u = 0; u < U; u++) a = fmaf(pe[u], vr[u][k], a);
+            acc[k] = a;
+        }
+        m = m_new;
     }
     const long at = (long)head * ATTN_SPLITS + s;
 #pragma unroll
@@ -124,6 +148,8 @@ attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cach
 extern "C" __global__ void attn_decode_combine(const float* __restrict__ part_acc, const float* __restrict__ part_ml,
                                                const float* __restrict__ proj, const int* __restrict__ pos_ptr,
                                                bf16* __restrict__ out) {
+    pdl_launch_next();
+    pdl_wait();
     const int h = blockIdx.x, i = threadIdx.x;
     const int splits = active_splits(*pos_ptr + 1);
     const long base = (long)h * ATTN_SPLITS;

@@ -59,3 +59,10 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
 
 __device__ __forceinline__ float silu(float x) { return x / (1.f + __expf(-x)); }
 __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-x)); }
+
+// Programmatic dependent launch (PDL). Every kernel first lets the next kernel in the stream
+// begin launching, may then load what no earlier kernel writes (weights), and calls pdl_wait()
+// before it reads or writes any activation: that waits until the previous kernel has finished
+// and its writes are visible. Without the launch attribute both are no-ops.
+__device__ __forceinline__ void pdl_launch_next() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }

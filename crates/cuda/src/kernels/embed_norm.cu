@@ -6,6 +6,8 @@
 // x = embed[ids[*pos]]; one block. The token is read on the GPU so the step needs no host input.
 extern "C" __global__ void embed_token(const bf16* __restrict__ table, const int* __restrict__ ids,
                                        const int* __restrict__ pos, float* __restrict__ x) {
+    pdl_launch_next();
+    pdl_wait();
     const long token = ids[*pos];
     for (int i = threadIdx.x; i < HIDDEN; i += blockDim.x) x[i] = bf2f(table[token * HIDDEN + i]);
 }
@@ -14,6 +16,8 @@ extern "C" __global__ void embed_token(const bf16* __restrict__ table, const int
 extern "C" __global__ void rmsnorm(const float* __restrict__ x, const bf16* __restrict__ w,
                                    bf16* __restrict__ out, float eps) {
     __shared__ float scratch[32];
+    pdl_launch_next();
+    pdl_wait();
     const float* row = x + (long)blockIdx.x * HIDDEN;
     float ss = 0.f;
     for (int i = threadIdx.x; i < HIDDEN; i += blockDim.x) ss += row[i] * row[i];

@@ -10,12 +10,16 @@ __device__ __forceinline__ float hash_uniform(unsigned long long i, unsigned see
 }
 
 extern "C" __global__ void fill_bf16(bf16* p, unsigned long long n, unsigned seed, float offset, float scale) {
+    pdl_launch_next();
+    pdl_wait();
     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
          i += (unsigned long long)gridDim.x * blockDim.x)
         p[i] = f2bf(offset + scale * hash_uniform(i, seed));
 }
 
 extern "C" __global__ void fill_f32(float* p, unsigned long long n, unsigned seed, float offset, float scale) {
+    pdl_launch_next();
+    pdl_wait();
     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
          i += (unsigned long long)gridDim.x * blockDim.x)
         p[i] = offset + scale * hash_uniform(i, seed);

@@ -41,9 +41,17 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
            float* __restrict__ o, const int* __restrict__ pos_ptr, float eps) {
     __shared__ float qs[GDN_KEY_DIM], ks[GDN_KEY_DIM], vs[GDN_CPB];
     __shared__ float part_k[GDN_KG][GDN_CPB], part_q[GDN_KG][GDN_CPB], scratch[32];
+    pdl_launch_next();
+    pdl_wait();
     const int h = blockIdx.x, col0 = blockIdx.y * GDN_CPB;
     const int kh = h / (GDN_VALUE_HEADS / GDN_KEY_HEADS);
     const int p = *pos_ptr;
+    // This thread's slice of S, loaded first so that the loads overlap the conv and the norms.
+    const int col = threadIdx.x % GDN_CPB, kg = threadIdx.x / GDN_CPB;
+    float* S = state + (long)h * GDN_KEY_DIM * GDN_VALUE_DIM + col0 + col;
+    float s[GDN_RPT];
+#pragma unroll
+    for (int r = 0; r < GDN_RPT; r++) s[r] = S[(kg * GDN_RPT + r) * GDN_VALUE_DIM];
     const bool writes_qk = blockIdx.y == 0 && h % (GDN_VALUE_HEADS / GDN_KEY_HEADS) == 0;
     for (int t = threadIdx.x; t < 2 * GDN_KEY_DIM; t += blockDim.x) {
         const bool is_q = t < GDN_KEY_DIM;
@@ -72,14 +80,11 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
     const float beta = sigmoid(proj[GDN_B + h]);
     const float decay = expf(-expf(a_log[h]) * softplus(proj[GDN_A + h] + dt_bias[h]));
 
-    const int col = threadIdx.x % GDN_CPB, kg = threadIdx.x / GDN_CPB;
-    float* S = state + (long)h * GDN_KEY_DIM * GDN_VALUE_DIM + col0 + col;
-    float s[GDN_RPT];
     float sk = 0.f, sq = 0.f;
 #pragma unroll
     for (int r = 0; r < GDN_RPT; r++) {
         const int row = kg * GDN_RPT + r;
-        s[r] = S[row * GDN_VALUE_DIM] * decay;
+        s[r] *= decay;
         sk += s[r] * ks[row];
         sq += s[r] * qs[row];
     }
@@ -105,6 +110,8 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
 extern "C" __global__ void gdn_gated_norm(const float* __restrict__ o, const float* __restrict__ proj,
                                           const bf16* __restrict__ w, bf16* __restrict__ out, float eps) {
     __shared__ float scratch[32];
+    pdl_launch_next();
+    pdl_wait();
     const int h = blockIdx.x;
     const float* oh = o + h * GDN_VALUE_DIM;
     float ss = 0.f;

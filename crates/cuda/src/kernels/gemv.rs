@@ -14,6 +14,8 @@ pub struct Gemv {
     gpu: Arc<Gpu>,
     _module: Module,
     by_cols: Vec<(usize, Function)>,
+    normed: Function,
+    dims: Dims,
 }
 
 impl Gemv {
@@ -24,7 +26,8 @@ impl Gemv {
             (dims.gdn_out(), module.function("gemv_gdn_out")?),
             (dims.attn_out(), module.function("gemv_attn_out")?),
         ];
-        Ok(Gemv { gpu: gpu.clone(), _module: module, by_cols })
+        let normed = module.function("gemv_hidden_normed")?;
+        Ok(Gemv { gpu: gpu.clone(), _module: module, by_cols, normed, dims: dims.clone() })
     }
 
     /// y = W x, or y += W x with `accumulate`. W: BF16 [rows, cols] with cols one of the
@@ -45,5 +48,35 @@ impl Gemv {
         let y = y.expect(DType::F32, &[rows])?;
         let mut args = KernelArgs::new().ptr(w.ptr).ptr(x).ptr(y).i32(rows as i32).i32(accumulate as i32);
         self.gpu.launch(f, (rows.div_ceil(WARPS) as u32, 1, 1), (WARPS * 32) as u32, 0, &mut args)
+    }
+
+    /// y (+)= W bf16(rmsnorm(resid) * (1 + norm_w)): the layer norm fused into the product's
+    /// prologue. W: BF16 [rows, hidden]; resid: F32 [hidden]; norm_w: BF16 [hidden];
+    /// `xn_out` (BF16 [hidden]) receives the normed vector when given.
+    pub fn run_normed(&self, w: &View, resid: &View, norm_w: &View, xn_out: Option<&View>, y: &View, accumulate: bool) -> Result<()> {
+        let h = self.dims.hidden;
+        let rows = match w.shape[..] {
+            [r, c] if c == h && w.dtype == DType::BF16 => r,
+            _ => {
+                return Err(CudaError::Shape { tensor: w.to_string(), expected: format!("BF16 [rows, {h}]"), actual: format!("{:?} {:?}", w.dtype, w.shape) })
+            }
+        };
+        let resid = resid.expect(DType::F32, &[h])?;
+        let norm_w = norm_w.expect(DType::BF16, &[h])?;
+        let xn = match xn_out {
+            Some(v) => v.expect(DType::BF16, &[h])?,
+            None => 0,
+        };
+        let y = y.expect(DType::F32, &[rows])?;
+        let mut args = KernelArgs::new()
+            .ptr(w.ptr)
+            .ptr(resid)
+            .ptr(norm_w)
+            .ptr(xn)
+            .f32(self.dims.eps)
+            .ptr(y)
+            .i32(rows as i32)
+            .i32(accumulate as i32);
+        self.gpu.launch(&self.normed, (rows.div_ceil(WARPS) as u32, 1, 1), (WARPS * 32) as u32, 0, &mut args)
     }
 }

@@ -13,6 +13,8 @@
 extern "C" __global__ void moe_route(const float* __restrict__ logits, int* __restrict__ ids,
                                      float* __restrict__ weights) {
     constexpr int PER_LANE = (NUM_EXPERTS + 31) / 32;
+    pdl_launch_next();
+    pdl_wait();
     const int lane = threadIdx.x;
     float p[PER_LANE];
     float mx = -INFINITY;
@@ -71,20 +73,25 @@ moe_gate_up(const bf16* __restrict__ gate_up, const bf16* __restrict__ shared_ga
             const bf16* __restrict__ x, const int* __restrict__ ids, float* __restrict__ h) {
     constexpr int CHUNKS = HIDDEN / 8, PER_LANE = (CHUNKS + 31) / 32;
     __shared__ uint4 xs[CHUNKS];
-    for (int c = threadIdx.x; c < CHUNKS; c += blockDim.x) xs[c] = reinterpret_cast<const uint4*>(x)[c];
-    __syncthreads();
+    pdl_launch_next();
+    pdl_wait();
     const int slot = blockIdx.x, lane = threadIdx.x & 31;
     const int r = blockIdx.y * MOE_WARPS + (threadIdx.x >> 5);
-    if (r >= MOE_INTER) return;
+    const bool valid = r < MOE_INTER;
+    // Weights first (they need only the expert id), then x, so the loads overlap the staging.
     const bf16* base = slot < TOP_K ? gate_up + (long)ids[slot] * 2 * MOE_INTER * HIDDEN : shared_gate_up;
-    const uint4* g = reinterpret_cast<const uint4*>(base + (long)r * HIDDEN);
-    const uint4* u = reinterpret_cast<const uint4*>(base + (long)(MOE_INTER + r) * HIDDEN);
+    const int rr = valid ? r : 0;
+    const uint4* g = reinterpret_cast<const uint4*>(base + (long)rr * HIDDEN);
+    const uint4* u = reinterpret_cast<const uint4*>(base + (long)(MOE_INTER + rr) * HIDDEN);
     uint4 gw[PER_LANE], uw[PER_LANE];
 #pragma unroll
     for (int i = 0; i < PER_LANE; i++) {
         const int c = lane + 32 * i;
         if (c < CHUNKS) { gw[i] = __ldg(g + c); uw[i] = __ldg(u + c); }
     }
+    for (int c = threadIdx.x; c < CHUNKS; c += blockDim.x) xs[c] = reinterpret_cast<const uint4*>(x)[c];
+    __syncthreads();
+    if (!valid) return;
     float ga = 0.f, ua = 0.f;
 #pragma unroll
     for (int i = 0; i < PER_LANE; i++) {
@@ -103,22 +110,27 @@ moe_down(const bf16* __restrict__ down, const bf16* __restrict__ shared_down, co
          const int* __restrict__ ids, const float* __restrict__ weights, float* __restrict__ x) {
     constexpr int CHUNKS = MOE_INTER / 8, PER_LANE = (CHUNKS + 31) / 32;
     __shared__ float hs[SLOTS * MOE_INTER];
-    for (int i = threadIdx.x; i < SLOTS * MOE_INTER; i += blockDim.x) hs[i] = h[i];
-    __syncthreads();
+    pdl_launch_next();
+    pdl_wait();
     const int lane = threadIdx.x & 31;
     const int row = blockIdx.x * MOE_WARPS + (threadIdx.x >> 5);
-    if (row >= HIDDEN) return;
+    const bool valid = row < HIDDEN;
+    const int rr = valid ? row : 0;
+    // Weights first (they need only the expert ids), then h, so the loads overlap the staging.
     uint4 w[SLOTS][PER_LANE];
 #pragma unroll
     for (int s = 0; s < SLOTS; s++) {
         const bf16* base = s < TOP_K ? down + (long)ids[s] * HIDDEN * MOE_INTER : shared_down;
-        const uint4* wr = reinterpret_cast<const uint4*>(base + (long)row * MOE_INTER);
+        const uint4* wr = reinterpret_cast<const uint4*>(base + (long)rr * MOE_INTER);
 #pragma unroll
         for (int i = 0; i < PER_LANE; i++) {
             const int c = lane + 32 * i;
             if (c < CHUNKS) w[s][i] = __ldg(wr + c);
         }
     }
+    for (int i = threadIdx.x; i < SLOTS * MOE_INTER; i += blockDim.x) hs[i] = h[i];
+    __syncthreads();
+    if (!valid) return;
     float total = 0.f;
 #pragma unroll
     for (int s = 0; s < SLOTS; s++) {

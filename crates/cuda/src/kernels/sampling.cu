@@ -12,6 +12,8 @@ __device__ __forceinline__ u64 argmax_key(float v, int i) {
 
 // best must be 0 before the launch (finish_step resets it). Grid-stride over n logits.
 extern "C" __global__ void argmax(const float* __restrict__ logits, int n, u64* best) {
+    pdl_launch_next();
+    pdl_wait();
     u64 k = 0;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         const float v = logits[i];
@@ -28,6 +30,8 @@ extern "C" __global__ void argmax(const float* __restrict__ logits, int n, u64* 
 // Ends a step: the picked token becomes the next input unless the next position already holds
 // a prompt token; the position advances; the argmax cell is cleared for the next step.
 extern "C" __global__ void finish_step(u64* best, int* ids, int* pos, const int* prompt_end) {
+    pdl_launch_next();
+    pdl_wait();
     const int p = *pos;
     const int token = (int)(0xffffffffu - (unsigned)(*best & 0xffffffffu));
     if (p + 1 >= *prompt_end) ids[p + 1] = token;
