@@ -165,10 +165,11 @@ impl CudaBackend {
                     attn_i += 1;
                 }
             }
-            // The router's product also writes the normed x that the experts read.
-            k.gemv.run_normed(&l.router.view(), &x, &l.post_norm.view(), Some(&xn), &s.router_logits.view(), false)?;
             k.moe.run(&MoeArgs {
+                router: &l.router.view(),
+                norm: &l.post_norm.view(),
                 logits: &s.router_logits.view(),
+                done: &s.router_done.view(),
                 gate_up: &l.gate_up.view(),
                 down: &l.down.view(),
                 shared_gate_up: &l.shared_gate_up.view(),
@@ -195,6 +196,7 @@ impl CudaBackend {
             self.gpu.memset_u32(t.ptr(), 0, t.bytes() / 4)?;
         }
         self.gpu.memset_u32(s.best.ptr(), 0, 2)?;
+        self.gpu.memset_u32(s.router_done.ptr(), 0, 2)?;
         self.gpu.synchronize()?;
         s.position = 0;
         Ok(())
@@ -245,6 +247,7 @@ pub struct CudaSequence {
     part_ml: Tensor,
     attn_out: Tensor,
     router_logits: Tensor,
+    router_done: Tensor,
     expert_ids: Tensor,
     expert_weights: Tensor,
     expert_h: Tensor,
@@ -310,6 +313,7 @@ impl Backend for CudaBackend {
             part_ml: f32t("attn_part_ml", &[d.attn_heads, ATTN_SPLITS, 2])?,
             attn_out: bf16t("attn_out", &[d.attn_out()])?,
             router_logits: f32t("router_logits", &[d.experts + 1])?,
+            router_done: Tensor::new(g, "router_done", DType::U64, &[1])?,
             expert_ids: Tensor::new(g, "expert_ids", DType::I32, &[d.top_k])?,
             expert_weights: f32t("expert_weights", &[d.top_k + 1])?,
             expert_h: f32t("expert_h", &[d.top_k + 1, d.moe_inter])?,

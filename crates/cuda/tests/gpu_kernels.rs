@@ -256,7 +256,6 @@ fn moe_matches_cpu_block() {
     let Some(gpu) = gpu("moe") else { return };
     // Full hidden, top-8 and intermediate; 16 experts keep the host-side copy small.
     let d = Dims { experts: 16, ..Dims::qwen36_35b_a3b() };
-    let gemv = Gemv::load(&gpu, &d).unwrap();
     let k = Moe::load(&gpu, &d).unwrap();
     let mut rng = Rng::new("moe");
     let (e, hid, i, top) = (d.experts, d.hidden, d.moe_inter, d.top_k);
@@ -266,7 +265,11 @@ fn moe_matches_cpu_block() {
     let down = rng.vec_bf16(e * hid * i, 1.0 / (i as f32).sqrt());
     let shared_gate_up = rng.vec_bf16(2 * i * hid, s);
     let shared_down = rng.vec_bf16(hid * i, 1.0 / (i as f32).sqrt());
-    let x = rng.vec_bf16(hid, 1.0);
+    let resid = rng.vec(hid, 3.0);
+    let post_norm = rng.vec_bf16(hid, 0.1);
+    let mut x = vec![0.0; hid];
+    norm::rms_norm_zero_centred(&resid, &post_norm, d.eps, &mut x);
+    let x: Vec<f32> = x.into_iter().map(round_bf16).collect();
     let expert = |gu: &[f32], dn: &[f32], name: &str| ExpertWeights {
         gate_proj: host_bf16(&format!("{name} gate"), vec![i, hid], &gu[..i * hid]),
         up_proj: host_bf16(&format!("{name} up"), vec![i, hid], &gu[i * hid..]),
@@ -283,26 +286,47 @@ fn moe_matches_cpu_block() {
     let mut expected = vec![0.0; hid];
     moe::moe_block(&weights, top, &x, &mut expected);
 
-    let xd = upload(&gpu, "x", DType::BF16, &[hid], &x);
-    let logits = poisoned(&gpu, "logits", DType::F32, &[e + 1]);
-    gemv.run(&upload(&gpu, "router", DType::BF16, &[e + 1, hid], &router).view(), &xd.view(), &logits.view(), false).unwrap();
-    let residual_in = rng.vec(hid, 1.0);
-    let residual = upload(&gpu, "residual", DType::F32, &[hid], &residual_in);
-    k.run(&MoeArgs {
-        logits: &logits.view(),
-        gate_up: &upload(&gpu, "gate_up", DType::BF16, &[e, 2 * i, hid], &gate_up).view(),
-        down: &upload(&gpu, "down", DType::BF16, &[e, hid, i], &down).view(),
-        shared_gate_up: &upload(&gpu, "shared_gate_up", DType::BF16, &[2 * i, hid], &shared_gate_up).view(),
-        shared_down: &upload(&gpu, "shared_down", DType::BF16, &[hid, i], &shared_down).view(),
-        x: &xd.view(),
-        ids: &poisoned(&gpu, "ids", DType::I32, &[top]).view(),
-        weights: &poisoned(&gpu, "weights", DType::F32, &[top + 1]).view(),
-        h: &poisoned(&gpu, "h", DType::F32, &[top + 1, i]).view(),
-        residual: &residual.view(),
-    })
-    .unwrap();
-    let got: Vec<f32> = download(&gpu, &residual).iter().zip(&residual_in).map(|(a, b)| a - b).collect();
-    check("moe block (router, 8 experts + shared)", &got, &expected, 1e-3);
+    let residual = upload(&gpu, "residual", DType::F32, &[hid], &resid);
+    let xn = poisoned(&gpu, "xn", DType::BF16, &[hid]);
+    let done = upload(&gpu, "done", DType::U64, &[1], &[0.0]);
+    let (gate_up, down) = (
+        upload(&gpu, "gate_up", DType::BF16, &[e, 2 * i, hid], &gate_up),
+        upload(&gpu, "down", DType::BF16, &[e, hid, i], &down),
+    );
+    let (shared_gate_up, shared_down) = (
+        upload(&gpu, "shared_gate_up", DType::BF16, &[2 * i, hid], &shared_gate_up),
+        upload(&gpu, "shared_down", DType::BF16, &[hid, i], &shared_down),
+    );
+    let router = upload(&gpu, "router", DType::BF16, &[e + 1, hid], &router);
+    let post_norm = upload(&gpu, "post_norm", DType::BF16, &[hid], &post_norm);
+    // Twice: the router's block counter must be back at zero after the first layer.
+    for layer in 0..2 {
+        let before = download(&gpu, &residual);
+        k.run(&MoeArgs {
+            router: &router.view(),
+            norm: &post_norm.view(),
+            logits: &poisoned(&gpu, "logits", DType::F32, &[e + 1]).view(),
+            done: &done.view(),
+            gate_up: &gate_up.view(),
+            down: &down.view(),
+            shared_gate_up: &shared_gate_up.view(),
+            shared_down: &shared_down.view(),
+            x: &xn.view(),
+            ids: &poisoned(&gpu, "ids", DType::I32, &[top]).view(),
+            weights: &poisoned(&gpu, "weights", DType::F32, &[top + 1]).view(),
+            h: &poisoned(&gpu, "h", DType::F32, &[top + 1, i]).view(),
+            residual: &residual.view(),
+        })
+        .unwrap();
+        if layer == 0 {
+            check("moe normed input", &download(&gpu, &xn), &x, 1e-2);
+            let got: Vec<f32> = download(&gpu, &residual).iter().zip(&before).map(|(a, b)| a - b).collect();
+            // Inputs are identical bf16 values; only summation order (and a rare bf16 rounding
+            // of the normed input landing the other way) differ.
+            check("moe block (router, 8 experts + shared)", &got, &expected, 1e-3);
+        }
+        assert_eq!(download(&gpu, &done), vec![0.0], "router block counter reset after layer {layer}");
+    }
 }
 
 #[test]

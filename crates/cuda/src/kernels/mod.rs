@@ -22,7 +22,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("gemv.cu", include_str!("gemv.cu")),
     ("gdn.cu", include_str!("gdn.cu")),
     ("attention.cu", include_str!("attention.cu")),
-    ("moe.cu", include_str!("moe.cu")),
+    ("moe.cu", moe::SOURCE),
     ("sampling.cu", include_str!("sampling.cu")),
     ("fill.cu", include_str!("fill.cu")),
 ];

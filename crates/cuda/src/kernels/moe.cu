@@ -1,4 +1,5 @@
-// Mixture of experts for decode. Needs: HIDDEN, NUM_EXPERTS, TOP_K, MOE_INTER.
+// Mixture of experts for decode. Needs: HIDDEN, NUM_EXPERTS, TOP_K, MOE_INTER, and gemv.cu
+// compiled in front of it (the router is a row product with the norm fused).
 // The shared expert runs as slot TOP_K of the same kernels as the routed ones (same shapes),
 // so a layer's 9 experts are one launch for gate|up and one for down.
 // Expert ids and weights stay on the GPU: the route kernel writes them, the expert kernels read
@@ -7,21 +8,18 @@
 #define SLOTS (TOP_K + 1)
 #define MOE_WARPS 4
 
-// logits: [router (NUM_EXPERTS) | shared_expert_gate (1)] from one GEMV.
-// Softmax in f32, top-k (lowest index wins a tie), renormalised to sum 1;
-// weights[TOP_K] = sigmoid(shared gate). One warp.
-extern "C" __global__ void moe_route(const float* __restrict__ logits, int* __restrict__ ids,
-                                     float* __restrict__ weights) {
+// Routing by one warp: softmax over the router logits in f32, top-k (lowest index wins a tie),
+// renormalised to sum 1; weights[TOP_K] = sigmoid(shared expert gate logit).
+// logits: [router (NUM_EXPERTS) | shared_expert_gate (1)], read past L1 (other blocks wrote them).
+__device__ __forceinline__ void route_warp(const float* logits, int* __restrict__ ids, float* __restrict__ weights) {
     constexpr int PER_LANE = (NUM_EXPERTS + 31) / 32;
-    pdl_launch_next();
-    pdl_wait();
-    const int lane = threadIdx.x;
+    const int lane = threadIdx.x & 31;
     float p[PER_LANE];
     float mx = -INFINITY;
 #pragma unroll
     for (int j = 0; j < PER_LANE; j++) {
         const int e = lane + 32 * j;
-        p[j] = e < NUM_EXPERTS ? logits[e] : -INFINITY;
+        p[j] = e < NUM_EXPERTS ? __ldcg(logits + e) : -INFINITY;
         mx = fmaxf(mx, p[j]);
     }
     mx = warp_max(mx);
@@ -61,8 +59,28 @@ extern "C" __global__ void moe_route(const float* __restrict__ logits, int* __re
             ids[k] = picked_id[k];
             weights[k] = picked[k] / picked_sum;
         }
-        weights[TOP_K] = sigmoid(logits[NUM_EXPERTS]);
+        weights[TOP_K] = sigmoid(__ldcg(logits + NUM_EXPERTS));
     }
+}
+
+// The router: logits = [router | shared_expert_gate] . rmsnorm(resid) with the norm fused (gemv.cu
+// is compiled in front of this file), and block 0 writing the normed x for the experts. The last
+// block to finish does the routing, which saves a launch per layer: `done` counts finished
+// blocks and is reset by that last block.
+extern "C" __global__ void __launch_bounds__(GEMV_WARPS * 32)
+moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf16* __restrict__ norm_w,
+           bf16* __restrict__ xn_out, float eps, float* logits, unsigned* done, int* __restrict__ ids,
+           float* __restrict__ weights) {
+    gemv_rows<HIDDEN, true>(W, nullptr, resid, norm_w, xn_out, eps, logits, NUM_EXPERTS + 1, 0);
+    __shared__ bool last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(done, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    if (threadIdx.x < 32) route_warp(logits, ids, weights);
+    if (threadIdx.x == 0) *done = 0;
 }
 
 // h[s][r] = silu(gate_s[r] . x) * (up_s[r] . x) for the 8 chosen experts and the shared one.
@@ -105,32 +123,29 @@ moe_gate_up(const bf16* __restrict__ gate_up, const bf16* __restrict__ shared_ga
 
 // x[row] += sum_s weight_s * (down_s[row] . h_s), the residual add included.
 // down: [NUM_EXPERTS][HIDDEN][MOE_INTER]; shared: [HIDDEN][MOE_INTER]. grid HIDDEN / MOE_WARPS.
+// Each lane reads the h values of its own chunks straight from L2 (the block's warps share them
+// through L1): staging all of h in shared memory first put ~36 dependent loads per thread in
+// front of the math.
 extern "C" __global__ void __launch_bounds__(MOE_WARPS * 32)
 moe_down(const bf16* __restrict__ down, const bf16* __restrict__ shared_down, const float* __restrict__ h,
          const int* __restrict__ ids, const float* __restrict__ weights, float* __restrict__ x) {
     constexpr int CHUNKS = MOE_INTER / 8, PER_LANE = (CHUNKS + 31) / 32;
-    __shared__ float hs[SLOTS * MOE_INTER];
     pdl_launch_next();
     pdl_wait();
     const int lane = threadIdx.x & 31;
     const int row = blockIdx.x * MOE_WARPS + (threadIdx.x >> 5);
-    const bool valid = row < HIDDEN;
-    const int rr = valid ? row : 0;
-    // Weights first (they need only the expert ids), then h, so the loads overlap the staging.
+    if (row >= HIDDEN) return;
     uint4 w[SLOTS][PER_LANE];
 #pragma unroll
     for (int s = 0; s < SLOTS; s++) {
         const bf16* base = s < TOP_K ? down + (long)ids[s] * HIDDEN * MOE_INTER : shared_down;
-        const uint4* wr = reinterpret_cast<const uint4*>(base + (long)rr * MOE_INTER);
+        const uint4* wr = reinterpret_cast<const uint4*>(base + (long)row * MOE_INTER);
 #pragma unroll
         for (int i = 0; i < PER_LANE; i++) {
             const int c = lane + 32 * i;
             if (c < CHUNKS) w[s][i] = __ldg(wr + c);
         }
     }
-    for (int i = threadIdx.x; i < SLOTS * MOE_INTER; i += blockDim.x) hs[i] = h[i];
-    __syncthreads();
-    if (!valid) return;
     float total = 0.f;
 #pragma unroll
     for (int s = 0; s < SLOTS; s++) {
@@ -141,9 +156,9 @@ moe_down(const bf16* __restrict__ down, const bf16* __restrict__ shared_down, co
             if (c < CHUNKS) {
                 float wf[8];
                 unpack8(w[s][i], wf);
-                const float* hh = hs + s * MOE_INTER + c * 8;
-#pragma unroll
-                for (int k = 0; k < 8; k++) acc = fmaf(wf[k], hh[k], acc);
+                const float4* hr = reinterpret_cast<const float4*>(h + s * MOE_INTER + c * 8);
+                const float4 a = hr[0], b = hr[1];
+                acc += wf[0] * a.x + wf[1] * a.y + wf[2] * a.z + wf[3] * a.w + wf[4] * b.x + wf[5] * b.y + wf[6] * b.z + wf[7] * b.w;
             }
         }
         total += weights[s] * acc;
