@@ -92,7 +92,7 @@ impl Dims {
             ("linear value head dim must be <= 32 or a multiple of 32", self.gdn_value_dim <= 32 || self.gdn_value_dim % 32 == 0),
             ("linear value heads must be a multiple of key heads", self.gdn_value_heads % self.gdn_key_heads == 0),
             ("attention head dim must be a multiple of 32 and <= 1024", self.attn_head_dim % 32 == 0 && self.attn_head_dim <= 1024),
-            ("attention heads must be a multiple of kv heads (<= 32 per group)", self.attn_heads % self.attn_kv_heads == 0 && self.attn_heads / self.attn_kv_heads <= 32),
+            ("attention heads must be a multiple of kv heads (<= 8 per group)", self.attn_heads % self.attn_kv_heads == 0 && self.attn_heads / self.attn_kv_heads <= 8),
             ("rotary dims must be even and <= head dim", self.rope_dim % 2 == 0 && self.rope_dim <= self.attn_head_dim),
             ("moe intermediate must be a multiple of 8 and equal the shared expert's", self.moe_inter % 8 == 0 && self.moe_inter == self.shared_inter),
             ("top_k must be <= num_experts", self.top_k <= self.experts),

@@ -58,88 +58,132 @@ __device__ __forceinline__ void load_dims(const bf16* __restrict__ p, float out[
     }
 }
 
-// How many splits of the context a step uses: at least 16 positions each, at most ATTN_SPLITS.
-// The grid is fixed (it is captured in a graph) and the context grows, so blocks past the
-// split count return at once.
+// How many splits of the context a step uses: at least 64 positions each (8 per warp), at most
+// ATTN_SPLITS. The grid is fixed (it is captured in a graph) and the context grows, so blocks
+// past the split count return at once.
 __device__ __forceinline__ int active_splits(int len) {
-    const int s = (len + 15) / 16;
+    const int s = (len + 63) / 64;
     return s < ATTN_SPLITS ? s : ATTN_SPLITS;
 }
 
-// One block per (kv head, split); warp g handles query head kvh*GROUP + g, so the block reads
-// each K/V row from memory once and its warps share it through L1.
-// Writes un-normalised partials: acc [H][SPLITS][HD], (max, sum) [H][SPLITS][2].
-extern "C" __global__ void __launch_bounds__(GROUP * 32)
+#define ATTN_WARPS 8
+
+// One block per (kv head, split). Each warp takes every ATTN_WARPS-th position of the split and
+// scores it against all GROUP query heads of the kv head, so every K/V row is read from memory
+// by exactly one warp, and the serial online-softmax chain of a warp is 1/8 of the split.
+// The warps' partials are merged in shared memory; the block writes un-normalised partials:
+// acc [H][SPLITS][HD], (max, sum) [H][SPLITS][2].
+extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32)
 attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cache,
                     const bf16* __restrict__ v_cache, const int* __restrict__ pos_ptr,
                     float* __restrict__ part_acc, float* __restrict__ part_ml, int max_seq) {
+    __shared__ float acc_s[GROUP][HD];
+    __shared__ float m_s[ATTN_WARPS][GROUP], l_s[ATTN_WARPS][GROUP];
     pdl_launch_next();
     pdl_wait();
     const int len = *pos_ptr + 1;
     const int splits = active_splits(len), s = blockIdx.y;
     if (s >= splits) return;
-    const int kvh = blockIdx.x, lane = threadIdx.x & 31, head = kvh * GROUP + (threadIdx.x >> 5);
+    const int kvh = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int start = (int)((long)s * len / splits), end = (int)((long)(s + 1) * len / splits);
+    for (int i = threadIdx.x; i < GROUP * HD; i += blockDim.x) (&acc_s[0][0])[i] = 0.f;
     const float scale = rsqrtf((float)HD);
-    float qv[LANE_DIMS], acc[LANE_DIMS];
+    float qv[GROUP][LANE_DIMS], acc[GROUP][LANE_DIMS], m[GROUP], l[GROUP];
 #pragma unroll
-    for (int k = 0; k < LANE_DIMS; k++) {
-        qv[k] = q[head * HD + lane * LANE_DIMS + k] * scale;
-        acc[k] = 0.f;
-    }
-    float m = -INFINITY, l = 0.f;
-    const bf16* kb = k_cache + (long)kvh * max_seq * HD + lane * LANE_DIMS;
-    const bf16* vb = v_cache + (long)kvh * max_seq * HD + lane * LANE_DIMS;
-    constexpr int U = 4;  // positions whose loads are issued together
-    for (int t0 = start; t0 < end; t0 += U) {
-        float kr[U][LANE_DIMS], vr[U][LANE_DIMS];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const int t = t0 + u < end ? t0 + u : end - 1;
-            load_dims<LANE_DIMS>(kb + (long)t * HD, kr[u]);
-            load_dims<LANE_DIMS>(vb + (long)t * HD, vr[u]);
-        }
-        // U independent dot products (their shuffles interleave), then one online-softmax
-        // update for all U positions.
-        float dots[U];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            dots[u] = 0.f;
-#pragma unroll
-            for (int k = 0; k < LANE_DIMS; k++) dots[u] = fmaf(qv[k], kr[u][k], dots[u]);
-        }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-#pragma unroll
-            for (int u = 0; u < U; u++) dots[u] += __shfl_xor_sync(0xffffffffu, dots[u], o);
-        }
-        float m_new = m;
-#pragma unroll
-        for (int u = 0; u < U; u++)
-            if (t0 + u < end) m_new = fmaxf(m_new, dots[u]);
-        const float corr = __expf(m - m_new);
-        float pe[U], psum = 0.f;
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            pe[u] = t0 + u < end ? __expf(dots[u] - m_new) : 0.f;
-            psum += pe[u];
-        }
-        l = l * corr + psum;
+    for (int g = 0; g < GROUP; g++) {
+        m[g] = -INFINITY;
+        l[g] = 0.f;
 #pragma unroll
         for (int k = 0; k < LANE_DIMS; k++) {
-            float a = acc[k] * corr;
-#pragma unroll
-            for (int u = 0; u < U; u++) a = fmaf(pe[u], vr[u][k], a);
-            acc[k] = a;
+            qv[g][k] = q[(kvh * GROUP + g) * HD + lane * LANE_DIMS + k] * scale;
+            acc[g][k] = 0.f;
         }
-        m = m_new;
     }
-    const long at = (long)head * ATTN_SPLITS + s;
+    const bf16* kb = k_cache + (long)kvh * max_seq * HD + lane * LANE_DIMS;
+    const bf16* vb = v_cache + (long)kvh * max_seq * HD + lane * LANE_DIMS;
+    constexpr int U = 2;  // positions whose loads and reductions are interleaved
+    for (int t0 = start + warp; t0 < end; t0 += U * ATTN_WARPS) {
+        float kr[U][LANE_DIMS], vr[U][LANE_DIMS];
+        bool ok[U];
 #pragma unroll
-    for (int k = 0; k < LANE_DIMS; k++) part_acc[at * HD + lane * LANE_DIMS + k] = acc[k];
+        for (int u = 0; u < U; u++) {
+            const int t = t0 + u * ATTN_WARPS;
+            ok[u] = t < end;
+            const int tc = ok[u] ? t : t0;
+            load_dims<LANE_DIMS>(kb + (long)tc * HD, kr[u]);
+            load_dims<LANE_DIMS>(vb + (long)tc * HD, vr[u]);
+        }
+        float dots[U][GROUP];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+#pragma unroll
+            for (int g = 0; g < GROUP; g++) {
+                float d = 0.f;
+#pragma unroll
+                for (int k = 0; k < LANE_DIMS; k++) d = fmaf(qv[g][k], kr[u][k], d);
+                dots[u][g] = d;
+            }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+            for (int u = 0; u < U; u++)
+#pragma unroll
+                for (int g = 0; g < GROUP; g++) dots[u][g] += __shfl_xor_sync(0xffffffffu, dots[u][g], o);
+#pragma unroll
+        for (int g = 0; g < GROUP; g++) {
+            float m_new = m[g];
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (ok[u]) m_new = fmaxf(m_new, dots[u][g]);
+            const float corr = __expf(m[g] - m_new);
+            float pe[U];
+            float psum = 0.f;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                pe[u] = ok[u] ? __expf(dots[u][g] - m_new) : 0.f;
+                psum += pe[u];
+            }
+            l[g] = l[g] * corr + psum;
+#pragma unroll
+            for (int k = 0; k < LANE_DIMS; k++) {
+                float a = acc[g][k] * corr;
+#pragma unroll
+                for (int u = 0; u < U; u++) a = fmaf(pe[u], vr[u][k], a);
+                acc[g][k] = a;
+            }
+            m[g] = m_new;
+        }
+    }
+    // Merge the warps: rescale each to the block's max per head, sum in shared memory.
     if (lane == 0) {
-        part_ml[at * 2] = m;
-        part_ml[at * 2 + 1] = l;
+#pragma unroll
+        for (int g = 0; g < GROUP; g++) { m_s[warp][g] = m[g]; l_s[warp][g] = l[g]; }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int g = 0; g < GROUP; g++) {
+        float M = -INFINITY;
+#pragma unroll
+        for (int w = 0; w < ATTN_WARPS; w++) M = fmaxf(M, m_s[w][g]);
+        // A warp with no positions has m = -inf and contributes exp(-inf) = 0.
+        const float f = m[g] == -INFINITY ? 0.f : __expf(m[g] - M);
+#pragma unroll
+        for (int k = 0; k < LANE_DIMS; k++) atomicAdd(&acc_s[g][lane * LANE_DIMS + k], f * acc[g][k]);
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < GROUP * HD; i += blockDim.x) {
+        const int g = i / HD, d = i % HD;
+        part_acc[((long)(kvh * GROUP + g) * ATTN_SPLITS + s) * HD + d] = acc_s[g][d];
+    }
+    if (threadIdx.x < GROUP) {
+        const int g = threadIdx.x;
+        float M = -INFINITY, L = 0.f;
+        for (int w = 0; w < ATTN_WARPS; w++) M = fmaxf(M, m_s[w][g]);
+        for (int w = 0; w < ATTN_WARPS; w++)
+            if (m_s[w][g] != -INFINITY) L += l_s[w][g] * __expf(m_s[w][g] - M);
+        const long at = (long)(kvh * GROUP + g) * ATTN_SPLITS + s;
+        part_ml[at * 2] = M;
+        part_ml[at * 2 + 1] = L;
     }
 }
 
@@ -154,8 +198,10 @@ extern "C" __global__ void attn_decode_combine(const float* __restrict__ part_ac
     const int splits = active_splits(*pos_ptr + 1);
     const long base = (long)h * ATTN_SPLITS;
     float M = -INFINITY;
+#pragma unroll 8
     for (int s = 0; s < splits; s++) M = fmaxf(M, part_ml[(base + s) * 2]);
     float num = 0.f, den = 0.f;
+#pragma unroll 8
     for (int s = 0; s < splits; s++) {
         const float w = __expf(part_ml[(base + s) * 2] - M);
         den += w * part_ml[(base + s) * 2 + 1];

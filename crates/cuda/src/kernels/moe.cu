@@ -122,40 +122,51 @@ moe_gate_up(const bf16* __restrict__ gate_up, const bf16* __restrict__ shared_ga
 }
 
 // x[row] += sum_s weight_s * (down_s[row] . h_s), the residual add included.
-// down: [NUM_EXPERTS][HIDDEN][MOE_INTER]; shared: [HIDDEN][MOE_INTER]. grid HIDDEN / MOE_WARPS.
-// Each lane reads the h values of its own chunks straight from L2 (the block's warps share them
-// through L1): staging all of h in shared memory first put ~36 dependent loads per thread in
-// front of the math.
-extern "C" __global__ void __launch_bounds__(MOE_WARPS * 32)
+// down: [NUM_EXPERTS][HIDDEN][MOE_INTER]; shared: [HIDDEN][MOE_INTER].
+// A row is shared by DOWN_GROUPS warps, each taking every DOWN_GROUPS-th slot, and their sums
+// are added in a fixed order (deterministic, unlike atomics): with one warp per row there were
+// only ~16 warps per SM, too few loads in flight for a 19 MB stream.
+// Lanes read h straight from L2 (warps of a block share it through L1).
+#define DOWN_GROUPS 4
+#define DOWN_ROWS 2
+extern "C" __global__ void __launch_bounds__(DOWN_GROUPS * DOWN_ROWS * 32)
 moe_down(const bf16* __restrict__ down, const bf16* __restrict__ shared_down, const float* __restrict__ h,
          const int* __restrict__ ids, const float* __restrict__ weights, float* __restrict__ x) {
     constexpr int CHUNKS = MOE_INTER / 8, PER_LANE = (CHUNKS + 31) / 32;
+    constexpr int MY_SLOTS = (SLOTS + DOWN_GROUPS - 1) / DOWN_GROUPS;
+    __shared__ float partial[DOWN_ROWS][DOWN_GROUPS];
     pdl_launch_next();
     pdl_wait();
-    const int lane = threadIdx.x & 31;
-    const int row = blockIdx.x * MOE_WARPS + (threadIdx.x >> 5);
-    if (row >= HIDDEN) return;
-    uint4 w[SLOTS][PER_LANE];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int group = warp % DOWN_GROUPS, local_row = warp / DOWN_GROUPS;
+    const int row = blockIdx.x * DOWN_ROWS + local_row;
+    const bool valid = row < HIDDEN;
+    const int rr = valid ? row : 0;
+    uint4 w[MY_SLOTS][PER_LANE];
 #pragma unroll
-    for (int s = 0; s < SLOTS; s++) {
+    for (int j = 0; j < MY_SLOTS; j++) {
+        const int s = group + j * DOWN_GROUPS;
+        if (s >= SLOTS) break;
         const bf16* base = s < TOP_K ? down + (long)ids[s] * HIDDEN * MOE_INTER : shared_down;
-        const uint4* wr = reinterpret_cast<const uint4*>(base + (long)row * MOE_INTER);
+        const uint4* wr = reinterpret_cast<const uint4*>(base + (long)rr * MOE_INTER);
 #pragma unroll
         for (int i = 0; i < PER_LANE; i++) {
             const int c = lane + 32 * i;
-            if (c < CHUNKS) w[s][i] = __ldg(wr + c);
+            if (c < CHUNKS) w[j][i] = __ldg(wr + c);
         }
     }
     float total = 0.f;
 #pragma unroll
-    for (int s = 0; s < SLOTS; s++) {
+    for (int j = 0; j < MY_SLOTS; j++) {
+        const int s = group + j * DOWN_GROUPS;
+        if (s >= SLOTS) break;
         float acc = 0.f;
 #pragma unroll
         for (int i = 0; i < PER_LANE; i++) {
             const int c = lane + 32 * i;
             if (c < CHUNKS) {
                 float wf[8];
-                unpack8(w[s][i], wf);
+                unpack8(w[j][i], wf);
                 const float4* hr = reinterpret_cast<const float4*>(h + s * MOE_INTER + c * 8);
                 const float4 a = hr[0], b = hr[1];
                 acc += wf[0] * a.x + wf[1] * a.y + wf[2] * a.z + wf[3] * a.w + wf[4] * b.x + wf[5] * b.y + wf[6] * b.z + wf[7] * b.w;
@@ -164,5 +175,12 @@ moe_down(const bf16* __restrict__ down, const bf16* __restrict__ shared_down, co
         total += weights[s] * acc;
     }
     total = warp_sum(total);
-    if (lane == 0) x[row] += total;
+    if (lane == 0) partial[local_row][group] = total;
+    __syncthreads();
+    if (valid && group == 0 && lane == 0) {
+        float sum = 0.f;
+#pragma unroll
+        for (int g = 0; g < DOWN_GROUPS; g++) sum += partial[local_row][g];
+        x[row] += sum;
+    }
 }
