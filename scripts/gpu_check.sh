@@ -3,12 +3,12 @@
 # and PyTorch but no Rust toolchain and no network. Results go to OUTDIR.
 #
 # Build here first (x86-64 Linux, glibc <= the GPU machine's):
-#   cargo build --release -p lily-cli
+#   LILY_COMMIT=$(git rev-parse --short HEAD) cargo build --release -p lily-cli
 #   cargo test --release -p lily-cuda --no-run     # GPU test binaries
 #   scripts/gpu_check.sh --stage DIR               # copies lily + the test binaries into DIR
 # Then on the GPU machine, from the repository root:
 #   scripts/gpu_check.sh OUTDIR [DIR]              # DIR defaults to .gpu
-# Environment: CONTEXTS (default 256,512,1024,2048,4096), BENCH_FLAGS (e.g. --profile),
+# Environment: CONTEXTS (default 256,512,1024,2048,4096,8192), BENCH_FLAGS (e.g. --profile),
 # SKIP_TRANSFORMERS=1, TRANSFORMERS_CONTEXTS (default 256,1024).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,7 +58,7 @@ for t in "$bin"/tests/*; do
 done
 
 echo "== lily bench --synthetic"
-"$bin/lily" bench --synthetic --contexts "${CONTEXTS:-256,512,1024,2048,4096}" --json "$out/bench.json" ${BENCH_FLAGS:-} \
+"$bin/lily" bench --synthetic --contexts "${CONTEXTS:-256,512,1024,2048,4096,8192}" --json "$out/bench.json" ${BENCH_FLAGS:-} \
     2> >(tee "$out/bench.err" >&2) | tee "$out/bench.md" || status=1
 
 if [ -z "${SKIP_TRANSFORMERS:-}" ]; then
