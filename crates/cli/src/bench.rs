@@ -60,11 +60,17 @@ struct Row {
 
 /// The contract's prompt: token i = ((i * 2654435761) mod 2^32) mod vocab.
 fn prompt(len: usize, vocab: usize) -> Vec<u32> {
-    (0..len).map(|i| ((i as u64 * 2_654_435_761) % (1 << 32)) as u32 % vocab as u32).collect()
+    (0..len)
+        .map(|i| ((i as u64 * 2_654_435_761) % (1 << 32)) as u32 % vocab as u32)
+        .collect()
 }
 
 fn fnv1a(ids: &[u32]) -> u64 {
-    ids.iter().flat_map(|t| t.to_le_bytes()).fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+    ids.iter()
+        .flat_map(|t| t.to_le_bytes())
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+        })
 }
 
 /// Bytes one decode token must move at `context`: every active weight once (bf16), the GDN
@@ -94,7 +100,11 @@ fn prefill_flops(d: &Dims, context: usize) -> f64 {
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -103,16 +113,31 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let started = Instant::now();
     let (backend, precision) = match (&args.model, args.synthetic) {
-        (Some(dir), _) => (CudaBackend::load(dir).with_context(|| format!("loading {}", dir.display()))?, "bf16 (checkpoint)"),
-        (None, true) => (CudaBackend::synthetic(Dims::qwen36_35b_a3b(), args.seed)?, "bf16 (synthetic)"),
+        (Some(dir), _) => (
+            CudaBackend::load(dir).with_context(|| format!("loading {}", dir.display()))?,
+            "bf16 (checkpoint)",
+        ),
+        (None, true) => (
+            CudaBackend::synthetic(Dims::qwen36_35b_a3b(), args.seed)?,
+            "bf16 (synthetic)",
+        ),
         (None, false) => bail!("give --synthetic or --model DIR"),
     };
     tracing::info!("model ready in {:.1} s", started.elapsed().as_secs_f64());
     let d = backend.dims.clone();
     let gpu = &backend.gpu;
     let commit = option_env!("LILY_COMMIT").unwrap_or("unknown");
-    println!("# lily bench: {} ({}, {} SMs), driver {}, {precision}, commit {commit}", gpu.name, gpu.arch(), gpu.multiprocessors, gpu.driver_version);
-    println!("# batch 1, greedy, {} decode steps, median of {} rounds; ceilings {} TB/s, {} TFLOP/s", args.steps, args.rounds, args.bandwidth_tbs, args.matrix_tflops);
+    println!(
+        "# lily bench: {} ({}, {} SMs), driver {}, {precision}, commit {commit}",
+        gpu.name,
+        gpu.arch(),
+        gpu.multiprocessors,
+        gpu.driver_version
+    );
+    println!(
+        "# batch 1, greedy, {} decode steps, median of {} rounds; ceilings {} TB/s, {} TFLOP/s",
+        args.steps, args.rounds, args.bandwidth_tbs, args.matrix_tflops
+    );
     println!("| context | prefill tok/s | of matrix rate | decode tok/s | ceiling tok/s | of ceiling | digest |");
     println!("|---:|---:|---:|---:|---:|---:|---|");
     let mut rows = Vec::new();
@@ -139,7 +164,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             digests.push(fnv1a(&ids));
         }
         if digests.iter().any(|&g| g != digests[0]) {
-            bail!("context {context}: the generated ids differ between rounds (digests {digests:x?})");
+            bail!(
+                "context {context}: the generated ids differ between rounds (digests {digests:x?})"
+            );
         }
         if args.profile {
             profiles.push((context, backend.profile_step(&mut seq)?));
@@ -151,7 +178,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             prefill_tok_s,
             decode_tok_s: median(decode),
             decode_ceiling: ceiling,
-            prefill_fraction: prefill_tok_s * prefill_flops(&d, context) / (args.matrix_tflops * 1e12),
+            prefill_fraction: prefill_tok_s * prefill_flops(&d, context)
+                / (args.matrix_tflops * 1e12),
             digest: digests[0],
         };
         println!(
@@ -204,10 +232,19 @@ fn print_profile(context: usize, launches: &[(String, f32)]) {
     groups.sort_by(|a, b| b.2.total_cmp(&a.2));
     let total: f64 = groups.iter().map(|g| g.2).sum();
     println!();
-    println!("## one eager step at context {context}: {} launches, {:.1} us of kernel time", launches.len(), total * 1e3);
+    println!(
+        "## one eager step at context {context}: {} launches, {:.1} us of kernel time",
+        launches.len(),
+        total * 1e3
+    );
     println!("| kernel, grid | launches | total us | us each | share |");
     println!("|---|---:|---:|---:|---:|");
     for (label, n, ms) in groups {
-        println!("| {label} | {n} | {:.1} | {:.2} | {:.1}% |", ms * 1e3, ms * 1e3 / n as f64, 100.0 * ms / total);
+        println!(
+            "| {label} | {n} | {:.1} | {:.2} | {:.1}% |",
+            ms * 1e3,
+            ms * 1e3 / n as f64,
+            100.0 * ms / total
+        );
     }
 }

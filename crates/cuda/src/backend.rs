@@ -10,7 +10,7 @@ use std::sync::Arc;
 use lily_model::{Backend, Config, Weights};
 
 use crate::dims::{Dims, ATTN_SPLITS};
-use crate::driver::{Graph, Gpu};
+use crate::driver::{Gpu, Graph};
 use crate::error::{CudaError, Result};
 use crate::kernels::attention::AttnDecodeArgs;
 use crate::kernels::gdn::GdnDecodeArgs;
@@ -33,7 +33,12 @@ impl CudaBackend {
         tracing::info!(gpu = %gpu.name, arch = %gpu.arch(), sms = gpu.multiprocessors, driver = gpu.driver_version, "CUDA device");
         let kernels = Kernels::load(&gpu, &dims)?;
         let weights = DeviceWeights::allocate(&gpu, &dims)?;
-        Ok(CudaBackend { gpu, dims, kernels, weights })
+        Ok(CudaBackend {
+            gpu,
+            dims,
+            kernels,
+            weights,
+        })
     }
 
     /// The model of `dims` with seeded synthetic weights generated on the GPU.
@@ -63,8 +68,13 @@ impl CudaBackend {
         let kv = max_seq * d.kv_bytes_per_token();
         let gdn = d.gdn_layers()
             * 4
-            * (d.gdn_value_heads * d.gdn_key_dim * d.gdn_value_dim + d.conv_kernel * d.gdn_conv_channels());
-        let scratch = 4 * (d.vocab + d.gdn_in_rows() + d.attn_in_rows() + 2 * d.attn_heads * ATTN_SPLITS * (d.attn_head_dim + 2));
+            * (d.gdn_value_heads * d.gdn_key_dim * d.gdn_value_dim
+                + d.conv_kernel * d.gdn_conv_channels());
+        let scratch = 4
+            * (d.vocab
+                + d.gdn_in_rows()
+                + d.attn_in_rows()
+                + 2 * d.attn_heads * ATTN_SPLITS * (d.attn_head_dim + 2));
         kv + gdn + scratch + 4 * (max_seq + 1)
     }
 
@@ -77,7 +87,10 @@ impl CudaBackend {
                 n, seq.position, seq.max_seq
             )));
         }
-        let graph = seq.graph.as_ref().ok_or_else(|| CudaError::Invalid("sequence has no captured step".into()))?;
+        let graph = seq
+            .graph
+            .as_ref()
+            .ok_or_else(|| CudaError::Invalid("sequence has no captured step".into()))?;
         for _ in 0..n {
             graph.launch()?;
         }
@@ -98,24 +111,39 @@ impl CudaBackend {
             )));
         }
         if let Some(bad) = tokens.iter().find(|&&t| t as usize >= self.dims.vocab) {
-            return Err(CudaError::Invalid(format!("token id {bad} is outside the vocabulary of {}", self.dims.vocab)));
+            return Err(CudaError::Invalid(format!(
+                "token id {bad} is outside the vocabulary of {}",
+                self.dims.vocab
+            )));
         }
-        let bytes: Vec<u8> = tokens.iter().flat_map(|t| (*t as i32).to_le_bytes()).collect();
-        self.gpu.upload(seq.ids.ptr() + 4 * seq.position as u64, &bytes)?;
-        self.gpu.upload(seq.prompt_end.ptr(), &(end as i32).to_le_bytes())
+        let bytes: Vec<u8> = tokens
+            .iter()
+            .flat_map(|t| (*t as i32).to_le_bytes())
+            .collect();
+        self.gpu
+            .upload(seq.ids.ptr() + 4 * seq.position as u64, &bytes)?;
+        self.gpu
+            .upload(seq.prompt_end.ptr(), &(end as i32).to_le_bytes())
     }
 
     /// Ids held at positions `range` (prompt tokens and picks alike); waits for queued work.
     pub fn ids(&self, seq: &CudaSequence, range: std::ops::Range<usize>) -> Result<Vec<u32>> {
         let mut bytes = vec![0u8; 4 * range.len()];
-        self.gpu.download(&mut bytes, seq.ids.ptr() + 4 * range.start as u64)?;
-        Ok(bytes.chunks_exact(4).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u32).collect())
+        self.gpu
+            .download(&mut bytes, seq.ids.ptr() + 4 * range.start as u64)?;
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u32)
+            .collect())
     }
 
     pub fn logits(&self, seq: &CudaSequence) -> Result<Vec<f32>> {
         let mut bytes = vec![0u8; 4 * self.dims.vocab];
         self.gpu.download(&mut bytes, seq.logits.ptr())?;
-        Ok(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect())
     }
 
     /// Records one decode step's launches on the stream (run directly, or under capture).
@@ -124,13 +152,21 @@ impl CudaBackend {
         let w = &self.weights;
         let d = &self.dims;
         let (pos, x, xn) = (s.pos.view(), s.x.view(), s.xn.view());
-        k.embed_norm.embed_token(&w.embed.view(), &s.ids.view(), &pos, &x)?;
+        k.embed_norm
+            .embed_token(&w.embed.view(), &s.ids.view(), &pos, &x)?;
         let (mut gdn_i, mut attn_i) = (0, 0);
         for l in &w.layers {
             match &l.mixer {
                 Mixer::Gdn(g) => {
                     let proj = s.gdn_proj.view();
-                    k.gemv.run_normed(&g.in_proj.view(), &x, &l.input_norm.view(), None, &proj, false)?;
+                    k.gemv.run_normed(
+                        &g.in_proj.view(),
+                        &x,
+                        &l.input_norm.view(),
+                        None,
+                        &proj,
+                        false,
+                    )?;
                     k.gdn.decode(&GdnDecodeArgs {
                         proj: &proj,
                         conv_w: &g.conv_w.view(),
@@ -141,13 +177,26 @@ impl CudaBackend {
                         out: &s.gdn_o.view(),
                         pos: &pos,
                     })?;
-                    k.gdn.gated_norm(&s.gdn_o.view(), &proj, &g.norm.view(), &s.gdn_normed.view())?;
-                    k.gemv.run(&g.out_proj.view(), &s.gdn_normed.view(), &x, true)?;
+                    k.gdn.gated_norm(
+                        &s.gdn_o.view(),
+                        &proj,
+                        &g.norm.view(),
+                        &s.gdn_normed.view(),
+                    )?;
+                    k.gemv
+                        .run(&g.out_proj.view(), &s.gdn_normed.view(), &x, true)?;
                     gdn_i += 1;
                 }
                 Mixer::Attn(a) => {
                     let proj = s.attn_proj.view();
-                    k.gemv.run_normed(&a.qkv.view(), &x, &l.input_norm.view(), None, &proj, false)?;
+                    k.gemv.run_normed(
+                        &a.qkv.view(),
+                        &x,
+                        &l.input_norm.view(),
+                        None,
+                        &proj,
+                        false,
+                    )?;
                     k.attention.decode(&AttnDecodeArgs {
                         proj: &proj,
                         q_norm: &a.q_norm.view(),
@@ -184,9 +233,11 @@ impl CudaBackend {
         debug_assert_eq!((gdn_i, attn_i), (d.gdn_layers(), d.attn_layers()));
         // lm_head's 62K blocks would each recompute a fused norm, so it gets its own launch.
         k.embed_norm.rmsnorm(&x, &w.final_norm.view(), &xn, 1)?;
-        k.gemv.run(&w.lm_head.view(), &xn, &s.logits.view(), false)?;
+        k.gemv
+            .run(&w.lm_head.view(), &xn, &s.logits.view(), false)?;
         k.sampling.argmax(&s.logits.view(), &s.best.view())?;
-        k.sampling.finish_step(&s.best.view(), &s.ids.view(), &pos, &s.prompt_end.view())
+        k.sampling
+            .finish_step(&s.best.view(), &s.ids.view(), &pos, &s.prompt_end.view())
     }
 
     /// Clears a sequence's recurrent state, conv ring and position (the KV cache needs no
@@ -205,7 +256,9 @@ impl CudaBackend {
     /// Runs one decode step eagerly with every launch timed: (launch label, milliseconds).
     pub fn profile_step(&self, s: &mut CudaSequence) -> Result<Vec<(String, f32)>> {
         if s.position + 1 > s.max_seq {
-            return Err(CudaError::Invalid("profile_step: the sequence is full".into()));
+            return Err(CudaError::Invalid(
+                "profile_step: the sequence is full".into(),
+            ));
         }
         self.gpu.synchronize()?;
         self.gpu.profile_start();
@@ -277,14 +330,20 @@ impl Backend for CudaBackend {
     fn new_sequence(&self, max_seq: usize) -> Result<CudaSequence> {
         // Positions are i32 on the GPU.
         if max_seq == 0 || max_seq >= i32::MAX as usize {
-            return Err(CudaError::Invalid(format!("max_seq {max_seq} is out of range")));
+            return Err(CudaError::Invalid(format!(
+                "max_seq {max_seq} is out of range"
+            )));
         }
         let needed = self.sequence_bytes(max_seq);
         let (free, _) = self.gpu.free_memory()?;
         // Leave room for the graph and the driver's own allocations.
         let margin = 256 << 20;
         if needed + margin > free {
-            return Err(CudaError::OutOfMemory { max_seq, needed_mib: needed >> 20, free_mib: free >> 20 });
+            return Err(CudaError::OutOfMemory {
+                max_seq,
+                needed_mib: needed >> 20,
+                free_mib: free >> 20,
+            });
         }
         let d = &self.dims;
         let g = &self.gpu;
@@ -296,8 +355,19 @@ impl Backend for CudaBackend {
             position: 0,
             k_cache: bf16t("k_cache", &kv_shape)?,
             v_cache: bf16t("v_cache", &kv_shape)?,
-            gdn_state: f32t("gdn_state", &[d.gdn_layers(), d.gdn_value_heads, d.gdn_key_dim, d.gdn_value_dim])?,
-            conv_ring: f32t("conv_ring", &[d.gdn_layers(), d.conv_kernel, d.gdn_conv_channels()])?,
+            gdn_state: f32t(
+                "gdn_state",
+                &[
+                    d.gdn_layers(),
+                    d.gdn_value_heads,
+                    d.gdn_key_dim,
+                    d.gdn_value_dim,
+                ],
+            )?,
+            conv_ring: f32t(
+                "conv_ring",
+                &[d.gdn_layers(), d.conv_kernel, d.gdn_conv_channels()],
+            )?,
             ids: Tensor::new(g, "ids", DType::I32, &[max_seq + 1])?,
             pos: Tensor::new(g, "pos", DType::I32, &[1])?,
             prompt_end: Tensor::new(g, "prompt_end", DType::I32, &[1])?,
@@ -309,7 +379,10 @@ impl Backend for CudaBackend {
             gdn_normed: bf16t("gdn_normed", &[d.gdn_out()])?,
             attn_proj: f32t("attn_proj", &[d.attn_in_rows()])?,
             q: f32t("q", &[d.attn_out()])?,
-            part_acc: f32t("attn_part_acc", &[d.attn_heads, ATTN_SPLITS, d.attn_head_dim])?,
+            part_acc: f32t(
+                "attn_part_acc",
+                &[d.attn_heads, ATTN_SPLITS, d.attn_head_dim],
+            )?,
             part_ml: f32t("attn_part_ml", &[d.attn_heads, ATTN_SPLITS, 2])?,
             attn_out: bf16t("attn_out", &[d.attn_out()])?,
             router_logits: f32t("router_logits", &[d.experts + 1])?,
@@ -328,7 +401,9 @@ impl Backend for CudaBackend {
 
     fn prefill(&self, seq: &mut CudaSequence, tokens: &[u32]) -> Result<Vec<f32>> {
         if tokens.is_empty() {
-            return Err(CudaError::Invalid("prefill needs at least one token".into()));
+            return Err(CudaError::Invalid(
+                "prefill needs at least one token".into(),
+            ));
         }
         self.queue_prompt(seq, tokens)?;
         self.run_steps(seq, tokens.len())?;
@@ -360,7 +435,8 @@ impl Backend for CudaBackend {
         for cache in [&seq.k_cache, &seq.v_cache] {
             for l in 0..self.dims.attn_layers() {
                 for h in 0..self.dims.attn_kv_heads {
-                    let at = cache.ptr() + (((l * self.dims.attn_kv_heads + h) * seq.max_seq) * row) as u64;
+                    let at = cache.ptr()
+                        + (((l * self.dims.attn_kv_heads + h) * seq.max_seq) * row) as u64;
                     kv.push(download(at, seq.position * row));
                 }
             }
@@ -384,7 +460,8 @@ impl Backend for CudaBackend {
         for cache in [&seq.k_cache, &seq.v_cache] {
             for l in 0..self.dims.attn_layers() {
                 for h in 0..self.dims.attn_kv_heads {
-                    let at = cache.ptr() + (((l * self.dims.attn_kv_heads + h) * seq.max_seq) * row) as u64;
+                    let at = cache.ptr()
+                        + (((l * self.dims.attn_kv_heads + h) * seq.max_seq) * row) as u64;
                     upload(at, parts.next().expect("snapshot of the same model"));
                 }
             }

@@ -88,17 +88,41 @@ impl Dims {
     pub fn validate(&self) -> Result<(), String> {
         let checks: [(&str, bool); 9] = [
             ("hidden must be a multiple of 8", self.hidden % 8 == 0),
-            ("linear key head dim must be a multiple of 8", self.gdn_key_dim % 8 == 0),
-            ("linear value head dim must be <= 32 or a multiple of 32", self.gdn_value_dim <= 32 || self.gdn_value_dim % 32 == 0),
-            ("linear value heads must be a multiple of key heads", self.gdn_value_heads % self.gdn_key_heads == 0),
-            ("attention head dim must be a multiple of 32 and <= 1024", self.attn_head_dim % 32 == 0 && self.attn_head_dim <= 1024),
-            ("attention heads must be a multiple of kv heads (<= 8 per group)", self.attn_heads % self.attn_kv_heads == 0 && self.attn_heads / self.attn_kv_heads <= 8),
-            ("rotary dims must be even and <= head dim", self.rope_dim % 2 == 0 && self.rope_dim <= self.attn_head_dim),
-            ("moe intermediate must be a multiple of 8 and equal the shared expert's", self.moe_inter % 8 == 0 && self.moe_inter == self.shared_inter),
+            (
+                "linear key head dim must be a multiple of 8",
+                self.gdn_key_dim % 8 == 0,
+            ),
+            (
+                "linear value head dim must be <= 32 or a multiple of 32",
+                self.gdn_value_dim <= 32 || self.gdn_value_dim % 32 == 0,
+            ),
+            (
+                "linear value heads must be a multiple of key heads",
+                self.gdn_value_heads % self.gdn_key_heads == 0,
+            ),
+            (
+                "attention head dim must be a multiple of 32 and <= 1024",
+                self.attn_head_dim % 32 == 0 && self.attn_head_dim <= 1024,
+            ),
+            (
+                "attention heads must be a multiple of kv heads (<= 8 per group)",
+                self.attn_heads % self.attn_kv_heads == 0
+                    && self.attn_heads / self.attn_kv_heads <= 8,
+            ),
+            (
+                "rotary dims must be even and <= head dim",
+                self.rope_dim % 2 == 0 && self.rope_dim <= self.attn_head_dim,
+            ),
+            (
+                "moe intermediate must be a multiple of 8 and equal the shared expert's",
+                self.moe_inter % 8 == 0 && self.moe_inter == self.shared_inter,
+            ),
             ("top_k must be <= num_experts", self.top_k <= self.experts),
         ];
         match checks.iter().find(|(_, ok)| !ok) {
-            Some((what, _)) => Err(format!("the CUDA kernels cannot run this model: {what} ({self:?})")),
+            Some((what, _)) => Err(format!(
+                "the CUDA kernels cannot run this model: {what} ({self:?})"
+            )),
             None => Ok(()),
         }
     }
@@ -132,7 +156,11 @@ impl Dims {
         Dims {
             hidden: c.hidden_size,
             vocab: c.vocab_size,
-            attention_layers: c.layer_kinds.iter().map(|k| *k == lily_model::LayerKind::FullAttention).collect(),
+            attention_layers: c
+                .layer_kinds
+                .iter()
+                .map(|k| *k == lily_model::LayerKind::FullAttention)
+                .collect(),
             eps: c.rms_norm_eps,
             gdn_key_heads: c.linear.num_key_heads,
             gdn_value_heads: c.linear.num_value_heads,
@@ -154,8 +182,12 @@ impl Dims {
     /// Parameters held on the GPU (the concatenations included), for sizing and progress.
     pub fn parameter_count(&self) -> usize {
         let h = self.hidden;
-        let moe = (self.experts + 1) * h + self.experts * 3 * self.moe_inter * h + 3 * self.shared_inter * h;
-        let gdn = self.gdn_in_rows() * h + self.gdn_conv_channels() * self.conv_kernel + h * self.gdn_out();
+        let moe = (self.experts + 1) * h
+            + self.experts * 3 * self.moe_inter * h
+            + 3 * self.shared_inter * h;
+        let gdn = self.gdn_in_rows() * h
+            + self.gdn_conv_channels() * self.conv_kernel
+            + h * self.gdn_out();
         let attn = self.attn_in_rows() * h + h * self.attn_out();
         2 * self.vocab * h + self.gdn_layers() * (gdn + moe) + self.attn_layers() * (attn + moe)
     }

@@ -169,22 +169,38 @@ impl Gpu {
             gpu.check("cuDriverGetVersion", (gpu.api.driver_version)(&mut version))?;
             gpu.driver_version = version;
             let mut name = [0 as c_char; 256];
-            gpu.check("cuDeviceGetName", (gpu.api.device_name)(name.as_mut_ptr(), 256, dev))?;
+            gpu.check(
+                "cuDeviceGetName",
+                (gpu.api.device_name)(name.as_mut_ptr(), 256, dev),
+            )?;
             gpu.name = CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned();
             let attr = |a| {
                 let mut v = 0;
-                gpu.check("cuDeviceGetAttribute", (gpu.api.device_attribute)(&mut v, a, dev)).map(|_| v)
+                gpu.check(
+                    "cuDeviceGetAttribute",
+                    (gpu.api.device_attribute)(&mut v, a, dev),
+                )
+                .map(|_| v)
             };
             let sms = attr(ATTR_MULTIPROCESSOR_COUNT)? as u32;
-            let cc = (attr(ATTR_COMPUTE_CAPABILITY_MAJOR)?, attr(ATTR_COMPUTE_CAPABILITY_MINOR)?);
+            let cc = (
+                attr(ATTR_COMPUTE_CAPABILITY_MAJOR)?,
+                attr(ATTR_COMPUTE_CAPABILITY_MINOR)?,
+            );
             gpu.multiprocessors = sms;
             gpu.compute_capability = cc;
             let mut ctx = std::ptr::null_mut();
-            gpu.check("cuDevicePrimaryCtxRetain", (gpu.api.primary_ctx_retain)(&mut ctx, dev))?;
+            gpu.check(
+                "cuDevicePrimaryCtxRetain",
+                (gpu.api.primary_ctx_retain)(&mut ctx, dev),
+            )?;
             gpu.ctx = ctx;
             gpu.check("cuCtxSetCurrent", (gpu.api.ctx_set_current)(ctx))?;
             let mut stream = std::ptr::null_mut();
-            gpu.check("cuStreamCreate", (gpu.api.stream_create)(&mut stream, STREAM_NON_BLOCKING))?;
+            gpu.check(
+                "cuStreamCreate",
+                (gpu.api.stream_create)(&mut stream, STREAM_NON_BLOCKING),
+            )?;
             gpu.stream = stream;
         }
         Ok(Arc::new(gpu))
@@ -222,8 +238,16 @@ impl Gpu {
 
     pub fn load_module(self: &Arc<Self>, cubin: &[u8]) -> Result<Module> {
         let mut m = std::ptr::null_mut();
-        unsafe { self.check("cuModuleLoadData", (self.api.module_load)(&mut m, cubin.as_ptr() as *const c_void))? };
-        Ok(Module { gpu: self.clone(), handle: m })
+        unsafe {
+            self.check(
+                "cuModuleLoadData",
+                (self.api.module_load)(&mut m, cubin.as_ptr() as *const c_void),
+            )?
+        };
+        Ok(Module {
+            gpu: self.clone(),
+            handle: m,
+        })
     }
 
     /// Allocates `bytes` of device memory (uninitialised).
@@ -232,15 +256,29 @@ impl Gpu {
         if bytes > 0 {
             unsafe { self.check("cuMemAlloc", (self.api.mem_alloc)(&mut ptr, bytes))? };
         }
-        Ok(DeviceBuffer { gpu: self.clone(), ptr, bytes })
+        Ok(DeviceBuffer {
+            gpu: self.clone(),
+            ptr,
+            bytes,
+        })
     }
 
     pub fn memset_u32(&self, dst: DevicePtr, value: u32, count: usize) -> Result<()> {
-        unsafe { self.check("cuMemsetD32Async", (self.api.memset_d32)(dst, value, count, self.stream)) }
+        unsafe {
+            self.check(
+                "cuMemsetD32Async",
+                (self.api.memset_d32)(dst, value, count, self.stream),
+            )
+        }
     }
 
     pub fn copy_dtod(&self, dst: DevicePtr, src: DevicePtr, bytes: usize) -> Result<()> {
-        unsafe { self.check("cuMemcpyDtoDAsync", (self.api.memcpy_dtod)(dst, src, bytes, self.stream)) }
+        unsafe {
+            self.check(
+                "cuMemcpyDtoDAsync",
+                (self.api.memcpy_dtod)(dst, src, bytes, self.stream),
+            )
+        }
     }
 
     /// Copies host bytes to the device and waits, so `src` may be dropped right after.
@@ -259,13 +297,25 @@ impl Gpu {
         unsafe {
             self.check(
                 "cuMemcpyDtoHAsync",
-                (self.api.memcpy_dtoh)(dst.as_mut_ptr() as *mut c_void, src, dst.len(), self.stream),
+                (self.api.memcpy_dtoh)(
+                    dst.as_mut_ptr() as *mut c_void,
+                    src,
+                    dst.len(),
+                    self.stream,
+                ),
             )?;
         }
         self.synchronize()
     }
 
-    pub fn launch(&self, f: &Function, grid: (u32, u32, u32), block: u32, shared: u32, args: &mut KernelArgs) -> Result<()> {
+    pub fn launch(
+        &self,
+        f: &Function,
+        grid: (u32, u32, u32),
+        block: u32,
+        shared: u32,
+        args: &mut KernelArgs,
+    ) -> Result<()> {
         let mut profile = self.profile.lock().unwrap_or_else(|p| p.into_inner());
         let events = match profile.as_mut() {
             Some(list) => {
@@ -275,7 +325,11 @@ impl Gpu {
                     self.check("cuEventCreate", (self.api.event_create)(&mut b, 0))?;
                     self.check("cuEventRecord", (self.api.event_record)(a, self.stream))?;
                 }
-                list.push((format!("{} grid {}x{}x{}", f.name, grid.0, grid.1, grid.2), a, b));
+                list.push((
+                    format!("{} grid {}x{}x{}", f.name, grid.0, grid.1, grid.2),
+                    a,
+                    b,
+                ));
                 Some(b)
             }
             None => None,
@@ -283,7 +337,11 @@ impl Gpu {
         let mut ptrs = args.pointers();
         let launched = unsafe {
             if self.pdl {
-                let mut attr = LaunchAttribute { id: ATTR_PROGRAMMATIC_STREAM_SERIALIZATION, pad: [0; 4], value: [0; 64] };
+                let mut attr = LaunchAttribute {
+                    id: ATTR_PROGRAMMATIC_STREAM_SERIALIZATION,
+                    pad: [0; 4],
+                    value: [0; 64],
+                };
                 attr.value[..4].copy_from_slice(&1i32.to_le_bytes());
                 let config = LaunchConfig {
                     grid: [grid.0, grid.1, grid.2],
@@ -293,7 +351,15 @@ impl Gpu {
                     attrs: &mut attr,
                     num_attrs: 1,
                 };
-                self.check(f.name, (self.api.launch_ex)(&config, f.handle, ptrs.as_mut_ptr(), std::ptr::null_mut()))
+                self.check(
+                    f.name,
+                    (self.api.launch_ex)(
+                        &config,
+                        f.handle,
+                        ptrs.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    ),
+                )
             } else {
                 self.check(
                     f.name,
@@ -326,7 +392,12 @@ impl Gpu {
 
     /// Stops timing; waits for the work and returns each launch's label and milliseconds.
     pub fn profile_finish(&self) -> Result<Vec<(String, f32)>> {
-        let list = self.profile.lock().unwrap_or_else(|p| p.into_inner()).take().unwrap_or_default();
+        let list = self
+            .profile
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .unwrap_or_default();
         self.synchronize()?;
         let mut out = Vec::with_capacity(list.len());
         for (label, a, b) in list {
@@ -345,45 +416,79 @@ impl Gpu {
     /// Records everything `body` launches on the stream into a graph instead of running it.
     pub fn capture(self: &Arc<Self>, body: impl FnOnce() -> Result<()>) -> Result<Graph> {
         unsafe {
-            self.check("cuStreamBeginCapture", (self.api.begin_capture)(self.stream, STREAM_CAPTURE_MODE_THREAD_LOCAL))?;
+            self.check(
+                "cuStreamBeginCapture",
+                (self.api.begin_capture)(self.stream, STREAM_CAPTURE_MODE_THREAD_LOCAL),
+            )?;
         }
         let recorded = body();
         let mut graph = std::ptr::null_mut();
-        let ended = unsafe { self.check("cuStreamEndCapture", (self.api.end_capture)(self.stream, &mut graph)) };
+        let ended = unsafe {
+            self.check(
+                "cuStreamEndCapture",
+                (self.api.end_capture)(self.stream, &mut graph),
+            )
+        };
         recorded?;
         ended?;
         let mut exec = std::ptr::null_mut();
-        let inst = unsafe { self.check("cuGraphInstantiate", (self.api.graph_instantiate)(&mut exec, graph, 0)) };
+        let inst = unsafe {
+            self.check(
+                "cuGraphInstantiate",
+                (self.api.graph_instantiate)(&mut exec, graph, 0),
+            )
+        };
         unsafe { (self.api.graph_destroy)(graph) };
         inst?;
-        Ok(Graph { gpu: self.clone(), exec })
+        Ok(Graph {
+            gpu: self.clone(),
+            exec,
+        })
     }
 
     pub fn event(self: &Arc<Self>) -> Result<Event> {
         let mut e = std::ptr::null_mut();
         unsafe { self.check("cuEventCreate", (self.api.event_create)(&mut e, 0))? };
-        Ok(Event { gpu: self.clone(), handle: e })
+        Ok(Event {
+            gpu: self.clone(),
+            handle: e,
+        })
     }
 
     /// Multiprocessor count and the sm_XY name of the device.
     pub fn arch(&self) -> String {
-        format!("sm_{}{}", self.compute_capability.0, self.compute_capability.1)
+        format!(
+            "sm_{}{}",
+            self.compute_capability.0, self.compute_capability.1
+        )
     }
 }
 
 /// Loads the first library of `names` that opens; `env` names a variable holding an explicit path.
-pub(crate) fn load_first(library: &'static str, names: &[&str], env: Option<&str>) -> Result<Library> {
+pub(crate) fn load_first(
+    library: &'static str,
+    names: &[&str],
+    env: Option<&str>,
+) -> Result<Library> {
     let mut tried = Vec::new();
     let mut last = String::from("no candidate");
     let explicit = env.and_then(|v| std::env::var(v).ok());
-    for name in explicit.iter().map(|s| s.as_str()).chain(names.iter().copied()) {
+    for name in explicit
+        .iter()
+        .map(|s| s.as_str())
+        .chain(names.iter().copied())
+    {
         tried.push(name.to_string());
         match unsafe { Library::new(name) } {
             Ok(lib) => return Ok(lib),
             Err(e) => last = e.to_string(),
         }
     }
-    Err(CudaError::LibraryNotFound { library, tried: tried.join(", "), reason: last })
+    Err(CudaError::LibraryNotFound {
+        library,
+        tried: tried.join(", "),
+        reason: last,
+    })
 }
 
 /// Device memory, freed on drop.
@@ -422,7 +527,12 @@ impl Module {
     pub fn function(&self, name: &'static str) -> Result<Function> {
         let cname = CString::new(name).expect("kernel names have no NUL");
         let mut f = std::ptr::null_mut();
-        unsafe { self.gpu.check("cuModuleGetFunction", (self.gpu.api.module_function)(&mut f, self.handle, cname.as_ptr()))? };
+        unsafe {
+            self.gpu.check(
+                "cuModuleGetFunction",
+                (self.gpu.api.module_function)(&mut f, self.handle, cname.as_ptr()),
+            )?
+        };
         Ok(Function { handle: f, name })
     }
 
@@ -431,7 +541,11 @@ impl Module {
         unsafe {
             self.gpu.check(
                 "cuFuncSetAttribute",
-                (self.gpu.api.func_set_attribute)(f.handle, FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32),
+                (self.gpu.api.func_set_attribute)(
+                    f.handle,
+                    FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    bytes as i32,
+                ),
             )
         }
     }
@@ -474,7 +588,10 @@ impl KernelArgs {
         self
     }
     fn pointers(&mut self) -> Vec<*mut c_void> {
-        self.slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect()
+        self.slots
+            .iter_mut()
+            .map(|s| s as *mut u64 as *mut c_void)
+            .collect()
     }
 }
 
@@ -489,7 +606,12 @@ unsafe impl Sync for Graph {}
 
 impl Graph {
     pub fn launch(&self) -> Result<()> {
-        unsafe { self.gpu.check("cuGraphLaunch", (self.gpu.api.graph_launch)(self.exec, self.gpu.stream)) }
+        unsafe {
+            self.gpu.check(
+                "cuGraphLaunch",
+                (self.gpu.api.graph_launch)(self.exec, self.gpu.stream),
+            )
+        }
     }
 }
 
@@ -506,14 +628,23 @@ pub struct Event {
 
 impl Event {
     pub fn record(&self) -> Result<()> {
-        unsafe { self.gpu.check("cuEventRecord", (self.gpu.api.event_record)(self.handle, self.gpu.stream)) }
+        unsafe {
+            self.gpu.check(
+                "cuEventRecord",
+                (self.gpu.api.event_record)(self.handle, self.gpu.stream),
+            )
+        }
     }
     /// Milliseconds from `start` to this event (waits for this one).
     pub fn since(&self, start: &Event) -> Result<f32> {
         let mut ms = 0.0;
         unsafe {
-            self.gpu.check("cuEventSynchronize", (self.gpu.api.event_sync)(self.handle))?;
-            self.gpu.check("cuEventElapsedTime", (self.gpu.elapsed)(&mut ms, start.handle, self.handle))?;
+            self.gpu
+                .check("cuEventSynchronize", (self.gpu.api.event_sync)(self.handle))?;
+            self.gpu.check(
+                "cuEventElapsedTime",
+                (self.gpu.elapsed)(&mut ms, start.handle, self.handle),
+            )?;
         }
         Ok(ms)
     }

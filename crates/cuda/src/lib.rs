@@ -11,6 +11,6 @@ pub mod nvrtc;
 pub mod tensor;
 pub mod weights;
 
+pub use backend::{CudaBackend, CudaSequence};
 pub use dims::Dims;
 pub use error::{CudaError, Result};
-pub use backend::{CudaBackend, CudaSequence};

@@ -26,7 +26,14 @@ pub const TARGET_ARCH: &str = "sm_90a";
 const COMMON: &str = include_str!("kernels/common.cuh");
 
 pub struct Nvrtc {
-    create: unsafe extern "C" fn(*mut Prog, *const c_char, *const c_char, i32, *const *const c_char, *const *const c_char) -> Status,
+    create: unsafe extern "C" fn(
+        *mut Prog,
+        *const c_char,
+        *const c_char,
+        i32,
+        *const *const c_char,
+        *const *const c_char,
+    ) -> Status,
     compile: unsafe extern "C" fn(Prog, i32, *const *const c_char) -> Status,
     log_size: unsafe extern "C" fn(Prog, *mut usize) -> Status,
     log: unsafe extern "C" fn(Prog, *mut c_char) -> Status,
@@ -42,11 +49,13 @@ unsafe impl Sync for Nvrtc {}
 
 macro_rules! sym {
     ($lib:expr, $name:literal) => {
-        *$lib.get(concat!($name, "\0").as_bytes()).map_err(|e: libloading::Error| CudaError::MissingSymbol {
-            library: "libnvrtc",
-            symbol: $name,
-            reason: e.to_string(),
-        })?
+        *$lib
+            .get(concat!($name, "\0").as_bytes())
+            .map_err(|e: libloading::Error| CudaError::MissingSymbol {
+                library: "libnvrtc",
+                symbol: $name,
+                reason: e.to_string(),
+            })?
     };
 }
 
@@ -57,7 +66,11 @@ impl Nvrtc {
         NVRTC
             .get_or_init(|| Nvrtc::load().map_err(|e| e.to_string()))
             .as_ref()
-            .map_err(|e| CudaError::LibraryNotFound { library: "libnvrtc", tried: "see reason".into(), reason: e.clone() })
+            .map_err(|e| CudaError::LibraryNotFound {
+                library: "libnvrtc",
+                tried: "see reason".into(),
+                reason: e.clone(),
+            })
     }
 
     fn load() -> Result<Nvrtc> {
@@ -85,10 +98,18 @@ impl Nvrtc {
 
     /// Compiles `source` (prefixed with the shared declarations) to a cubin for `arch`,
     /// with each `(name, value)` of `defines` as a `-D` macro.
-    pub fn compile(&self, name: &str, source: &str, arch: &str, defines: &[(&str, i64)]) -> Result<Vec<u8>> {
+    pub fn compile(
+        &self,
+        name: &str,
+        source: &str,
+        arch: &str,
+        defines: &[(&str, i64)],
+    ) -> Result<Vec<u8>> {
         let full = format!("{COMMON}\n#line 1 \"{name}\"\n{source}");
-        let csrc = CString::new(full).map_err(|_| CudaError::Invalid(format!("{name} contains NUL")))?;
-        let cname = CString::new(name).map_err(|_| CudaError::Invalid(format!("{name} contains NUL")))?;
+        let csrc =
+            CString::new(full).map_err(|_| CudaError::Invalid(format!("{name} contains NUL")))?;
+        let cname =
+            CString::new(name).map_err(|_| CudaError::Invalid(format!("{name} contains NUL")))?;
         let mut options: Vec<CString> = vec![
             CString::new(format!("--gpu-architecture={arch}")).unwrap(),
             CString::new("--std=c++17").unwrap(),
@@ -99,10 +120,21 @@ impl Nvrtc {
             options.push(CString::new(format!("-D{k}={v}")).unwrap());
         }
         let opt_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
-        let err = |call, code| CudaError::Nvrtc { call, code, source_name: name.to_string() };
+        let err = |call, code| CudaError::Nvrtc {
+            call,
+            code,
+            source_name: name.to_string(),
+        };
         unsafe {
             let mut prog: Prog = std::ptr::null_mut();
-            let code = (self.create)(&mut prog, csrc.as_ptr(), cname.as_ptr(), 0, std::ptr::null(), std::ptr::null());
+            let code = (self.create)(
+                &mut prog,
+                csrc.as_ptr(),
+                cname.as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            );
             if code != 0 {
                 return Err(err("nvrtcCreateProgram", code));
             }
@@ -114,7 +146,11 @@ impl Nvrtc {
             let log = String::from_utf8_lossy(&log[..size.saturating_sub(1)]).into_owned();
             if compiled != 0 {
                 (self.destroy)(&mut prog);
-                return Err(CudaError::Compile { source_name: name.to_string(), arch: arch.to_string(), log });
+                return Err(CudaError::Compile {
+                    source_name: name.to_string(),
+                    arch: arch.to_string(),
+                    log,
+                });
             }
             if !log.trim().is_empty() {
                 tracing::warn!(kernel = name, "NVRTC: {log}");

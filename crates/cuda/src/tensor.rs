@@ -33,9 +33,19 @@ pub struct Tensor {
 }
 
 impl Tensor {
-    pub fn new(gpu: &Arc<Gpu>, name: impl Into<String>, dtype: DType, shape: &[usize]) -> Result<Tensor> {
+    pub fn new(
+        gpu: &Arc<Gpu>,
+        name: impl Into<String>,
+        dtype: DType,
+        shape: &[usize],
+    ) -> Result<Tensor> {
         let n: usize = shape.iter().product();
-        Ok(Tensor { buf: gpu.alloc(n * dtype.size())?, dtype, shape: shape.to_vec(), name: name.into() })
+        Ok(Tensor {
+            buf: gpu.alloc(n * dtype.size())?,
+            dtype,
+            shape: shape.to_vec(),
+            name: name.into(),
+        })
     }
 
     pub fn numel(&self) -> usize {
@@ -51,12 +61,23 @@ impl Tensor {
     }
 
     pub fn view(&self) -> View<'_> {
-        View { ptr: self.buf.ptr(), dtype: self.dtype, shape: self.shape.clone(), name: &self.name, index: None }
+        View {
+            ptr: self.buf.ptr(),
+            dtype: self.dtype,
+            shape: self.shape.clone(),
+            name: &self.name,
+            index: None,
+        }
     }
 
     /// Element `i` of the leading dimension (one layer's slice of a stacked tensor).
     pub fn at(&self, i: usize) -> View<'_> {
-        assert!(i < self.shape[0], "{}: index {i} out of {}", self.name, self.shape[0]);
+        assert!(
+            i < self.shape[0],
+            "{}: index {i} out of {}",
+            self.name,
+            self.shape[0]
+        );
         let inner: usize = self.shape[1..].iter().product();
         View {
             ptr: self.buf.ptr() + (i * inner * self.dtype.size()) as u64,

@@ -209,7 +209,11 @@ impl DeviceWeights {
                     put(&d.k_norm, 0, &s.k_norm)?;
                     put(&d.o_proj, 0, &s.o_proj)?;
                 }
-                _ => return Err(CudaError::Weights(format!("layer {i}: mixer kind differs from the config"))),
+                _ => {
+                    return Err(CudaError::Weights(format!(
+                        "layer {i}: mixer kind differs from the config"
+                    )))
+                }
             }
             put(&dl.router, 0, &l.moe.router)?;
             put(&dl.router, l.moe.router.numel(), &l.moe.shared_expert_gate)?;
@@ -219,7 +223,11 @@ impl DeviceWeights {
                 let [g, u] = expert_gate_up(ex);
                 put(&dl.gate_up, base, &g)?;
                 put(&dl.gate_up, base + g.numel(), &u)?;
-                put(&dl.down, e * dl.down.shape[1] * dl.down.shape[2], &ex.down_proj)?;
+                put(
+                    &dl.down,
+                    e * dl.down.shape[1] * dl.down.shape[2],
+                    &ex.down_proj,
+                )?;
             }
             let [g, u] = expert_gate_up(&l.moe.shared_expert);
             put(&dl.shared_gate_up, 0, &g)?;
@@ -241,8 +249,18 @@ fn convert(src: &lily_model::Tensor, dtype: DType) -> std::borrow::Cow<'_, [u8]>
     use lily_model::DType as M;
     match (src.dtype(), dtype) {
         (M::BF16, DType::BF16) | (M::F32, DType::F32) => src.bytes().into(),
-        (_, DType::F32) => src.to_f32_vec().iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>().into(),
-        _ => src.to_f32_vec().iter().flat_map(|x| f32_to_bf16(*x).to_le_bytes()).collect::<Vec<u8>>().into(),
+        (_, DType::F32) => src
+            .to_f32_vec()
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect::<Vec<u8>>()
+            .into(),
+        _ => src
+            .to_f32_vec()
+            .iter()
+            .flat_map(|x| f32_to_bf16(*x).to_le_bytes())
+            .collect::<Vec<u8>>()
+            .into(),
     }
 }
 

@@ -43,7 +43,10 @@ fn every_kernel_compiles_for_sm90a() {
             let cubin = nvrtc
                 .compile(name, source, TARGET_ARCH, &dims.defines())
                 .unwrap_or_else(|e| panic!("{e}"));
-            assert!(cubin.starts_with(b"\x7fELF"), "{name}: NVRTC returned no ELF cubin");
+            assert!(
+                cubin.starts_with(b"\x7fELF"),
+                "{name}: NVRTC returned no ELF cubin"
+            );
         }
     }
 }
@@ -54,7 +57,17 @@ fn a_broken_source_reports_the_compiler_log() {
         eprintln!("SKIPPED a_broken_source_reports_the_compiler_log: no NVRTC");
         return;
     };
-    let err = nvrtc.compile("broken.cu", "extern \"C\" __global__ void k() { undefined_name; }", TARGET_ARCH, &[]).unwrap_err();
+    let err = nvrtc
+        .compile(
+            "broken.cu",
+            "extern \"C\" __global__ void k() { undefined_name; }",
+            TARGET_ARCH,
+            &[],
+        )
+        .unwrap_err();
     let msg = err.to_string();
-    assert!(msg.contains("broken.cu") && msg.contains("undefined_name"), "{msg}");
+    assert!(
+        msg.contains("broken.cu") && msg.contains("undefined_name"),
+        "{msg}"
+    );
 }

@@ -21,7 +21,9 @@ const BOUND: f32 = 3e-2;
 fn fixture() -> PathBuf {
     std::env::var_os("LILY_TINY_FIXTURE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../cpu/tests/fixtures/linear3_full1"))
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../cpu/tests/fixtures/linear3_full1")
+        })
 }
 
 /// A copy of the fixture with every f32 tensor rounded to bf16, in a fresh temporary directory.
@@ -40,13 +42,27 @@ fn bf16_copy(src: &std::path::Path) -> PathBuf {
         let data = t
             .data()
             .chunks_exact(4)
-            .flat_map(|b| lily_cuda::weights::f32_to_bf16(f32::from_le_bytes([b[0], b[1], b[2], b[3]])).to_le_bytes())
+            .flat_map(|b| {
+                lily_cuda::weights::f32_to_bf16(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .to_le_bytes()
+            })
             .collect();
         converted.push((name, t.shape().to_vec(), data));
     }
-    let views: Vec<(String, TensorView)> =
-        converted.iter().map(|(n, s, d)| (n.clone(), TensorView::new(Dtype::BF16, s.clone(), d).unwrap())).collect();
-    std::fs::write(dir.join("model.safetensors"), safetensors::serialize(views, None).unwrap()).unwrap();
+    let views: Vec<(String, TensorView)> = converted
+        .iter()
+        .map(|(n, s, d)| {
+            (
+                n.clone(),
+                TensorView::new(Dtype::BF16, s.clone(), d).unwrap(),
+            )
+        })
+        .collect();
+    std::fs::write(
+        dir.join("model.safetensors"),
+        safetensors::serialize(views, None).unwrap(),
+    )
+    .unwrap();
     dir
 }
 
@@ -59,7 +75,9 @@ fn prefill_and_decode_match_the_cpu_reference() {
     let cpu = CpuModel::load(&rounded).unwrap();
     let gpu = CudaBackend::load(&fixture()).unwrap();
     let vocab = cpu.vocab_size() as u64;
-    let prompt: Vec<u32> = (0..13u64).map(|i| ((i * 2_654_435_761) % (1 << 32) % vocab) as u32).collect();
+    let prompt: Vec<u32> = (0..13u64)
+        .map(|i| ((i * 2_654_435_761) % (1 << 32) % vocab) as u32)
+        .collect();
     let (mut cs, mut gs) = (cpu.new_sequence(64).unwrap(), gpu.new_sequence(64).unwrap());
     let mut c = cpu.prefill(&mut cs, &prompt).unwrap();
     let mut g = gpu.prefill(&mut gs, &prompt).unwrap();
@@ -77,12 +95,21 @@ fn prefill_and_decode_match_the_cpu_reference() {
         g = gpu.decode(&mut gs, token).unwrap();
         let e = rel_error(&g, &c);
         eprintln!("decode step {step} logits: max relative error {e:.3e}");
-        assert!(e <= 0.2, "decode step {step}: relative error {e:.3e} is beyond any rounding");
+        assert!(
+            e <= 0.2,
+            "decode step {step}: relative error {e:.3e} is beyond any rounding"
+        );
         within += (e <= BOUND) as usize;
     }
     eprintln!("greedy picks agree on {agree} of {steps} steps; {within} of {steps} steps within {BOUND:.0e}");
-    assert!(within * 4 >= steps * 3, "only {within} of {steps} decode steps within {BOUND:.0e}");
-    assert!(agree * 4 >= steps * 3, "greedy picks agree on only {agree} of {steps} steps");
+    assert!(
+        within * 4 >= steps * 3,
+        "only {within} of {steps} decode steps within {BOUND:.0e}"
+    );
+    assert!(
+        agree * 4 >= steps * 3,
+        "greedy picks agree on only {agree} of {steps} steps"
+    );
     assert_eq!(gpu.position(&gs), prompt.len() + steps);
     std::fs::remove_dir_all(rounded).unwrap();
 }
@@ -96,10 +123,16 @@ fn restoring_a_snapshot_replays_the_same_logits() {
     let mut s = gpu.new_sequence(32).unwrap();
     gpu.prefill(&mut s, &[1, 2, 3, 4, 5]).unwrap();
     let snap = gpu.snapshot(&s);
-    let first: Vec<Vec<f32>> = [9, 10].iter().map(|&t| gpu.decode(&mut s, t).unwrap()).collect();
+    let first: Vec<Vec<f32>> = [9, 10]
+        .iter()
+        .map(|&t| gpu.decode(&mut s, t).unwrap())
+        .collect();
     gpu.restore(&mut s, &snap);
     assert_eq!(gpu.position(&s), 5);
-    let again: Vec<Vec<f32>> = [9, 10].iter().map(|&t| gpu.decode(&mut s, t).unwrap()).collect();
+    let again: Vec<Vec<f32>> = [9, 10]
+        .iter()
+        .map(|&t| gpu.decode(&mut s, t).unwrap())
+        .collect();
     assert_eq!(first, again);
 }
 
@@ -111,7 +144,11 @@ fn a_sequence_that_does_not_fit_fails_before_any_work() {
     let gpu = CudaBackend::load(&fixture()).unwrap();
     let max = i32::MAX as usize - 1;
     match gpu.new_sequence(max) {
-        Err(CudaError::OutOfMemory { max_seq, needed_mib, free_mib }) => {
+        Err(CudaError::OutOfMemory {
+            max_seq,
+            needed_mib,
+            free_mib,
+        }) => {
             assert_eq!(max_seq, max);
             assert!(needed_mib > free_mib);
         }
@@ -119,6 +156,9 @@ fn a_sequence_that_does_not_fit_fails_before_any_work() {
         Ok(_) => panic!("a 2^31-token sequence should not fit"),
     }
     let mut s = gpu.new_sequence(4).unwrap();
-    let err = gpu.prefill(&mut s, &[1, 2, 3, 4, 5]).unwrap_err().to_string();
+    let err = gpu
+        .prefill(&mut s, &[1, 2, 3, 4, 5])
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("does not fit"), "{err}");
 }

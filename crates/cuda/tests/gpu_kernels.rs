@@ -3,6 +3,7 @@
 //! - f32 outputs from identical bf16 inputs: 1e-4 (only the summation order differs);
 //! - bf16 outputs: 1e-2 (one bf16 rounding is 2^-9 relative);
 //! - recurrent state after several steps: 1e-3 (fast-math exp/sigmoid in the gating).
+//!
 //! Needs a CUDA GPU and NVRTC; prints SKIPPED and passes where there is no driver.
 
 mod common;
@@ -10,7 +11,7 @@ mod common;
 use common::*;
 use lily_cpu::{attention, gdn, linalg, moe, norm, rope};
 use lily_cuda::dims::{Dims, ATTN_SPLITS};
-use lily_cuda::kernels::attention::{AttnDecodeArgs, Attention};
+use lily_cuda::kernels::attention::{Attention, AttnDecodeArgs};
 use lily_cuda::kernels::embed_norm::EmbedNorm;
 use lily_cuda::kernels::gdn::{Gdn, GdnDecodeArgs};
 use lily_cuda::kernels::gemv::Gemv;
@@ -21,7 +22,10 @@ use lily_model::weights::{ExpertWeights, MoeWeights};
 use lily_model::Tensor as HostTensor;
 
 fn host_bf16(name: &str, shape: Vec<usize>, values: &[f32]) -> HostTensor {
-    let bits: Vec<u16> = values.iter().map(|x| lily_cuda::weights::f32_to_bf16(*x)).collect();
+    let bits: Vec<u16> = values
+        .iter()
+        .map(|x| lily_cuda::weights::f32_to_bf16(*x))
+        .collect();
     HostTensor::from_bf16_bits(name, shape, &bits)
 }
 
@@ -32,7 +36,12 @@ fn gemv_matches_cpu_matvec_at_model_shapes() {
     let gemv = Gemv::load(&gpu, &dims).unwrap();
     let mut rng = Rng::new("gemv");
     // in_proj qkv|z|b|a, out_proj, attention o_proj, router + shared gate.
-    for (rows, cols) in [(dims.gdn_in_rows(), 2048), (2048, dims.gdn_out()), (2048, dims.attn_out()), (257, 2048)] {
+    for (rows, cols) in [
+        (dims.gdn_in_rows(), 2048),
+        (2048, dims.gdn_out()),
+        (2048, dims.attn_out()),
+        (257, 2048),
+    ] {
         let w = rng.vec_bf16(rows * cols, 1.0 / (cols as f32).sqrt());
         let x = rng.vec_bf16(cols, 1.0);
         let mut expected = vec![0.0; rows];
@@ -41,19 +50,31 @@ fn gemv_matches_cpu_matvec_at_model_shapes() {
         let xd = upload(&gpu, "x", DType::BF16, &[cols], &x);
         let y = poisoned(&gpu, "y", DType::F32, &[rows]);
         gemv.run(&wd.view(), &xd.view(), &y.view(), false).unwrap();
-        check(&format!("gemv {rows}x{cols}"), &download(&gpu, &y), &expected, 1e-4);
+        check(
+            &format!("gemv {rows}x{cols}"),
+            &download(&gpu, &y),
+            &expected,
+            1e-4,
+        );
         // Accumulate: the residual add of the output projections.
         let r = rng.vec(rows, 1.0);
         let y = upload(&gpu, "y", DType::F32, &[rows], &r);
         gemv.run(&wd.view(), &xd.view(), &y.view(), true).unwrap();
         let sum: Vec<f32> = expected.iter().zip(&r).map(|(a, b)| a + b).collect();
-        check(&format!("gemv {rows}x{cols} accumulate"), &download(&gpu, &y), &sum, 1e-4);
+        check(
+            &format!("gemv {rows}x{cols} accumulate"),
+            &download(&gpu, &y),
+            &sum,
+            1e-4,
+        );
     }
 }
 
 #[test]
 fn gemv_with_fused_rmsnorm_matches_cpu_norm_then_matvec() {
-    let Some(gpu) = gpu("gemv_normed") else { return };
+    let Some(gpu) = gpu("gemv_normed") else {
+        return;
+    };
     let dims = Dims::qwen36_35b_a3b();
     let gemv = Gemv::load(&gpu, &dims).unwrap();
     let mut rng = Rng::new("gemv_normed");
@@ -77,9 +98,19 @@ fn gemv_with_fused_rmsnorm_matches_cpu_norm_then_matvec() {
         false,
     )
     .unwrap();
-    check("gemv with fused rmsnorm: normed input", &download(&gpu, &xn_out), &xn, 1e-2);
+    check(
+        "gemv with fused rmsnorm: normed input",
+        &download(&gpu, &xn_out),
+        &xn,
+        1e-2,
+    );
     // A bf16 rounding of the normed input may land on the other side: one ulp on a few inputs.
-    check("gemv with fused rmsnorm", &download(&gpu, &y), &expected, 1e-3);
+    check(
+        "gemv with fused rmsnorm",
+        &download(&gpu, &y),
+        &expected,
+        1e-3,
+    );
 }
 
 #[test]
@@ -90,7 +121,10 @@ fn launchers_name_the_tensor_with_the_wrong_shape() {
     let w = poisoned(&gpu, "layer 0 out_proj", DType::BF16, &[2048, 4096]);
     let x = poisoned(&gpu, "gdn_normed", DType::BF16, &[2048]);
     let y = poisoned(&gpu, "x", DType::F32, &[2048]);
-    let err = gemv.run(&w.view(), &x.view(), &y.view(), true).unwrap_err().to_string();
+    let err = gemv
+        .run(&w.view(), &x.view(), &y.view(), true)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("gdn_normed") && err.contains("4096"), "{err}");
 }
 
@@ -105,8 +139,13 @@ fn rmsnorm_matches_cpu() {
     let mut expected = vec![0.0; 2048];
     norm::rms_norm_zero_centred(&x, &w, dims.eps, &mut expected);
     let out = poisoned(&gpu, "out", DType::BF16, &[2048]);
-    k.rmsnorm(&upload(&gpu, "x", DType::F32, &[2048], &x).view(), &upload(&gpu, "w", DType::BF16, &[2048], &w).view(), &out.view(), 1)
-        .unwrap();
+    k.rmsnorm(
+        &upload(&gpu, "x", DType::F32, &[2048], &x).view(),
+        &upload(&gpu, "w", DType::BF16, &[2048], &w).view(),
+        &out.view(),
+        1,
+    )
+    .unwrap();
     check("rmsnorm", &download(&gpu, &out), &expected, 1e-2);
 }
 
@@ -116,7 +155,12 @@ fn gdn_decode_matches_cpu_conv_and_recurrence() {
     let d = Dims::qwen36_35b_a3b();
     let k = Gdn::load(&gpu, &d).unwrap();
     let mut rng = Rng::new("gdn");
-    let (c, v, vd, kk) = (d.gdn_conv_channels(), d.gdn_value_heads, d.gdn_value_dim, d.conv_kernel);
+    let (c, v, vd, kk) = (
+        d.gdn_conv_channels(),
+        d.gdn_value_heads,
+        d.gdn_value_dim,
+        d.conv_kernel,
+    );
     let steps = 6; // past one turn of the conv ring
     let conv_w = rng.vec_bf16(c * kk, 0.5);
     let a_log = rng.vec(v, 1.0);
@@ -132,24 +176,52 @@ fn gdn_decode_matches_cpu_conv_and_recurrence() {
     gdn::causal_conv1d_silu(&x, &conv_w, &mut conv_state, &mut conv_out);
     let kd = d.gdn_key_heads * d.gdn_key_dim;
     let q: Vec<f32> = conv_out.chunks(c).flat_map(|t| t[..kd].to_vec()).collect();
-    let kv: Vec<f32> = conv_out.chunks(c).flat_map(|t| t[kd..2 * kd].to_vec()).collect();
-    let vv: Vec<f32> = conv_out.chunks(c).flat_map(|t| t[2 * kd..].to_vec()).collect();
+    let kv: Vec<f32> = conv_out
+        .chunks(c)
+        .flat_map(|t| t[kd..2 * kd].to_vec())
+        .collect();
+    let vv: Vec<f32> = conv_out
+        .chunks(c)
+        .flat_map(|t| t[2 * kd..].to_vec())
+        .collect();
     let zoff = c + d.gdn_out();
     let b: Vec<f32> = projs.iter().flat_map(|p| part(p, zoff, v)).collect();
     let a: Vec<f32> = projs.iter().flat_map(|p| part(p, zoff + v, v)).collect();
     let (mut g, mut beta) = (vec![0.0; steps * v], vec![0.0; steps * v]);
     gdn::decay_and_beta(&a, &b, &a_log, &dt_bias, &mut g, &mut beta);
-    let shape = gdn::GdnShape { num_key_heads: d.gdn_key_heads, num_value_heads: v, key_dim: d.gdn_key_dim, value_dim: vd };
+    let shape = gdn::GdnShape {
+        num_key_heads: d.gdn_key_heads,
+        num_value_heads: v,
+        key_dim: d.gdn_key_dim,
+        value_dim: vd,
+    };
     let mut state = vec![0.0; v * d.gdn_key_dim * vd];
     let mut o = vec![0.0; steps * v * vd];
-    gdn::gated_delta_rule_recurrent(shape, &gdn::GdnInputs { q: &q, k: &kv, v: &vv, g: &g, beta: &beta }, &mut state, &mut o);
+    gdn::gated_delta_rule_recurrent(
+        shape,
+        &gdn::GdnInputs {
+            q: &q,
+            k: &kv,
+            v: &vv,
+            g: &g,
+            beta: &beta,
+        },
+        &mut state,
+        &mut o,
+    );
 
     // GPU: one decode step per token.
     let conv_wd = upload(&gpu, "conv_w", DType::BF16, &[c, kk], &conv_w);
     let ring = upload(&gpu, "ring", DType::F32, &[kk, c], &vec![0.0; kk * c]);
     let a_logd = upload(&gpu, "a_log", DType::F32, &[v], &a_log);
     let dtd = upload(&gpu, "dt_bias", DType::F32, &[v], &dt_bias);
-    let stated = upload(&gpu, "state", DType::F32, &[v, d.gdn_key_dim, vd], &vec![0.0; state.len()]);
+    let stated = upload(
+        &gpu,
+        "state",
+        DType::F32,
+        &[v, d.gdn_key_dim, vd],
+        &vec![0.0; state.len()],
+    );
     let normd = upload(&gpu, "norm", DType::BF16, &[vd], &norm_w);
     for t in 0..steps {
         let proj = upload(&gpu, "proj", DType::F32, &[d.gdn_in_rows()], &projs[t]);
@@ -167,17 +239,39 @@ fn gdn_decode_matches_cpu_conv_and_recurrence() {
         })
         .unwrap();
         let normed = poisoned(&gpu, "normed", DType::BF16, &[v * vd]);
-        k.gated_norm(&out.view(), &proj.view(), &normd.view(), &normed.view()).unwrap();
+        k.gated_norm(&out.view(), &proj.view(), &normd.view(), &normed.view())
+            .unwrap();
         let o_t = &o[t * v * vd..(t + 1) * v * vd];
-        check(&format!("gdn read-out step {t}"), &download(&gpu, &out), o_t, 1e-3);
+        check(
+            &format!("gdn read-out step {t}"),
+            &download(&gpu, &out),
+            o_t,
+            1e-3,
+        );
         let mut expected = vec![0.0; v * vd];
         for h in 0..v {
             let z = &projs[t][c + h * vd..c + (h + 1) * vd];
-            norm::gated_rms_norm(&o_t[h * vd..(h + 1) * vd], z, &norm_w, d.eps, &mut expected[h * vd..(h + 1) * vd]);
+            norm::gated_rms_norm(
+                &o_t[h * vd..(h + 1) * vd],
+                z,
+                &norm_w,
+                d.eps,
+                &mut expected[h * vd..(h + 1) * vd],
+            );
         }
-        check(&format!("gdn gated norm step {t}"), &download(&gpu, &normed), &expected, 1e-2);
+        check(
+            &format!("gdn gated norm step {t}"),
+            &download(&gpu, &normed),
+            &expected,
+            1e-2,
+        );
     }
-    check("gdn recurrent state after 6 steps", &download(&gpu, &stated), &state, 1e-3);
+    check(
+        "gdn recurrent state after 6 steps",
+        &download(&gpu, &stated),
+        &state,
+        1e-3,
+    );
 }
 
 #[test]
@@ -221,9 +315,12 @@ fn attention_decode_matches_cpu_over_short_and_split_contexts() {
         .unwrap();
 
         // CPU: norm + RoPE the new q and k, put k and v (bf16, as cached) at p, attend, gate.
-        let mut qv: Vec<f32> = (0..h).flat_map(|i| proj[i * 2 * hd..i * 2 * hd + hd].to_vec()).collect();
+        let mut qv: Vec<f32> = (0..h)
+            .flat_map(|i| proj[i * 2 * hd..i * 2 * hd + hd].to_vec())
+            .collect();
         norm::rms_norm_zero_centred_rows(&mut qv, &qn, d.eps);
-        qv.chunks_mut(hd).for_each(|x| rope::apply_rope(x, p, &inv_freq));
+        qv.chunks_mut(hd)
+            .for_each(|x| rope::apply_rope(x, p, &inv_freq));
         let q_rows = 2 * h * hd;
         for j in 0..kvh {
             let mut kn_row = proj[q_rows + j * hd..q_rows + (j + 1) * hd].to_vec();
@@ -234,20 +331,47 @@ fn attention_decode_matches_cpu_over_short_and_split_contexts() {
                 vc[(j * max_seq + p) * hd + i] = round_bf16(proj[q_rows + kvh * hd + j * hd + i]);
             }
         }
-        check(&format!("attention q (norm + rope) at {p}"), &download(&gpu, &q), &qv, 1e-4);
+        check(
+            &format!("attention q (norm + rope) at {p}"),
+            &download(&gpu, &q),
+            &qv,
+            1e-4,
+        );
         // The CPU cache layout is position-major [S, Hkv, D].
         let to_cpu = |c: &[f32]| -> Vec<f32> {
-            (0..len).flat_map(|s| (0..kvh).flat_map(move |j| c[(j * max_seq + s) * hd..(j * max_seq + s + 1) * hd].to_vec())).collect()
+            (0..len)
+                .flat_map(|s| {
+                    (0..kvh).flat_map(move |j| {
+                        c[(j * max_seq + s) * hd..(j * max_seq + s + 1) * hd].to_vec()
+                    })
+                })
+                .collect()
         };
         let mut expected = vec![0.0; h * hd];
-        let shape = attention::AttentionShape { num_heads: h, num_kv_heads: kvh, head_dim: hd };
-        attention::causal_attention(shape, &qv, &to_cpu(&kc), &to_cpu(&vc), 1.0 / (hd as f32).sqrt(), &mut expected);
+        let shape = attention::AttentionShape {
+            num_heads: h,
+            num_kv_heads: kvh,
+            head_dim: hd,
+        };
+        attention::causal_attention(
+            shape,
+            &qv,
+            &to_cpu(&kc),
+            &to_cpu(&vc),
+            1.0 / (hd as f32).sqrt(),
+            &mut expected,
+        );
         for i in 0..h {
             for j in 0..hd {
                 expected[i * hd + j] *= lily_cpu::activation::sigmoid(proj[i * 2 * hd + hd + j]);
             }
         }
-        check(&format!("attention decode, context {len}"), &download(&gpu, &out), &expected, 1e-2);
+        check(
+            &format!("attention decode, context {len}"),
+            &download(&gpu, &out),
+            &expected,
+            1e-2,
+        );
     }
 }
 
@@ -255,7 +379,10 @@ fn attention_decode_matches_cpu_over_short_and_split_contexts() {
 fn moe_matches_cpu_block() {
     let Some(gpu) = gpu("moe") else { return };
     // Full hidden, top-8 and intermediate; 16 experts keep the host-side copy small.
-    let d = Dims { experts: 16, ..Dims::qwen36_35b_a3b() };
+    let d = Dims {
+        experts: 16,
+        ..Dims::qwen36_35b_a3b()
+    };
     let k = Moe::load(&gpu, &d).unwrap();
     let mut rng = Rng::new("moe");
     let (e, hid, i, top) = (d.experts, d.hidden, d.moe_inter, d.top_k);
@@ -278,7 +405,13 @@ fn moe_matches_cpu_block() {
     let weights = MoeWeights {
         router: host_bf16("router", vec![e, hid], &router[..e * hid]),
         experts: (0..e)
-            .map(|j| expert(&gate_up[j * 2 * i * hid..(j + 1) * 2 * i * hid], &down[j * hid * i..(j + 1) * hid * i], "expert"))
+            .map(|j| {
+                expert(
+                    &gate_up[j * 2 * i * hid..(j + 1) * 2 * i * hid],
+                    &down[j * hid * i..(j + 1) * hid * i],
+                    "expert",
+                )
+            })
             .collect(),
         shared_expert: expert(&shared_gate_up, &shared_down, "shared"),
         shared_expert_gate: host_bf16("shared gate", vec![1, hid], &router[e * hid..]),
@@ -294,7 +427,13 @@ fn moe_matches_cpu_block() {
         upload(&gpu, "down", DType::BF16, &[e, hid, i], &down),
     );
     let (shared_gate_up, shared_down) = (
-        upload(&gpu, "shared_gate_up", DType::BF16, &[2 * i, hid], &shared_gate_up),
+        upload(
+            &gpu,
+            "shared_gate_up",
+            DType::BF16,
+            &[2 * i, hid],
+            &shared_gate_up,
+        ),
         upload(&gpu, "shared_down", DType::BF16, &[hid, i], &shared_down),
     );
     let router = upload(&gpu, "router", DType::BF16, &[e + 1, hid], &router);
@@ -320,12 +459,25 @@ fn moe_matches_cpu_block() {
         .unwrap();
         if layer == 0 {
             check("moe normed input", &download(&gpu, &xn), &x, 1e-2);
-            let got: Vec<f32> = download(&gpu, &residual).iter().zip(&before).map(|(a, b)| a - b).collect();
+            let got: Vec<f32> = download(&gpu, &residual)
+                .iter()
+                .zip(&before)
+                .map(|(a, b)| a - b)
+                .collect();
             // Inputs are identical bf16 values; only summation order (and a rare bf16 rounding
             // of the normed input landing the other way) differ.
-            check("moe block (router, 8 experts + shared)", &got, &expected, 1e-3);
+            check(
+                "moe block (router, 8 experts + shared)",
+                &got,
+                &expected,
+                1e-3,
+            );
         }
-        assert_eq!(download(&gpu, &done), vec![0.0], "router block counter reset after layer {layer}");
+        assert_eq!(
+            download(&gpu, &done),
+            vec![0.0],
+            "router block counter reset after layer {layer}"
+        );
     }
 }
 
@@ -342,11 +494,25 @@ fn argmax_takes_the_largest_logit_and_the_lowest_index_on_a_tie() {
     let expected = lily_engine::argmax(&logits);
     assert_eq!(expected as usize, a);
     let best = upload(&gpu, "best", DType::U64, &[1], &[0.0]);
-    k.argmax(&upload(&gpu, "logits", DType::F32, &[d.vocab], &logits).view(), &best.view()).unwrap();
+    k.argmax(
+        &upload(&gpu, "logits", DType::F32, &[d.vocab], &logits).view(),
+        &best.view(),
+    )
+    .unwrap();
     let ids = upload(&gpu, "ids", DType::I32, &[4], &[7.0, -1.0, -1.0, -1.0]);
     let pos = upload(&gpu, "pos", DType::I32, &[1], &[0.0]);
-    k.finish_step(&best.view(), &ids.view(), &pos.view(), &upload(&gpu, "end", DType::I32, &[1], &[1.0]).view()).unwrap();
+    k.finish_step(
+        &best.view(),
+        &ids.view(),
+        &pos.view(),
+        &upload(&gpu, "end", DType::I32, &[1], &[1.0]).view(),
+    )
+    .unwrap();
     assert_eq!(download(&gpu, &ids), vec![7.0, a as f32, -1.0, -1.0]);
     assert_eq!(download(&gpu, &pos), vec![1.0]);
-    assert_eq!(download(&gpu, &best), vec![0.0], "the argmax cell is cleared for the next step");
+    assert_eq!(
+        download(&gpu, &best),
+        vec![0.0],
+        "the argmax cell is cleared for the next step"
+    );
 }

@@ -74,12 +74,36 @@ impl Attention {
             .i32(a.max_seq as i32)
             .f32(d.rope_theta)
             .f32(d.eps);
-        self.gpu.launch(&self.prepare, ((h + kvh) as u32, 1, 1), hd as u32, 0, &mut args)?;
-        let mut args =
-            KernelArgs::new().ptr(q).ptr(k_cache).ptr(v_cache).ptr(pos).ptr(part_acc).ptr(part_ml).i32(a.max_seq as i32);
+        self.gpu.launch(
+            &self.prepare,
+            ((h + kvh) as u32, 1, 1),
+            hd as u32,
+            0,
+            &mut args,
+        )?;
+        let mut args = KernelArgs::new()
+            .ptr(q)
+            .ptr(k_cache)
+            .ptr(v_cache)
+            .ptr(pos)
+            .ptr(part_acc)
+            .ptr(part_ml)
+            .i32(a.max_seq as i32);
         // 8 warps per block: ATTN_WARPS in attention.cu.
-        self.gpu.launch(&self.partial, (kvh as u32, ATTN_SPLITS as u32, 1), 256, 0, &mut args)?;
-        let mut args = KernelArgs::new().ptr(part_acc).ptr(part_ml).ptr(proj).ptr(pos).ptr(out);
-        self.gpu.launch(&self.combine, (h as u32, 1, 1), hd as u32, 0, &mut args)
+        self.gpu.launch(
+            &self.partial,
+            (kvh as u32, ATTN_SPLITS as u32, 1),
+            256,
+            0,
+            &mut args,
+        )?;
+        let mut args = KernelArgs::new()
+            .ptr(part_acc)
+            .ptr(part_ml)
+            .ptr(proj)
+            .ptr(pos)
+            .ptr(out);
+        self.gpu
+            .launch(&self.combine, (h as u32, 1, 1), hd as u32, 0, &mut args)
     }
 }

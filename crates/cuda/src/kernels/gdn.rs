@@ -54,11 +54,17 @@ impl Gdn {
         let d = &self.dims;
         let v = d.gdn_value_heads;
         let proj = a.proj.expect(DType::F32, &[d.gdn_in_rows()])?;
-        let conv_w = a.conv_w.expect(DType::BF16, &[d.gdn_conv_channels(), d.conv_kernel])?;
-        let ring = a.conv_ring.expect(DType::F32, &[d.conv_kernel, d.gdn_conv_channels()])?;
+        let conv_w = a
+            .conv_w
+            .expect(DType::BF16, &[d.gdn_conv_channels(), d.conv_kernel])?;
+        let ring = a
+            .conv_ring
+            .expect(DType::F32, &[d.conv_kernel, d.gdn_conv_channels()])?;
         let a_log = a.a_log.expect(DType::F32, &[v])?;
         let dt_bias = a.dt_bias.expect(DType::F32, &[v])?;
-        let state = a.state.expect(DType::F32, &[v, d.gdn_key_dim, d.gdn_value_dim])?;
+        let state = a
+            .state
+            .expect(DType::F32, &[v, d.gdn_key_dim, d.gdn_value_dim])?;
         let out = a.out.expect(DType::F32, &[d.gdn_out()])?;
         let pos = a.pos.expect(DType::I32, &[1])?;
         let cpb = self.columns_per_block();
@@ -72,7 +78,13 @@ impl Gdn {
             .ptr(out)
             .ptr(pos)
             .f32(d.eps);
-        self.gpu.launch(&self.decode, (v as u32, (d.gdn_value_dim / cpb) as u32, 1), (cpb * 8) as u32, 0, &mut args)
+        self.gpu.launch(
+            &self.decode,
+            (v as u32, (d.gdn_value_dim / cpb) as u32, 1),
+            (cpb * 8) as u32,
+            0,
+            &mut args,
+        )
     }
 
     /// out = bf16(w * rmsnorm(o) * silu(z)) per value head, z taken from `proj`.
@@ -82,8 +94,19 @@ impl Gdn {
         let proj = proj.expect(DType::F32, &[d.gdn_in_rows()])?;
         let w = w.expect(DType::BF16, &[d.gdn_value_dim])?;
         let out = out.expect(DType::BF16, &[d.gdn_out()])?;
-        let mut args = KernelArgs::new().ptr(o).ptr(proj).ptr(w).ptr(out).f32(d.eps);
+        let mut args = KernelArgs::new()
+            .ptr(o)
+            .ptr(proj)
+            .ptr(w)
+            .ptr(out)
+            .f32(d.eps);
         let threads = d.gdn_value_dim.clamp(32, 256) as u32;
-        self.gpu.launch(&self.gated_norm, (d.gdn_value_heads as u32, 1, 1), threads, 0, &mut args)
+        self.gpu.launch(
+            &self.gated_norm,
+            (d.gdn_value_heads as u32, 1, 1),
+            threads,
+            0,
+            &mut args,
+        )
     }
 }

@@ -31,7 +31,11 @@ pub const SOURCES: &[(&str, &str)] = &[
 pub(crate) fn load(gpu: &Arc<Gpu>, name: &str, source: &str, dims: &Dims) -> Result<Module> {
     let started = std::time::Instant::now();
     let cubin = Nvrtc::get()?.compile(name, source, TARGET_ARCH, &dims.defines())?;
-    tracing::debug!(kernel = name, ms = started.elapsed().as_millis() as u64, "compiled");
+    tracing::debug!(
+        kernel = name,
+        ms = started.elapsed().as_millis() as u64,
+        "compiled"
+    );
     gpu.load_module(&cubin)
 }
 

@@ -88,11 +88,40 @@ impl Moe {
             .ptr(done)
             .ptr(ids)
             .ptr(weights);
-        self.gpu.launch(&self.router, ((e + 1).div_ceil(WARPS) as u32, 1, 1), (WARPS * 32) as u32, 0, &mut args)?;
-        let mut args = KernelArgs::new().ptr(gate_up).ptr(shared_gate_up).ptr(x).ptr(ids).ptr(h);
-        self.gpu.launch(&self.gate_up, ((k + 1) as u32, i.div_ceil(WARPS) as u32, 1), (WARPS * 32) as u32, 0, &mut args)?;
-        let mut args = KernelArgs::new().ptr(down).ptr(shared_down).ptr(h).ptr(ids).ptr(weights).ptr(residual);
+        self.gpu.launch(
+            &self.router,
+            ((e + 1).div_ceil(WARPS) as u32, 1, 1),
+            (WARPS * 32) as u32,
+            0,
+            &mut args,
+        )?;
+        let mut args = KernelArgs::new()
+            .ptr(gate_up)
+            .ptr(shared_gate_up)
+            .ptr(x)
+            .ptr(ids)
+            .ptr(h);
+        self.gpu.launch(
+            &self.gate_up,
+            ((k + 1) as u32, i.div_ceil(WARPS) as u32, 1),
+            (WARPS * 32) as u32,
+            0,
+            &mut args,
+        )?;
+        let mut args = KernelArgs::new()
+            .ptr(down)
+            .ptr(shared_down)
+            .ptr(h)
+            .ptr(ids)
+            .ptr(weights)
+            .ptr(residual);
         // DOWN_ROWS rows of DOWN_GROUPS warps each per block (moe.cu).
-        self.gpu.launch(&self.down, (hid.div_ceil(2) as u32, 1, 1), 2 * 4 * 32, 0, &mut args)
+        self.gpu.launch(
+            &self.down,
+            (hid.div_ceil(2) as u32, 1, 1),
+            2 * 4 * 32,
+            0,
+            &mut args,
+        )
     }
 }

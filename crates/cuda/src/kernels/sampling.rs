@@ -32,12 +32,19 @@ impl Sampling {
         let b = best.expect(DType::U64, &[1])?;
         let blocks = n.div_ceil(256 * 8).clamp(1, 1024) as u32;
         let mut args = KernelArgs::new().ptr(l).i32(n as i32).ptr(b);
-        self.gpu.launch(&self.argmax, (blocks, 1, 1), 256, 0, &mut args)
+        self.gpu
+            .launch(&self.argmax, (blocks, 1, 1), 256, 0, &mut args)
     }
 
     /// Writes the picked token to ids[pos + 1] (unless that is still a prompt position),
     /// advances pos and clears `best`.
-    pub fn finish_step(&self, best: &View, ids: &View, pos: &View, prompt_end: &View) -> Result<()> {
+    pub fn finish_step(
+        &self,
+        best: &View,
+        ids: &View,
+        pos: &View,
+        prompt_end: &View,
+    ) -> Result<()> {
         let b = best.expect(DType::U64, &[1])?;
         let p = pos.expect(DType::I32, &[1])?;
         let e = prompt_end.expect(DType::I32, &[1])?;

@@ -27,9 +27,15 @@ pub struct Rng(u64);
 
 impl Rng {
     pub fn new(test: &str) -> Rng {
-        let seed = std::env::var("LILY_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-        });
+        let seed = std::env::var("LILY_TEST_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+            });
         eprintln!("{test}: LILY_TEST_SEED={seed}");
         Rng(seed | 1)
     }
@@ -38,7 +44,8 @@ impl Rng {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
-        ((self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        ((self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32) * 2.0
+            - 1.0
     }
     pub fn vec(&mut self, n: usize, scale: f32) -> Vec<f32> {
         (0..n).map(|_| self.next() * scale).collect()
@@ -58,9 +65,18 @@ pub fn upload(gpu: &Arc<Gpu>, name: &str, dtype: DType, shape: &[usize], data: &
     let t = Tensor::new(gpu, name, dtype, shape).unwrap();
     let bytes: Vec<u8> = match dtype {
         DType::F32 => data.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        DType::BF16 => data.iter().flat_map(|x| f32_to_bf16(*x).to_le_bytes()).collect(),
-        DType::I32 => data.iter().flat_map(|x| (*x as i32).to_le_bytes()).collect(),
-        DType::U64 => data.iter().flat_map(|x| (*x as u64).to_le_bytes()).collect(),
+        DType::BF16 => data
+            .iter()
+            .flat_map(|x| f32_to_bf16(*x).to_le_bytes())
+            .collect(),
+        DType::I32 => data
+            .iter()
+            .flat_map(|x| (*x as i32).to_le_bytes())
+            .collect(),
+        DType::U64 => data
+            .iter()
+            .flat_map(|x| (*x as u64).to_le_bytes())
+            .collect(),
     };
     gpu.upload(t.ptr(), &bytes).unwrap();
     t
@@ -69,7 +85,11 @@ pub fn upload(gpu: &Arc<Gpu>, name: &str, dtype: DType, shape: &[usize], data: &
 /// An output tensor filled with NaN, so an element the kernel fails to write shows up.
 pub fn poisoned(gpu: &Arc<Gpu>, name: &str, dtype: DType, shape: &[usize]) -> Tensor {
     let t = Tensor::new(gpu, name, dtype, shape).unwrap();
-    let pattern = if dtype == DType::BF16 { 0x7fc0_7fc0 } else { 0x7fc0_0000 };
+    let pattern = if dtype == DType::BF16 {
+        0x7fc0_7fc0
+    } else {
+        0x7fc0_0000
+    };
     gpu.memset_u32(t.ptr(), pattern, t.bytes() / 4).unwrap();
     t
 }
@@ -78,10 +98,22 @@ pub fn download(gpu: &Arc<Gpu>, t: &Tensor) -> Vec<f32> {
     let mut bytes = vec![0u8; t.bytes()];
     gpu.download(&mut bytes, t.ptr()).unwrap();
     match t.dtype {
-        DType::F32 => bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
-        DType::BF16 => bytes.chunks_exact(2).map(|b| f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16)).collect(),
-        DType::I32 => bytes.chunks_exact(4).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f32).collect(),
-        DType::U64 => bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap()) as f32).collect(),
+        DType::F32 => bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect(),
+        DType::BF16 => bytes
+            .chunks_exact(2)
+            .map(|b| f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16))
+            .collect(),
+        DType::I32 => bytes
+            .chunks_exact(4)
+            .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f32)
+            .collect(),
+        DType::U64 => bytes
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()) as f32)
+            .collect(),
     }
 }
 
@@ -93,12 +125,18 @@ pub fn rel_error(ours: &[f32], reference: &[f32]) -> f32 {
         return f32::INFINITY;
     }
     let scale = reference.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-    ours.iter().zip(reference).fold(0.0f32, |m, (a, b)| m.max((a - b).abs())) / scale
+    ours.iter()
+        .zip(reference)
+        .fold(0.0f32, |m, (a, b)| m.max((a - b).abs()))
+        / scale
 }
 
 /// Asserts `rel_error <= bound` and prints the measured error (the performance log quotes it).
 pub fn check(what: &str, ours: &[f32], reference: &[f32], bound: f32) {
     let e = rel_error(ours, reference);
     eprintln!("{what}: max relative error {e:.3e} (bound {bound:.0e})");
-    assert!(e <= bound, "{what}: relative error {e:.3e} exceeds {bound:.0e}");
+    assert!(
+        e <= bound,
+        "{what}: relative error {e:.3e} exceeds {bound:.0e}"
+    );
 }
