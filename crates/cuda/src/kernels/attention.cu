@@ -154,23 +154,32 @@ attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cach
             m[g] = m_new;
         }
     }
-    // Merge the warps: rescale each to the block's max per head, sum in shared memory.
+    // Merge the warps: rescale each to the block's max per head and add them into shared
+    // memory one warp at a time, in warp order (atomics would make the sum order, and so the
+    // greedy tokens, vary between runs).
     if (lane == 0) {
 #pragma unroll
         for (int g = 0; g < GROUP; g++) { m_s[warp][g] = m[g]; l_s[warp][g] = l[g]; }
     }
     __syncthreads();
+    float f[GROUP];
 #pragma unroll
     for (int g = 0; g < GROUP; g++) {
         float M = -INFINITY;
 #pragma unroll
         for (int w = 0; w < ATTN_WARPS; w++) M = fmaxf(M, m_s[w][g]);
-        // A warp with no positions has m = -inf and contributes exp(-inf) = 0.
-        const float f = m[g] == -INFINITY ? 0.f : __expf(m[g] - M);
-#pragma unroll
-        for (int k = 0; k < LANE_DIMS; k++) atomicAdd(&acc_s[g][lane * LANE_DIMS + k], f * acc[g][k]);
+        // A warp with no positions has m = -inf and contributes nothing.
+        f[g] = m[g] == -INFINITY ? 0.f : __expf(m[g] - M);
     }
-    __syncthreads();
+    for (int w = 0; w < ATTN_WARPS; w++) {
+        if (warp == w) {
+#pragma unroll
+            for (int g = 0; g < GROUP; g++)
+#pragma unroll
+                for (int k = 0; k < LANE_DIMS; k++) acc_s[g][lane * LANE_DIMS + k] += f[g] * acc[g][k];
+        }
+        __syncthreads();
+    }
     for (int i = threadIdx.x; i < GROUP * HD; i += blockDim.x) {
         const int g = i / HD, d = i % HD;
         part_acc[((long)(kvh * GROUP + g) * ATTN_SPLITS + s) * HD + d] = acc_s[g][d];
