@@ -248,3 +248,33 @@ fn print_profile(context: usize, launches: &[(String, f32)]) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prompt_follows_the_contract_formula() {
+        let p = prompt(4, 248_320);
+        assert_eq!(p[0], 0);
+        assert_eq!(p[1], (2_654_435_761u64 % 248_320) as u32);
+        // i * 2654435761 wraps modulo 2^32 before the vocabulary modulo.
+        assert_eq!(p[2], ((2 * 2_654_435_761u64) % (1 << 32) % 248_320) as u32);
+        assert!(p.iter().all(|&t| t < 248_320));
+    }
+
+    #[test]
+    fn the_decode_ceiling_at_1k_matches_the_design_estimate() {
+        // DESIGN.md §2: ~712 tok/s at 1K context and 4.3 TB/s.
+        let ceiling = 4.3e12 / decode_bytes(&Dims::qwen36_35b_a3b(), 1024);
+        assert!((700.0..725.0).contains(&ceiling), "{ceiling}");
+        let at_128k = 4.3e12 / decode_bytes(&Dims::qwen36_35b_a3b(), 131_072);
+        assert!((480.0..510.0).contains(&at_128k), "{at_128k}");
+    }
+
+    #[test]
+    fn median_of_two_is_their_mean() {
+        assert_eq!(median(vec![3.0, 1.0]), 2.0);
+        assert_eq!(median(vec![5.0, 1.0, 3.0]), 3.0);
+    }
+}

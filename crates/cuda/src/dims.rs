@@ -192,3 +192,48 @@ impl Dims {
         2 * self.vocab * h + self.gdn_layers() * (gdn + moe) + self.attn_layers() * (attn + moe)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> lily_model::Config {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../cpu/tests/fixtures")
+            .join(name);
+        lily_model::Config::load(&dir).unwrap()
+    }
+
+    #[test]
+    fn the_full_model_fits_the_kernels_and_counts_its_parameters() {
+        let d = Dims::qwen36_35b_a3b();
+        d.validate().unwrap();
+        assert_eq!((d.gdn_layers(), d.attn_layers()), (30, 10));
+        assert_eq!(d.gdn_in_rows(), 12352);
+        assert_eq!(d.attn_in_rows(), 9216);
+        assert_eq!(d.kv_bytes_per_token(), 20480);
+        // ~35B parameters (plus the router rows of shared_expert_gate): 70 GB of bf16.
+        let p = d.parameter_count() as f64;
+        assert!((34.5e9..36.0e9).contains(&p), "{p}");
+    }
+
+    #[test]
+    fn dims_follow_the_checkpoint_config() {
+        let d = Dims::from_config(&fixture("linear3_full1"));
+        assert_eq!(d.attention_layers, vec![false, false, false, true]);
+        assert_eq!(
+            (d.hidden, d.attn_head_dim, d.rope_dim, d.experts, d.top_k),
+            (64, 32, 8, 8, 2)
+        );
+        d.validate().unwrap();
+    }
+
+    #[test]
+    fn a_model_the_kernels_cannot_run_is_refused_by_name() {
+        // Head dim 16 is not a multiple of the 32 lanes the attention kernels spread it over.
+        let err = Dims::from_config(&fixture("two_full_bf16"))
+            .validate()
+            .unwrap_err();
+        assert!(err.contains("attention head dim"), "{err}");
+    }
+}

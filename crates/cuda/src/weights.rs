@@ -272,3 +272,21 @@ pub fn f32_to_bf16(x: f32) -> u16 {
     }
     ((u + 0x7fff + ((u >> 16) & 1)) >> 16) as u16
 }
+
+#[cfg(test)]
+mod tests {
+    use super::f32_to_bf16;
+
+    #[test]
+    fn bf16_rounding_is_to_nearest_even_and_keeps_nan() {
+        assert_eq!(f32_to_bf16(1.0), 0x3f80);
+        // 1 + 2^-8 is halfway between two bf16 values: ties go to the even one (1.0).
+        assert_eq!(f32_to_bf16(f32::from_bits(0x3f80_8000)), 0x3f80);
+        // 1 + 3 * 2^-8 is halfway too: rounds up to the even 0x3f82.
+        assert_eq!(f32_to_bf16(f32::from_bits(0x3f81_8000)), 0x3f82);
+        assert_eq!(f32_to_bf16(f32::from_bits(0x3f80_8001)), 0x3f81);
+        assert_eq!(f32_to_bf16(-2.0), 0xc000);
+        assert_eq!(f32_to_bf16(f32::INFINITY), 0x7f80);
+        assert_eq!(f32_to_bf16(f32::NAN) & 0x7fc0, 0x7fc0);
+    }
+}
