@@ -32,6 +32,7 @@ pub struct Args {
     /// Measured decode steps per round.
     #[arg(long, default_value_t = 64)]
     steps: usize,
+    /// Seed of the synthetic weights.
     #[arg(long, default_value_t = 0)]
     seed: u32,
     /// Copy bandwidth of the GPU in TB/s (read + write), the decode ceiling's denominator.
