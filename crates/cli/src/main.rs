@@ -1,6 +1,8 @@
 //! `lily`: one binary, one subcommand per job. Each subcommand lives in its own module with
 //! its clap `Args` struct and a `run` function.
 
+mod bench;
+
 use clap::{Parser, Subcommand};
 
 mod detokenize;
@@ -16,6 +18,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Measure prefill and decode speed on the GPU (DESIGN.md §3).
+    Bench(bench::Args),
     /// Greedy generation from a prompt (CPU reference).
     Generate(generate::GenerateArgs),
     /// Text (or, with --chat, a JSON conversation) on stdin; JSON token ids on stdout.
@@ -35,6 +39,7 @@ fn main() -> anyhow::Result<()> {
         .init();
     let cli = Cli::parse();
     match cli.command {
+        Command::Bench(args) => bench::run(args),
         Command::Generate(args) => generate::run(args),
         Command::Tokenize(args) => tokenize::run(args),
         Command::Detokenize(args) => detokenize::run(args),

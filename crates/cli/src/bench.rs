@@ -1,0 +1,281 @@
+//! `lily bench`: the benchmark contract of DESIGN.md §3 on the CUDA backend.
+//!
+//! Batch 1, greedy; synthetic prompt token i = ((i * 2654435761) mod 2^32) mod vocab; for each
+//! context an exact-shape warm-up, then rounds of one measured prefill (prompt tokens / time to
+//! first token) and exactly `steps` measured decode steps; the median over rounds is reported
+//! and the generated ids' digest must repeat across rounds. Each decode figure is given as a
+//! fraction of the bandwidth ceiling (bytes a token must read / measured copy bandwidth), each
+//! prefill figure as a fraction of the bf16 matrix rate.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use clap::Args as ClapArgs;
+use lily_cuda::{CudaBackend, Dims};
+use lily_model::Backend;
+
+#[derive(ClapArgs)]
+pub struct Args {
+    /// Seeded random weights of the exact Qwen3.6-35B-A3B shapes, generated on the GPU.
+    #[arg(long, conflicts_with = "model")]
+    synthetic: bool,
+    /// A checkpoint directory instead of synthetic weights.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Contexts (prompt lengths) to measure.
+    #[arg(long, value_delimiter = ',', default_values_t = [256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072])]
+    contexts: Vec<usize>,
+    /// Measured rounds per context (the median is reported).
+    #[arg(long, default_value_t = 2)]
+    rounds: usize,
+    /// Measured decode steps per round.
+    #[arg(long, default_value_t = 64)]
+    steps: usize,
+    /// Seed of the synthetic weights.
+    #[arg(long, default_value_t = 0)]
+    seed: u32,
+    /// Copy bandwidth of the GPU in TB/s (read + write), the decode ceiling's denominator.
+    #[arg(long, default_value_t = 4.3)]
+    bandwidth_tbs: f64,
+    /// Dense bf16 matrix rate in TFLOP/s, the prefill ceiling.
+    #[arg(long, default_value_t = 790.0)]
+    matrix_tflops: f64,
+    /// After each context, time one eager (non-graph) step launch by launch and print the
+    /// per-kernel table.
+    #[arg(long)]
+    profile: bool,
+    /// Where to write the results as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+struct Row {
+    context: usize,
+    prefill_tok_s: f64,
+    decode_tok_s: f64,
+    decode_ceiling: f64,
+    prefill_fraction: f64,
+    digest: u64,
+}
+
+/// The contract's prompt: token i = ((i * 2654435761) mod 2^32) mod vocab.
+fn prompt(len: usize, vocab: usize) -> Vec<u32> {
+    (0..len)
+        .map(|i| ((i as u64 * 2_654_435_761) % (1 << 32)) as u32 % vocab as u32)
+        .collect()
+}
+
+fn fnv1a(ids: &[u32]) -> u64 {
+    ids.iter()
+        .flat_map(|t| t.to_le_bytes())
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+        })
+}
+
+/// Bytes one decode token must move at `context`: every active weight once (bf16), the GDN
+/// state read and written (f32), the conv ring, and the KV cache read.
+fn decode_bytes(d: &Dims, context: usize) -> f64 {
+    let h = d.hidden;
+    let moe = (d.experts + 1) * h + (d.top_k * 3 * d.moe_inter + 3 * d.shared_inter) * h;
+    let gdn = d.gdn_in_rows() * h + h * d.gdn_out();
+    let attn = d.attn_in_rows() * h + h * d.attn_out();
+    let params = d.vocab * h + d.gdn_layers() * (gdn + moe) + d.attn_layers() * (attn + moe);
+    let state = d.gdn_layers() * d.gdn_value_heads * d.gdn_key_dim * d.gdn_value_dim * 4 * 2;
+    (2 * params + state + context * d.kv_bytes_per_token()) as f64
+}
+
+/// FLOPs per prompt token at `context`: 2 per active weight plus the causal attention
+/// (q.k and p.v over, on average, half the context).
+fn prefill_flops(d: &Dims, context: usize) -> f64 {
+    let h = d.hidden;
+    let moe = (d.experts + 1) * h + (d.top_k * 3 * d.moe_inter + 3 * d.shared_inter) * h;
+    let gdn = d.gdn_in_rows() * h + h * d.gdn_out();
+    let attn = d.attn_in_rows() * h + h * d.attn_out();
+    let params = d.vocab * h + d.gdn_layers() * (gdn + moe) + d.attn_layers() * (attn + moe);
+    let attn_ops = d.attn_layers() * 2 * 2 * d.attn_heads * d.attn_head_dim * context / 2;
+    (2 * params + attn_ops) as f64
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.rounds == 0 || args.steps == 0 {
+        bail!("--rounds and --steps must be at least 1");
+    }
+    let started = Instant::now();
+    let (backend, precision) = match (&args.model, args.synthetic) {
+        (Some(dir), _) => (
+            CudaBackend::load(dir).with_context(|| format!("loading {}", dir.display()))?,
+            "bf16 (checkpoint)",
+        ),
+        (None, true) => (
+            CudaBackend::synthetic(Dims::qwen36_35b_a3b(), args.seed)?,
+            "bf16 (synthetic)",
+        ),
+        (None, false) => bail!("give --synthetic or --model DIR"),
+    };
+    tracing::info!("model ready in {:.1} s", started.elapsed().as_secs_f64());
+    let d = backend.dims.clone();
+    let gpu = &backend.gpu;
+    let commit = option_env!("LILY_COMMIT").unwrap_or("unknown");
+    println!(
+        "# lily bench: {} ({}, {} SMs), driver {}, {precision}, commit {commit}",
+        gpu.name,
+        gpu.arch(),
+        gpu.multiprocessors,
+        gpu.driver_version
+    );
+    println!(
+        "# batch 1, greedy, {} decode steps, median of {} rounds; ceilings {} TB/s, {} TFLOP/s",
+        args.steps, args.rounds, args.bandwidth_tbs, args.matrix_tflops
+    );
+    println!("| context | prefill tok/s | of matrix rate | decode tok/s | ceiling tok/s | of ceiling | digest |");
+    println!("|---:|---:|---:|---:|---:|---:|---|");
+    let mut rows = Vec::new();
+    let mut profiles = Vec::new();
+    for &context in &args.contexts {
+        let tokens = prompt(context, d.vocab);
+        let mut seq = backend.new_sequence(context + args.steps + 1)?;
+        // Exact-shape warm-up.
+        backend.queue_prompt(&mut seq, &tokens)?;
+        backend.run_steps(&mut seq, context + args.steps)?;
+        backend.ids(&seq, 0..1)?;
+        let (mut prefill, mut decode, mut digests) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..args.rounds {
+            backend.clear(&mut seq)?;
+            backend.queue_prompt(&mut seq, &tokens)?;
+            let t0 = Instant::now();
+            backend.run_steps(&mut seq, context)?;
+            backend.ids(&seq, context..context + 1)?;
+            prefill.push(context as f64 / t0.elapsed().as_secs_f64());
+            let t1 = Instant::now();
+            backend.run_steps(&mut seq, args.steps)?;
+            let ids = backend.ids(&seq, context + 1..context + 1 + args.steps)?;
+            decode.push(args.steps as f64 / t1.elapsed().as_secs_f64());
+            digests.push(fnv1a(&ids));
+        }
+        if digests.iter().any(|&g| g != digests[0]) {
+            bail!(
+                "context {context}: the generated ids differ between rounds (digests {digests:x?})"
+            );
+        }
+        if args.profile {
+            profiles.push((context, backend.profile_step(&mut seq)?));
+        }
+        let ceiling = args.bandwidth_tbs * 1e12 / decode_bytes(&d, context);
+        let prefill_tok_s = median(prefill);
+        let row = Row {
+            context,
+            prefill_tok_s,
+            decode_tok_s: median(decode),
+            decode_ceiling: ceiling,
+            prefill_fraction: prefill_tok_s * prefill_flops(&d, context)
+                / (args.matrix_tflops * 1e12),
+            digest: digests[0],
+        };
+        println!(
+            "| {} | {:.0} | {:.2}% | {:.1} | {:.0} | {:.1}% | {:016x} |",
+            row.context,
+            row.prefill_tok_s,
+            100.0 * row.prefill_fraction,
+            row.decode_tok_s,
+            row.decode_ceiling,
+            100.0 * row.decode_tok_s / row.decode_ceiling,
+            row.digest
+        );
+        rows.push(row);
+    }
+    for (context, launches) in &profiles {
+        print_profile(*context, launches);
+    }
+    if let Some(path) = &args.json {
+        let entries: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                format!(
+                    "    {{\"context\": {}, \"prefill_tok_s\": {:.3}, \"prefill_fraction_of_matrix_rate\": {:.6}, \"decode_tok_s\": {:.3}, \"decode_ceiling_tok_s\": {:.3}, \"decode_fraction_of_ceiling\": {:.6}, \"digest\": \"{:016x}\"}}",
+                    r.context, r.prefill_tok_s, r.prefill_fraction, r.decode_tok_s, r.decode_ceiling, r.decode_tok_s / r.decode_ceiling, r.digest
+                )
+            })
+            .collect();
+        let json = format!(
+            "{{\n  \"gpu\": \"{}\",\n  \"arch\": \"{}\",\n  \"driver\": {},\n  \"commit\": \"{commit}\",\n  \"precision\": \"{precision}\",\n  \"steps\": {},\n  \"rounds\": {},\n  \"bandwidth_tbs\": {},\n  \"matrix_tflops\": {},\n  \"results\": [\n{}\n  ]\n}}\n",
+            gpu.name, gpu.arch(), gpu.driver_version, args.steps, args.rounds, args.bandwidth_tbs, args.matrix_tflops, entries.join(",\n")
+        );
+        std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Per-kernel times of one eagerly launched step, grouped by kernel and grid (which tells the
+/// matrices apart: e.g. gemv_hidden over 3088 blocks is the GDN input projection).
+fn print_profile(context: usize, launches: &[(String, f32)]) {
+    let mut groups: Vec<(String, usize, f64)> = Vec::new();
+    for (label, ms) in launches {
+        match groups.iter_mut().find(|g| &g.0 == label) {
+            Some(g) => {
+                g.1 += 1;
+                g.2 += *ms as f64;
+            }
+            None => groups.push((label.clone(), 1, *ms as f64)),
+        }
+    }
+    groups.sort_by(|a, b| b.2.total_cmp(&a.2));
+    let total: f64 = groups.iter().map(|g| g.2).sum();
+    println!();
+    println!(
+        "## one eager step at context {context}: {} launches, {:.1} us of kernel time",
+        launches.len(),
+        total * 1e3
+    );
+    println!("| kernel, grid | launches | total us | us each | share |");
+    println!("|---|---:|---:|---:|---:|");
+    for (label, n, ms) in groups {
+        println!(
+            "| {label} | {n} | {:.1} | {:.2} | {:.1}% |",
+            ms * 1e3,
+            ms * 1e3 / n as f64,
+            100.0 * ms / total
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prompt_follows_the_contract_formula() {
+        let p = prompt(4, 248_320);
+        assert_eq!(p[0], 0);
+        assert_eq!(p[1], (2_654_435_761u64 % 248_320) as u32);
+        // i * 2654435761 wraps modulo 2^32 before the vocabulary modulo.
+        assert_eq!(p[2], ((2 * 2_654_435_761u64) % (1 << 32) % 248_320) as u32);
+        assert!(p.iter().all(|&t| t < 248_320));
+    }
+
+    #[test]
+    fn the_decode_ceiling_at_1k_matches_the_design_estimate() {
+        // DESIGN.md §2: ~712 tok/s at 1K context and 4.3 TB/s.
+        let ceiling = 4.3e12 / decode_bytes(&Dims::qwen36_35b_a3b(), 1024);
+        assert!((700.0..725.0).contains(&ceiling), "{ceiling}");
+        let at_128k = 4.3e12 / decode_bytes(&Dims::qwen36_35b_a3b(), 131_072);
+        assert!((480.0..510.0).contains(&at_128k), "{at_128k}");
+    }
+
+    #[test]
+    fn median_of_two_is_their_mean() {
+        assert_eq!(median(vec![3.0, 1.0]), 2.0);
+        assert_eq!(median(vec![5.0, 1.0, 3.0]), 3.0);
+    }
+}

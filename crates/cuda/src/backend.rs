@@ -1,0 +1,475 @@
+//! The CUDA `Backend`: one decode step is a fixed sequence of ~400 launches that reads the
+//! token and position from GPU memory and writes the next token back there, so it is captured
+//! once per sequence as a CUDA graph and replayed with no host synchronisation in between.
+//! Prefill currently replays the same step once per prompt token (correct, not fast: see
+//! docs/PERFORMANCE.md).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use lily_model::{Backend, Config, Weights};
+
+use crate::dims::{Dims, ATTN_SPLITS};
+use crate::driver::{Gpu, Graph};
+use crate::error::{CudaError, Result};
+use crate::kernels::attention::AttnDecodeArgs;
+use crate::kernels::gdn::GdnDecodeArgs;
+use crate::kernels::moe::MoeArgs;
+use crate::kernels::Kernels;
+use crate::tensor::{DType, Tensor};
+use crate::weights::{DeviceWeights, Mixer};
+
+pub struct CudaBackend {
+    pub gpu: Arc<Gpu>,
+    pub dims: Dims,
+    pub kernels: Kernels,
+    pub weights: DeviceWeights,
+}
+
+impl CudaBackend {
+    /// Compiles the kernels for `dims` and allocates the weights (contents undefined).
+    fn allocate(dims: Dims) -> Result<CudaBackend> {
+        let gpu = Gpu::open()?;
+        tracing::info!(gpu = %gpu.name, arch = %gpu.arch(), sms = gpu.multiprocessors, driver = gpu.driver_version, "CUDA device");
+        let kernels = Kernels::load(&gpu, &dims)?;
+        let weights = DeviceWeights::allocate(&gpu, &dims)?;
+        Ok(CudaBackend {
+            gpu,
+            dims,
+            kernels,
+            weights,
+        })
+    }
+
+    /// The model of `dims` with seeded synthetic weights generated on the GPU.
+    pub fn synthetic(dims: Dims, seed: u32) -> Result<CudaBackend> {
+        let b = Self::allocate(dims)?;
+        b.weights.fill_synthetic(&b.kernels, seed)?;
+        b.gpu.synchronize()?;
+        Ok(b)
+    }
+
+    /// Loads the checkpoint in `dir` (memory-mapped) and copies it to the GPU once.
+    pub fn load(dir: &Path) -> Result<CudaBackend> {
+        let config = Config::load(dir).map_err(|e| CudaError::Weights(e.to_string()))?;
+        let weights = Weights::load(dir, &config).map_err(|e| CudaError::Weights(e.to_string()))?;
+        Self::from_weights(&config, &weights)
+    }
+
+    pub fn from_weights(config: &Config, weights: &Weights) -> Result<CudaBackend> {
+        let b = Self::allocate(Dims::from_config(config))?;
+        b.weights.upload(&b.gpu, weights)?;
+        Ok(b)
+    }
+
+    /// GPU bytes a sequence of `max_seq` tokens needs (caches, recurrent state, scratch).
+    pub fn sequence_bytes(&self, max_seq: usize) -> usize {
+        let d = &self.dims;
+        let kv = max_seq * d.kv_bytes_per_token();
+        let gdn = d.gdn_layers()
+            * 4
+            * (d.gdn_value_heads * d.gdn_key_dim * d.gdn_value_dim
+                + d.conv_kernel * d.gdn_conv_channels());
+        let scratch = 4
+            * (d.vocab
+                + d.gdn_in_rows()
+                + d.attn_in_rows()
+                + 2 * d.attn_heads * ATTN_SPLITS * (d.attn_head_dim + 2));
+        kv + gdn + scratch + 4 * (max_seq + 1)
+    }
+
+    /// Replays `seq`'s step graph `n` times without waiting: each replay runs the token at the
+    /// sequence's device position and writes the greedy next token after it.
+    pub fn run_steps(&self, seq: &mut CudaSequence, n: usize) -> Result<()> {
+        if seq.position + n > seq.max_seq {
+            return Err(CudaError::Invalid(format!(
+                "{} more tokens do not fit: the sequence holds {} of {}",
+                n, seq.position, seq.max_seq
+            )));
+        }
+        let graph = seq
+            .graph
+            .as_ref()
+            .ok_or_else(|| CudaError::Invalid("sequence has no captured step".into()))?;
+        for _ in 0..n {
+            graph.launch()?;
+        }
+        seq.position += n;
+        Ok(())
+    }
+
+    /// Writes `tokens` into the sequence's id buffer from its current position on and marks
+    /// them as prompt, so the steps that run them do not overwrite them with picks.
+    pub fn queue_prompt(&self, seq: &mut CudaSequence, tokens: &[u32]) -> Result<()> {
+        let end = seq.position + tokens.len();
+        if end > seq.max_seq {
+            return Err(CudaError::Invalid(format!(
+                "prompt of {} tokens does not fit: the sequence holds {} of {}",
+                tokens.len(),
+                seq.position,
+                seq.max_seq
+            )));
+        }
+        if let Some(bad) = tokens.iter().find(|&&t| t as usize >= self.dims.vocab) {
+            return Err(CudaError::Invalid(format!(
+                "token id {bad} is outside the vocabulary of {}",
+                self.dims.vocab
+            )));
+        }
+        let bytes: Vec<u8> = tokens
+            .iter()
+            .flat_map(|t| (*t as i32).to_le_bytes())
+            .collect();
+        self.gpu
+            .upload(seq.ids.ptr() + 4 * seq.position as u64, &bytes)?;
+        self.gpu
+            .upload(seq.prompt_end.ptr(), &(end as i32).to_le_bytes())
+    }
+
+    /// Ids held at positions `range` (prompt tokens and picks alike); waits for queued work.
+    pub fn ids(&self, seq: &CudaSequence, range: std::ops::Range<usize>) -> Result<Vec<u32>> {
+        let mut bytes = vec![0u8; 4 * range.len()];
+        self.gpu
+            .download(&mut bytes, seq.ids.ptr() + 4 * range.start as u64)?;
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u32)
+            .collect())
+    }
+
+    pub fn logits(&self, seq: &CudaSequence) -> Result<Vec<f32>> {
+        let mut bytes = vec![0u8; 4 * self.dims.vocab];
+        self.gpu.download(&mut bytes, seq.logits.ptr())?;
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect())
+    }
+
+    /// Records one decode step's launches on the stream (run directly, or under capture).
+    fn record_step(&self, s: &CudaSequence) -> Result<()> {
+        let k = &self.kernels;
+        let w = &self.weights;
+        let d = &self.dims;
+        let (pos, x, xn) = (s.pos.view(), s.x.view(), s.xn.view());
+        k.embed_norm
+            .embed_token(&w.embed.view(), &s.ids.view(), &pos, &x)?;
+        let (mut gdn_i, mut attn_i) = (0, 0);
+        for l in &w.layers {
+            match &l.mixer {
+                Mixer::Gdn(g) => {
+                    let proj = s.gdn_proj.view();
+                    k.gemv.run_normed(
+                        &g.in_proj.view(),
+                        &x,
+                        &l.input_norm.view(),
+                        None,
+                        &proj,
+                        false,
+                    )?;
+                    k.gdn.decode(&GdnDecodeArgs {
+                        proj: &proj,
+                        conv_w: &g.conv_w.view(),
+                        conv_ring: &s.conv_ring.at(gdn_i),
+                        a_log: &g.a_log.view(),
+                        dt_bias: &g.dt_bias.view(),
+                        state: &s.gdn_state.at(gdn_i),
+                        out: &s.gdn_o.view(),
+                        pos: &pos,
+                    })?;
+                    k.gdn.gated_norm(
+                        &s.gdn_o.view(),
+                        &proj,
+                        &g.norm.view(),
+                        &s.gdn_normed.view(),
+                    )?;
+                    k.gemv
+                        .run(&g.out_proj.view(), &s.gdn_normed.view(), &x, true)?;
+                    gdn_i += 1;
+                }
+                Mixer::Attn(a) => {
+                    let proj = s.attn_proj.view();
+                    k.gemv.run_normed(
+                        &a.qkv.view(),
+                        &x,
+                        &l.input_norm.view(),
+                        None,
+                        &proj,
+                        false,
+                    )?;
+                    k.attention.decode(&AttnDecodeArgs {
+                        proj: &proj,
+                        q_norm: &a.q_norm.view(),
+                        k_norm: &a.k_norm.view(),
+                        k_cache: &s.k_cache.at(attn_i),
+                        v_cache: &s.v_cache.at(attn_i),
+                        q: &s.q.view(),
+                        part_acc: &s.part_acc.view(),
+                        part_ml: &s.part_ml.view(),
+                        out: &s.attn_out.view(),
+                        pos: &pos,
+                        max_seq: s.max_seq,
+                    })?;
+                    k.gemv.run(&a.o_proj.view(), &s.attn_out.view(), &x, true)?;
+                    attn_i += 1;
+                }
+            }
+            k.moe.run(&MoeArgs {
+                router: &l.router.view(),
+                norm: &l.post_norm.view(),
+                logits: &s.router_logits.view(),
+                done: &s.router_done.view(),
+                gate_up: &l.gate_up.view(),
+                down: &l.down.view(),
+                shared_gate_up: &l.shared_gate_up.view(),
+                shared_down: &l.shared_down.view(),
+                x: &xn,
+                ids: &s.expert_ids.view(),
+                weights: &s.expert_weights.view(),
+                h: &s.expert_h.view(),
+                residual: &x,
+            })?;
+        }
+        debug_assert_eq!((gdn_i, attn_i), (d.gdn_layers(), d.attn_layers()));
+        // lm_head's 62K blocks would each recompute a fused norm, so it gets its own launch.
+        k.embed_norm.rmsnorm(&x, &w.final_norm.view(), &xn, 1)?;
+        k.gemv
+            .run(&w.lm_head.view(), &xn, &s.logits.view(), false)?;
+        k.sampling.argmax(&s.logits.view(), &s.best.view())?;
+        k.sampling
+            .finish_step(&s.best.view(), &s.ids.view(), &pos, &s.prompt_end.view())
+    }
+
+    /// Clears a sequence's recurrent state, conv ring and position (the KV cache needs no
+    /// clearing: positions past the sequence's length are never read).
+    fn reset(&self, s: &mut CudaSequence) -> Result<()> {
+        for t in [&s.gdn_state, &s.conv_ring, &s.pos, &s.prompt_end] {
+            self.gpu.memset_u32(t.ptr(), 0, t.bytes() / 4)?;
+        }
+        self.gpu.memset_u32(s.best.ptr(), 0, 2)?;
+        self.gpu.memset_u32(s.router_done.ptr(), 0, 2)?;
+        self.gpu.synchronize()?;
+        s.position = 0;
+        Ok(())
+    }
+
+    /// Runs one decode step eagerly with every launch timed: (launch label, milliseconds).
+    pub fn profile_step(&self, s: &mut CudaSequence) -> Result<Vec<(String, f32)>> {
+        if s.position + 1 > s.max_seq {
+            return Err(CudaError::Invalid(
+                "profile_step: the sequence is full".into(),
+            ));
+        }
+        self.gpu.synchronize()?;
+        self.gpu.profile_start();
+        let recorded = self.record_step(s);
+        let timings = self.gpu.profile_finish();
+        recorded?;
+        s.position += 1;
+        timings
+    }
+
+    /// Empties the sequence for reuse at the same `max_seq` (the benchmark's rounds).
+    pub fn clear(&self, s: &mut CudaSequence) -> Result<()> {
+        self.reset(s)
+    }
+}
+
+/// One sequence's GPU state and its captured step.
+pub struct CudaSequence {
+    pub max_seq: usize,
+    position: usize,
+    // State that persists across steps.
+    k_cache: Tensor,
+    v_cache: Tensor,
+    gdn_state: Tensor,
+    conv_ring: Tensor,
+    ids: Tensor,
+    pos: Tensor,
+    prompt_end: Tensor,
+    best: Tensor,
+    // Per-step scratch.
+    x: Tensor,
+    xn: Tensor,
+    gdn_proj: Tensor,
+    gdn_o: Tensor,
+    gdn_normed: Tensor,
+    attn_proj: Tensor,
+    q: Tensor,
+    part_acc: Tensor,
+    part_ml: Tensor,
+    attn_out: Tensor,
+    router_logits: Tensor,
+    router_done: Tensor,
+    expert_ids: Tensor,
+    expert_weights: Tensor,
+    expert_h: Tensor,
+    logits: Tensor,
+    /// The captured step; set by `new_sequence` once the buffers above exist.
+    graph: Option<Graph>,
+}
+
+/// A host copy of a sequence's state at some position.
+#[derive(Clone)]
+pub struct CudaSnapshot {
+    position: usize,
+    kv: Arc<Vec<Vec<u8>>>,
+    gdn_state: Arc<Vec<u8>>,
+    conv_ring: Arc<Vec<u8>>,
+}
+
+impl Backend for CudaBackend {
+    type Sequence = CudaSequence;
+    type Snapshot = CudaSnapshot;
+    type Error = CudaError;
+
+    fn vocab_size(&self) -> usize {
+        self.dims.vocab
+    }
+
+    fn new_sequence(&self, max_seq: usize) -> Result<CudaSequence> {
+        // Positions are i32 on the GPU.
+        if max_seq == 0 || max_seq >= i32::MAX as usize {
+            return Err(CudaError::Invalid(format!(
+                "max_seq {max_seq} is out of range"
+            )));
+        }
+        let needed = self.sequence_bytes(max_seq);
+        let (free, _) = self.gpu.free_memory()?;
+        // Leave room for the graph and the driver's own allocations.
+        let margin = 256 << 20;
+        if needed + margin > free {
+            return Err(CudaError::OutOfMemory {
+                max_seq,
+                needed_mib: needed >> 20,
+                free_mib: free >> 20,
+            });
+        }
+        let d = &self.dims;
+        let g = &self.gpu;
+        let f32t = |name: &str, shape: &[usize]| Tensor::new(g, name, DType::F32, shape);
+        let bf16t = |name: &str, shape: &[usize]| Tensor::new(g, name, DType::BF16, shape);
+        let kv_shape = [d.attn_layers(), d.attn_kv_heads, max_seq, d.attn_head_dim];
+        let mut seq = CudaSequence {
+            max_seq,
+            position: 0,
+            k_cache: bf16t("k_cache", &kv_shape)?,
+            v_cache: bf16t("v_cache", &kv_shape)?,
+            gdn_state: f32t(
+                "gdn_state",
+                &[
+                    d.gdn_layers(),
+                    d.gdn_value_heads,
+                    d.gdn_key_dim,
+                    d.gdn_value_dim,
+                ],
+            )?,
+            conv_ring: f32t(
+                "conv_ring",
+                &[d.gdn_layers(), d.conv_kernel, d.gdn_conv_channels()],
+            )?,
+            ids: Tensor::new(g, "ids", DType::I32, &[max_seq + 1])?,
+            pos: Tensor::new(g, "pos", DType::I32, &[1])?,
+            prompt_end: Tensor::new(g, "prompt_end", DType::I32, &[1])?,
+            best: Tensor::new(g, "argmax", DType::U64, &[1])?,
+            x: f32t("x", &[d.hidden])?,
+            xn: bf16t("xn", &[d.hidden])?,
+            gdn_proj: f32t("gdn_proj", &[d.gdn_in_rows()])?,
+            gdn_o: f32t("gdn_o", &[d.gdn_out()])?,
+            gdn_normed: bf16t("gdn_normed", &[d.gdn_out()])?,
+            attn_proj: f32t("attn_proj", &[d.attn_in_rows()])?,
+            q: f32t("q", &[d.attn_out()])?,
+            part_acc: f32t(
+                "attn_part_acc",
+                &[d.attn_heads, ATTN_SPLITS, d.attn_head_dim],
+            )?,
+            part_ml: f32t("attn_part_ml", &[d.attn_heads, ATTN_SPLITS, 2])?,
+            attn_out: bf16t("attn_out", &[d.attn_out()])?,
+            router_logits: f32t("router_logits", &[d.experts + 1])?,
+            router_done: Tensor::new(g, "router_done", DType::U64, &[1])?,
+            expert_ids: Tensor::new(g, "expert_ids", DType::I32, &[d.top_k])?,
+            expert_weights: f32t("expert_weights", &[d.top_k + 1])?,
+            expert_h: f32t("expert_h", &[d.top_k + 1, d.moe_inter])?,
+            logits: f32t("logits", &[d.vocab])?,
+            graph: None,
+        };
+        self.reset(&mut seq)?;
+        let graph = g.capture(|| self.record_step(&seq))?;
+        seq.graph = Some(graph);
+        Ok(seq)
+    }
+
+    fn prefill(&self, seq: &mut CudaSequence, tokens: &[u32]) -> Result<Vec<f32>> {
+        if tokens.is_empty() {
+            return Err(CudaError::Invalid(
+                "prefill needs at least one token".into(),
+            ));
+        }
+        self.queue_prompt(seq, tokens)?;
+        self.run_steps(seq, tokens.len())?;
+        self.logits(seq)
+    }
+
+    fn decode(&self, seq: &mut CudaSequence, token: u32) -> Result<Vec<f32>> {
+        self.queue_prompt(seq, &[token])?;
+        self.run_steps(seq, 1)?;
+        self.logits(seq)
+    }
+
+    fn position(&self, seq: &CudaSequence) -> usize {
+        seq.position
+    }
+
+    fn snapshot(&self, seq: &CudaSequence) -> CudaSnapshot {
+        let download = |ptr: u64, bytes: usize| {
+            let mut v = vec![0u8; bytes];
+            // The trait gives snapshot no error path; a failed copy is a lost GPU, which the
+            // next step reports.
+            if let Err(e) = self.gpu.download(&mut v, ptr) {
+                tracing::error!("snapshot: {e}");
+            }
+            v
+        };
+        let row = self.dims.attn_head_dim * 2;
+        let mut kv = Vec::new();
+        for cache in [&seq.k_cache, &seq.v_cache] {
+            for l in 0..self.dims.attn_layers() {
+                for h in 0..self.dims.attn_kv_heads {
+                    let at = cache.ptr()
+                        + (((l * self.dims.attn_kv_heads + h) * seq.max_seq) * row) as u64;
+                    kv.push(download(at, seq.position * row));
+                }
+            }
+        }
+        CudaSnapshot {
+            position: seq.position,
+            kv: Arc::new(kv),
+            gdn_state: Arc::new(download(seq.gdn_state.ptr(), seq.gdn_state.bytes())),
+            conv_ring: Arc::new(download(seq.conv_ring.ptr(), seq.conv_ring.bytes())),
+        }
+    }
+
+    fn restore(&self, seq: &mut CudaSequence, snap: &CudaSnapshot) {
+        let upload = |ptr: u64, bytes: &[u8]| {
+            if let Err(e) = self.gpu.upload(ptr, bytes) {
+                tracing::error!("restore: {e}");
+            }
+        };
+        let row = self.dims.attn_head_dim * 2;
+        let mut parts = snap.kv.iter();
+        for cache in [&seq.k_cache, &seq.v_cache] {
+            for l in 0..self.dims.attn_layers() {
+                for h in 0..self.dims.attn_kv_heads {
+                    let at = cache.ptr()
+                        + (((l * self.dims.attn_kv_heads + h) * seq.max_seq) * row) as u64;
+                    upload(at, parts.next().expect("snapshot of the same model"));
+                }
+            }
+        }
+        upload(seq.gdn_state.ptr(), &snap.gdn_state);
+        upload(seq.conv_ring.ptr(), &snap.conv_ring);
+        upload(seq.pos.ptr(), &(snap.position as i32).to_le_bytes());
+        upload(seq.prompt_end.ptr(), &0i32.to_le_bytes());
+        seq.position = snap.position;
+    }
+}

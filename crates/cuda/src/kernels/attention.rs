@@ -1,0 +1,109 @@
+//! Launchers for attention.cu: q/k norm + partial RoPE + cache write, split-KV decode, combine.
+
+use std::sync::Arc;
+
+use crate::dims::{Dims, ATTN_SPLITS};
+use crate::driver::{Function, Gpu, KernelArgs, Module};
+use crate::error::Result;
+use crate::tensor::{DType, View};
+
+pub struct Attention {
+    gpu: Arc<Gpu>,
+    _module: Module,
+    prepare: Function,
+    partial: Function,
+    combine: Function,
+    dims: Dims,
+}
+
+pub struct AttnDecodeArgs<'a> {
+    /// F32 [attn_in_rows]: q (query | gate per head) | k | v.
+    pub proj: &'a View<'a>,
+    /// BF16 [head dim] each.
+    pub q_norm: &'a View<'a>,
+    pub k_norm: &'a View<'a>,
+    /// BF16 [kv heads, max_seq, head dim] each.
+    pub k_cache: &'a View<'a>,
+    pub v_cache: &'a View<'a>,
+    /// F32 [heads * head dim]: normed, rotated query.
+    pub q: &'a View<'a>,
+    /// F32 [heads, ATTN_SPLITS, head dim] and [heads, ATTN_SPLITS, 2]: per-split partials.
+    pub part_acc: &'a View<'a>,
+    pub part_ml: &'a View<'a>,
+    /// BF16 [heads * head dim]: gated output, the input of o_proj.
+    pub out: &'a View<'a>,
+    pub pos: &'a View<'a>,
+    pub max_seq: usize,
+}
+
+impl Attention {
+    pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
+        let module = super::load(gpu, "attention.cu", include_str!("attention.cu"), dims)?;
+        Ok(Attention {
+            gpu: gpu.clone(),
+            prepare: module.function("attn_prepare")?,
+            partial: module.function("attn_decode_partial")?,
+            combine: module.function("attn_decode_combine")?,
+            _module: module,
+            dims: dims.clone(),
+        })
+    }
+
+    /// The whole attention mixer of one decode step after the q|k|v projection.
+    pub fn decode(&self, a: &AttnDecodeArgs) -> Result<()> {
+        let d = &self.dims;
+        let (h, kvh, hd) = (d.attn_heads, d.attn_kv_heads, d.attn_head_dim);
+        let proj = a.proj.expect(DType::F32, &[d.attn_in_rows()])?;
+        let q_norm = a.q_norm.expect(DType::BF16, &[hd])?;
+        let k_norm = a.k_norm.expect(DType::BF16, &[hd])?;
+        let k_cache = a.k_cache.expect(DType::BF16, &[kvh, a.max_seq, hd])?;
+        let v_cache = a.v_cache.expect(DType::BF16, &[kvh, a.max_seq, hd])?;
+        let q = a.q.expect(DType::F32, &[h * hd])?;
+        let part_acc = a.part_acc.expect(DType::F32, &[h, ATTN_SPLITS, hd])?;
+        let part_ml = a.part_ml.expect(DType::F32, &[h, ATTN_SPLITS, 2])?;
+        let out = a.out.expect(DType::BF16, &[h * hd])?;
+        let pos = a.pos.expect(DType::I32, &[1])?;
+        let mut args = KernelArgs::new()
+            .ptr(proj)
+            .ptr(q_norm)
+            .ptr(k_norm)
+            .ptr(pos)
+            .ptr(q)
+            .ptr(k_cache)
+            .ptr(v_cache)
+            .i32(a.max_seq as i32)
+            .f32(d.rope_theta)
+            .f32(d.eps);
+        self.gpu.launch(
+            &self.prepare,
+            ((h + kvh) as u32, 1, 1),
+            hd as u32,
+            0,
+            &mut args,
+        )?;
+        let mut args = KernelArgs::new()
+            .ptr(q)
+            .ptr(k_cache)
+            .ptr(v_cache)
+            .ptr(pos)
+            .ptr(part_acc)
+            .ptr(part_ml)
+            .i32(a.max_seq as i32);
+        // 8 warps per block: ATTN_WARPS in attention.cu.
+        self.gpu.launch(
+            &self.partial,
+            (kvh as u32, ATTN_SPLITS as u32, 1),
+            256,
+            0,
+            &mut args,
+        )?;
+        let mut args = KernelArgs::new()
+            .ptr(part_acc)
+            .ptr(part_ml)
+            .ptr(proj)
+            .ptr(pos)
+            .ptr(out);
+        self.gpu
+            .launch(&self.combine, (h as u32, 1, 1), hd as u32, 0, &mut args)
+    }
+}

@@ -1,0 +1,68 @@
+// Shared by every kernel family; prepended to each source before NVRTC compiles it.
+// bf16 is handled as raw 16-bit patterns so that no CUDA header is needed.
+typedef unsigned short bf16;
+typedef unsigned long long u64;
+#define INFINITY __int_as_float(0x7f800000)
+
+__device__ __forceinline__ float bf2f(bf16 v) { return __uint_as_float(((unsigned)v) << 16); }
+
+// Round to nearest even, NaN kept quiet: the same rounding as torch's float -> bfloat16.
+__device__ __forceinline__ bf16 f2bf(float f) {
+    unsigned u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (bf16)0x7fc0;
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (bf16)(u >> 16);
+}
+
+// The 8 bf16 values packed in one 16-byte load.
+__device__ __forceinline__ void unpack8(const uint4 v, float out[8]) {
+    const unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        out[2 * i] = __uint_as_float(w[i] << 16);
+        out[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+    }
+}
+
+__device__ __forceinline__ float dot8(const uint4 a, const uint4 b) {
+    float x[8], y[8];
+    unpack8(a, x);
+    unpack8(b, y);
+    float s = 0.f;
+#pragma unroll
+    for (int i = 0; i < 8; i++) s = fmaf(x[i], y[i], s);
+    return s;
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+// Sum over the whole block; every thread gets the result. `scratch` holds 32 floats.
+__device__ __forceinline__ float block_sum(float v, float* scratch) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+    v = warp_sum(v);
+    __syncthreads();
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    float t = lane < warps ? scratch[lane] : 0.f;
+    return warp_sum(t);
+}
+
+__device__ __forceinline__ float silu(float x) { return x / (1.f + __expf(-x)); }
+__device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-x)); }
+
+// Programmatic dependent launch (PDL). Every kernel first lets the next kernel in the stream
+// begin launching, may then load what no earlier kernel writes (weights), and calls pdl_wait()
+// before it reads or writes any activation: that waits until the previous kernel has finished
+// and its writes are visible. Without the launch attribute both are no-ops.
+__device__ __forceinline__ void pdl_launch_next() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }

@@ -1,0 +1,129 @@
+//! Launchers for gemv.cu: y (+)= W x for the decode path.
+
+use std::sync::Arc;
+
+use crate::dims::Dims;
+use crate::driver::{Function, Gpu, KernelArgs, Module};
+use crate::error::{CudaError, Result};
+use crate::tensor::{DType, View};
+
+/// Warps (rows) per block; must match GEMV_WARPS in gemv.cu.
+const WARPS: usize = 4;
+
+pub struct Gemv {
+    gpu: Arc<Gpu>,
+    _module: Module,
+    by_cols: Vec<(usize, Function)>,
+    normed: Function,
+    dims: Dims,
+}
+
+impl Gemv {
+    pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
+        let module = super::load(gpu, "gemv.cu", include_str!("gemv.cu"), dims)?;
+        let by_cols = vec![
+            (dims.hidden, module.function("gemv_hidden")?),
+            (dims.gdn_out(), module.function("gemv_gdn_out")?),
+            (dims.attn_out(), module.function("gemv_attn_out")?),
+        ];
+        let normed = module.function("gemv_hidden_normed")?;
+        Ok(Gemv {
+            gpu: gpu.clone(),
+            _module: module,
+            by_cols,
+            normed,
+            dims: dims.clone(),
+        })
+    }
+
+    /// y = W x, or y += W x with `accumulate`. W: BF16 [rows, cols] with cols one of the
+    /// compiled widths (hidden, GDN value width, attention width); x: BF16 [cols]; y: F32 [rows].
+    pub fn run(&self, w: &View, x: &View, y: &View, accumulate: bool) -> Result<()> {
+        let (rows, cols) = match w.shape[..] {
+            [r, c] if w.dtype == DType::BF16 => (r, c),
+            _ => {
+                return Err(CudaError::Shape {
+                    tensor: w.to_string(),
+                    expected: "BF16 [rows, cols]".into(),
+                    actual: format!("{:?} {:?}", w.dtype, w.shape),
+                })
+            }
+        };
+        let f = self
+            .by_cols
+            .iter()
+            .find(|(c, _)| *c == cols)
+            .map(|(_, f)| f)
+            .ok_or_else(|| CudaError::Shape {
+                tensor: w.to_string(),
+                expected: format!(
+                    "columns in {:?}",
+                    self.by_cols.iter().map(|(c, _)| *c).collect::<Vec<_>>()
+                ),
+                actual: format!("{cols}"),
+            })?;
+        let x = x.expect(DType::BF16, &[cols])?;
+        let y = y.expect(DType::F32, &[rows])?;
+        let mut args = KernelArgs::new()
+            .ptr(w.ptr)
+            .ptr(x)
+            .ptr(y)
+            .i32(rows as i32)
+            .i32(accumulate as i32);
+        self.gpu.launch(
+            f,
+            (rows.div_ceil(WARPS) as u32, 1, 1),
+            (WARPS * 32) as u32,
+            0,
+            &mut args,
+        )
+    }
+
+    /// y (+)= W bf16(rmsnorm(resid) * (1 + norm_w)): the layer norm fused into the product's
+    /// prologue. W: BF16 [rows, hidden]; resid: F32 [hidden]; norm_w: BF16 [hidden];
+    /// `xn_out` (BF16 [hidden]) receives the normed vector when given.
+    pub fn run_normed(
+        &self,
+        w: &View,
+        resid: &View,
+        norm_w: &View,
+        xn_out: Option<&View>,
+        y: &View,
+        accumulate: bool,
+    ) -> Result<()> {
+        let h = self.dims.hidden;
+        let rows = match w.shape[..] {
+            [r, c] if c == h && w.dtype == DType::BF16 => r,
+            _ => {
+                return Err(CudaError::Shape {
+                    tensor: w.to_string(),
+                    expected: format!("BF16 [rows, {h}]"),
+                    actual: format!("{:?} {:?}", w.dtype, w.shape),
+                })
+            }
+        };
+        let resid = resid.expect(DType::F32, &[h])?;
+        let norm_w = norm_w.expect(DType::BF16, &[h])?;
+        let xn = match xn_out {
+            Some(v) => v.expect(DType::BF16, &[h])?,
+            None => 0,
+        };
+        let y = y.expect(DType::F32, &[rows])?;
+        let mut args = KernelArgs::new()
+            .ptr(w.ptr)
+            .ptr(resid)
+            .ptr(norm_w)
+            .ptr(xn)
+            .f32(self.dims.eps)
+            .ptr(y)
+            .i32(rows as i32)
+            .i32(accumulate as i32);
+        self.gpu.launch(
+            &self.normed,
+            (rows.div_ceil(WARPS) as u32, 1, 1),
+            (WARPS * 32) as u32,
+            0,
+            &mut args,
+        )
+    }
+}

@@ -1,0 +1,66 @@
+//! Kernel families: each `.cu` source sits beside the Rust launcher that compiles it (NVRTC, for
+//! the model's dimensions) and checks every argument before dispatch.
+
+pub mod attention;
+pub mod embed_norm;
+pub mod fill;
+pub mod gdn;
+pub mod gemv;
+pub mod moe;
+pub mod sampling;
+
+use std::sync::Arc;
+
+use crate::dims::Dims;
+use crate::driver::{Gpu, Module};
+use crate::error::Result;
+use crate::nvrtc::{Nvrtc, TARGET_ARCH};
+
+/// Every kernel source, by file name (the CI compile test walks this list).
+pub const SOURCES: &[(&str, &str)] = &[
+    ("embed_norm.cu", include_str!("embed_norm.cu")),
+    ("gemv.cu", include_str!("gemv.cu")),
+    ("gdn.cu", include_str!("gdn.cu")),
+    ("attention.cu", include_str!("attention.cu")),
+    ("moe.cu", moe::SOURCE),
+    ("sampling.cu", include_str!("sampling.cu")),
+    ("fill.cu", include_str!("fill.cu")),
+];
+
+/// Compiles one family for `dims` and loads it on `gpu`.
+pub(crate) fn load(gpu: &Arc<Gpu>, name: &str, source: &str, dims: &Dims) -> Result<Module> {
+    let started = std::time::Instant::now();
+    let cubin = Nvrtc::get()?.compile(name, source, TARGET_ARCH, &dims.defines())?;
+    tracing::debug!(
+        kernel = name,
+        ms = started.elapsed().as_millis() as u64,
+        "compiled"
+    );
+    gpu.load_module(&cubin)
+}
+
+/// All kernel families, compiled for one model.
+pub struct Kernels {
+    pub embed_norm: embed_norm::EmbedNorm,
+    pub gemv: gemv::Gemv,
+    pub gdn: gdn::Gdn,
+    pub attention: attention::Attention,
+    pub moe: moe::Moe,
+    pub sampling: sampling::Sampling,
+    pub fill: fill::Fill,
+}
+
+impl Kernels {
+    pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Kernels> {
+        dims.validate().map_err(crate::error::CudaError::Invalid)?;
+        Ok(Kernels {
+            embed_norm: embed_norm::EmbedNorm::load(gpu, dims)?,
+            gemv: gemv::Gemv::load(gpu, dims)?,
+            gdn: gdn::Gdn::load(gpu, dims)?,
+            attention: attention::Attention::load(gpu, dims)?,
+            moe: moe::Moe::load(gpu, dims)?,
+            sampling: sampling::Sampling::load(gpu, dims)?,
+            fill: fill::Fill::load(gpu, dims)?,
+        })
+    }
+}

@@ -1,0 +1,186 @@
+// Mixture of experts for decode. Needs: HIDDEN, NUM_EXPERTS, TOP_K, MOE_INTER, and gemv.cu
+// compiled in front of it (the router is a row product with the norm fused).
+// The shared expert runs as slot TOP_K of the same kernels as the routed ones (same shapes),
+// so a layer's 9 experts are one launch for gate|up and one for down.
+// Expert ids and weights stay on the GPU: the route kernel writes them, the expert kernels read
+// them, and the host never sees them.
+
+#define SLOTS (TOP_K + 1)
+#define MOE_WARPS 4
+
+// Routing by one warp: softmax over the router logits in f32, top-k (lowest index wins a tie),
+// renormalised to sum 1; weights[TOP_K] = sigmoid(shared expert gate logit).
+// logits: [router (NUM_EXPERTS) | shared_expert_gate (1)], read past L1 (other blocks wrote them).
+__device__ __forceinline__ void route_warp(const float* logits, int* __restrict__ ids, float* __restrict__ weights) {
+    constexpr int PER_LANE = (NUM_EXPERTS + 31) / 32;
+    const int lane = threadIdx.x & 31;
+    float p[PER_LANE];
+    float mx = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < PER_LANE; j++) {
+        const int e = lane + 32 * j;
+        p[j] = e < NUM_EXPERTS ? __ldcg(logits + e) : -INFINITY;
+        mx = fmaxf(mx, p[j]);
+    }
+    mx = warp_max(mx);
+    float sum = 0.f;
+#pragma unroll
+    for (int j = 0; j < PER_LANE; j++) {
+        p[j] = lane + 32 * j < NUM_EXPERTS ? expf(p[j] - mx) : -1.f;
+        sum += p[j] > 0.f ? p[j] : 0.f;
+    }
+    sum = warp_sum(sum);
+    float picked_sum = 0.f, picked[TOP_K];
+    int picked_id[TOP_K];
+#pragma unroll
+    for (int k = 0; k < TOP_K; k++) {
+        float best = -2.f;
+        int best_e = 1 << 30;
+#pragma unroll
+        for (int j = 0; j < PER_LANE; j++) {
+            if (p[j] > best) { best = p[j]; best_e = lane + 32 * j; }
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            const float ob = __shfl_xor_sync(0xffffffffu, best, o);
+            const int oe = __shfl_xor_sync(0xffffffffu, best_e, o);
+            if (ob > best || (ob == best && oe < best_e)) { best = ob; best_e = oe; }
+        }
+        picked[k] = best / sum;
+        picked_id[k] = best_e;
+        picked_sum += picked[k];
+#pragma unroll
+        for (int j = 0; j < PER_LANE; j++)
+            if (lane + 32 * j == best_e) p[j] = -1.f;
+    }
+    if (lane == 0) {
+#pragma unroll
+        for (int k = 0; k < TOP_K; k++) {
+            ids[k] = picked_id[k];
+            weights[k] = picked[k] / picked_sum;
+        }
+        weights[TOP_K] = sigmoid(__ldcg(logits + NUM_EXPERTS));
+    }
+}
+
+// The router: logits = [router | shared_expert_gate] . rmsnorm(resid) with the norm fused (gemv.cu
+// is compiled in front of this file), and block 0 writing the normed x for the experts. The last
+// block to finish does the routing, which saves a launch per layer: `done` counts finished
+// blocks and is reset by that last block.
+extern "C" __global__ void __launch_bounds__(GEMV_WARPS * 32)
+moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf16* __restrict__ norm_w,
+           bf16* __restrict__ xn_out, float eps, float* logits, unsigned* done, int* __restrict__ ids,
+           float* __restrict__ weights) {
+    gemv_rows<HIDDEN, true>(W, nullptr, resid, norm_w, xn_out, eps, logits, NUM_EXPERTS + 1, 0);
+    __shared__ bool last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(done, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    if (threadIdx.x < 32) route_warp(logits, ids, weights);
+    if (threadIdx.x == 0) *done = 0;
+}
+
+// h[s][r] = silu(gate_s[r] . x) * (up_s[r] . x) for the 8 chosen experts and the shared one.
+// gate_up: [NUM_EXPERTS][2*MOE_INTER][HIDDEN] (rows 0..I gate, I..2I up); shared: [2*I][HIDDEN].
+// grid (SLOTS, I / MOE_WARPS), one warp per intermediate row.
+extern "C" __global__ void __launch_bounds__(MOE_WARPS * 32)
+moe_gate_up(const bf16* __restrict__ gate_up, const bf16* __restrict__ shared_gate_up,
+            const bf16* __restrict__ x, const int* __restrict__ ids, float* __restrict__ h) {
+    constexpr int CHUNKS = HIDDEN / 8, PER_LANE = (CHUNKS + 31) / 32;
+    __shared__ uint4 xs[CHUNKS];
+    pdl_launch_next();
+    pdl_wait();
+    const int slot = blockIdx.x, lane = threadIdx.x & 31;
+    const int r = blockIdx.y * MOE_WARPS + (threadIdx.x >> 5);
+    const bool valid = r < MOE_INTER;
+    // Weights first (they need only the expert id), then x, so the loads overlap the staging.
+    const bf16* base = slot < TOP_K ? gate_up + (long)ids[slot] * 2 * MOE_INTER * HIDDEN : shared_gate_up;
+    const int rr = valid ? r : 0;
+    const uint4* g = reinterpret_cast<const uint4*>(base + (long)rr * HIDDEN);
+    const uint4* u = reinterpret_cast<const uint4*>(base + (long)(MOE_INTER + rr) * HIDDEN);
+    uint4 gw[PER_LANE], uw[PER_LANE];
+#pragma unroll
+    for (int i = 0; i < PER_LANE; i++) {
+        const int c = lane + 32 * i;
+        if (c < CHUNKS) { gw[i] = __ldg(g + c); uw[i] = __ldg(u + c); }
+    }
+    for (int c = threadIdx.x; c < CHUNKS; c += blockDim.x) xs[c] = reinterpret_cast<const uint4*>(x)[c];
+    __syncthreads();
+    if (!valid) return;
+    float ga = 0.f, ua = 0.f;
+#pragma unroll
+    for (int i = 0; i < PER_LANE; i++) {
+        const int c = lane + 32 * i;
+        if (c < CHUNKS) { ga += dot8(gw[i], xs[c]); ua += dot8(uw[i], xs[c]); }
+    }
+    ga = warp_sum(ga);
+    ua = warp_sum(ua);
+    if (lane == 0) h[slot * MOE_INTER + r] = silu(ga) * ua;
+}
+
+// x[row] += sum_s weight_s * (down_s[row] . h_s), the residual add included.
+// down: [NUM_EXPERTS][HIDDEN][MOE_INTER]; shared: [HIDDEN][MOE_INTER].
+// A row is shared by DOWN_GROUPS warps, each taking every DOWN_GROUPS-th slot, and their sums
+// are added in a fixed order (deterministic, unlike atomics): with one warp per row there were
+// only ~16 warps per SM, too few loads in flight for a 19 MB stream.
+// Lanes read h straight from L2 (warps of a block share it through L1).
+#define DOWN_GROUPS 4
+#define DOWN_ROWS 2
+extern "C" __global__ void __launch_bounds__(DOWN_GROUPS * DOWN_ROWS * 32)
+moe_down(const bf16* __restrict__ down, const bf16* __restrict__ shared_down, const float* __restrict__ h,
+         const int* __restrict__ ids, const float* __restrict__ weights, float* __restrict__ x) {
+    constexpr int CHUNKS = MOE_INTER / 8, PER_LANE = (CHUNKS + 31) / 32;
+    constexpr int MY_SLOTS = (SLOTS + DOWN_GROUPS - 1) / DOWN_GROUPS;
+    __shared__ float partial[DOWN_ROWS][DOWN_GROUPS];
+    pdl_launch_next();
+    pdl_wait();
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int group = warp % DOWN_GROUPS, local_row = warp / DOWN_GROUPS;
+    const int row = blockIdx.x * DOWN_ROWS + local_row;
+    const bool valid = row < HIDDEN;
+    const int rr = valid ? row : 0;
+    uint4 w[MY_SLOTS][PER_LANE];
+#pragma unroll
+    for (int j = 0; j < MY_SLOTS; j++) {
+        const int s = group + j * DOWN_GROUPS;
+        if (s >= SLOTS) break;
+        const bf16* base = s < TOP_K ? down + (long)ids[s] * HIDDEN * MOE_INTER : shared_down;
+        const uint4* wr = reinterpret_cast<const uint4*>(base + (long)rr * MOE_INTER);
+#pragma unroll
+        for (int i = 0; i < PER_LANE; i++) {
+            const int c = lane + 32 * i;
+            if (c < CHUNKS) w[j][i] = __ldg(wr + c);
+        }
+    }
+    float total = 0.f;
+#pragma unroll
+    for (int j = 0; j < MY_SLOTS; j++) {
+        const int s = group + j * DOWN_GROUPS;
+        if (s >= SLOTS) break;
+        float acc = 0.f;
+#pragma unroll
+        for (int i = 0; i < PER_LANE; i++) {
+            const int c = lane + 32 * i;
+            if (c < CHUNKS) {
+                float wf[8];
+                unpack8(w[j][i], wf);
+                const float4* hr = reinterpret_cast<const float4*>(h + s * MOE_INTER + c * 8);
+                const float4 a = hr[0], b = hr[1];
+                acc += wf[0] * a.x + wf[1] * a.y + wf[2] * a.z + wf[3] * a.w + wf[4] * b.x + wf[5] * b.y + wf[6] * b.z + wf[7] * b.w;
+            }
+        }
+        total += weights[s] * acc;
+    }
+    total = warp_sum(total);
+    if (lane == 0) partial[local_row][group] = total;
+    __syncthreads();
+    if (valid && group == 0 && lane == 0) {
+        float sum = 0.f;
+#pragma unroll
+        for (int g = 0; g < DOWN_GROUPS; g++) sum += partial[local_row][g];
+        x[row] += sum;
+    }
+}

@@ -1,0 +1,173 @@
+//! Run-time kernel compilation with NVRTC, loaded at run time like the driver. Kernels are
+//! compiled for the exact model dimensions (passed as `-D` macros), so loop bounds are
+//! compile-time constants and register arrays stay in registers.
+//!
+//! Where NVRTC lives: `LILY_NVRTC` (a full path) first, then the loader's search path.
+//! The PyPI wheel `nvidia-cuda-nvrtc` (13.x) puts it at `nvidia/cu13/lib/libnvrtc.so.13`.
+
+use std::ffi::{c_char, CString};
+use std::sync::OnceLock;
+
+use libloading::Library;
+
+use crate::driver::load_first;
+use crate::error::{CudaError, Result};
+
+type Prog = *mut std::ffi::c_void;
+type Status = i32;
+
+const NVRTC_NAMES: &[&str] = &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"];
+
+/// The target Lily's kernels are written for: Hopper with its architecture-specific features.
+pub const TARGET_ARCH: &str = "sm_90a";
+
+/// Declarations every kernel family shares: bf16 as raw bits (no CUDA headers are needed, so
+/// NVRTC from a bare wheel compiles them), and warp/block reductions.
+const COMMON: &str = include_str!("kernels/common.cuh");
+
+pub struct Nvrtc {
+    create: unsafe extern "C" fn(
+        *mut Prog,
+        *const c_char,
+        *const c_char,
+        i32,
+        *const *const c_char,
+        *const *const c_char,
+    ) -> Status,
+    compile: unsafe extern "C" fn(Prog, i32, *const *const c_char) -> Status,
+    log_size: unsafe extern "C" fn(Prog, *mut usize) -> Status,
+    log: unsafe extern "C" fn(Prog, *mut c_char) -> Status,
+    cubin_size: unsafe extern "C" fn(Prog, *mut usize) -> Status,
+    cubin: unsafe extern "C" fn(Prog, *mut c_char) -> Status,
+    destroy: unsafe extern "C" fn(*mut Prog) -> Status,
+    version: unsafe extern "C" fn(*mut i32, *mut i32) -> Status,
+    _lib: Library,
+}
+
+unsafe impl Send for Nvrtc {}
+unsafe impl Sync for Nvrtc {}
+
+macro_rules! sym {
+    ($lib:expr, $name:literal) => {
+        *$lib
+            .get(concat!($name, "\0").as_bytes())
+            .map_err(|e: libloading::Error| CudaError::MissingSymbol {
+                library: "libnvrtc",
+                symbol: $name,
+                reason: e.to_string(),
+            })?
+    };
+}
+
+impl Nvrtc {
+    /// The process-wide NVRTC, loaded on first use.
+    pub fn get() -> Result<&'static Nvrtc> {
+        static NVRTC: OnceLock<std::result::Result<Nvrtc, String>> = OnceLock::new();
+        NVRTC
+            .get_or_init(|| Nvrtc::load().map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|e| CudaError::LibraryNotFound {
+                library: "libnvrtc",
+                tried: "see reason".into(),
+                reason: e.clone(),
+            })
+    }
+
+    fn load() -> Result<Nvrtc> {
+        let lib = load_first("libnvrtc", NVRTC_NAMES, Some("LILY_NVRTC"))?;
+        unsafe {
+            Ok(Nvrtc {
+                create: sym!(lib, "nvrtcCreateProgram"),
+                compile: sym!(lib, "nvrtcCompileProgram"),
+                log_size: sym!(lib, "nvrtcGetProgramLogSize"),
+                log: sym!(lib, "nvrtcGetProgramLog"),
+                cubin_size: sym!(lib, "nvrtcGetCUBINSize"),
+                cubin: sym!(lib, "nvrtcGetCUBIN"),
+                destroy: sym!(lib, "nvrtcDestroyProgram"),
+                version: sym!(lib, "nvrtcVersion"),
+                _lib: lib,
+            })
+        }
+    }
+
+    pub fn version(&self) -> (i32, i32) {
+        let (mut a, mut b) = (0, 0);
+        unsafe { (self.version)(&mut a, &mut b) };
+        (a, b)
+    }
+
+    /// Compiles `source` (prefixed with the shared declarations) to a cubin for `arch`,
+    /// with each `(name, value)` of `defines` as a `-D` macro.
+    pub fn compile(
+        &self,
+        name: &str,
+        source: &str,
+        arch: &str,
+        defines: &[(&str, i64)],
+    ) -> Result<Vec<u8>> {
+        let full = format!("{COMMON}\n#line 1 \"{name}\"\n{source}");
+        let csrc =
+            CString::new(full).map_err(|_| CudaError::Invalid(format!("{name} contains NUL")))?;
+        let cname =
+            CString::new(name).map_err(|_| CudaError::Invalid(format!("{name} contains NUL")))?;
+        let mut options: Vec<CString> = vec![
+            CString::new(format!("--gpu-architecture={arch}")).unwrap(),
+            CString::new("--std=c++17").unwrap(),
+            CString::new("-default-device").unwrap(),
+            CString::new("--use_fast_math").unwrap(),
+        ];
+        for (k, v) in defines {
+            options.push(CString::new(format!("-D{k}={v}")).unwrap());
+        }
+        let opt_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
+        let err = |call, code| CudaError::Nvrtc {
+            call,
+            code,
+            source_name: name.to_string(),
+        };
+        unsafe {
+            let mut prog: Prog = std::ptr::null_mut();
+            let code = (self.create)(
+                &mut prog,
+                csrc.as_ptr(),
+                cname.as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            );
+            if code != 0 {
+                return Err(err("nvrtcCreateProgram", code));
+            }
+            let compiled = (self.compile)(prog, opt_ptrs.len() as i32, opt_ptrs.as_ptr());
+            let mut size = 0usize;
+            (self.log_size)(prog, &mut size);
+            let mut log = vec![0u8; size.max(1)];
+            (self.log)(prog, log.as_mut_ptr() as *mut c_char);
+            let log = String::from_utf8_lossy(&log[..size.saturating_sub(1)]).into_owned();
+            if compiled != 0 {
+                (self.destroy)(&mut prog);
+                return Err(CudaError::Compile {
+                    source_name: name.to_string(),
+                    arch: arch.to_string(),
+                    log,
+                });
+            }
+            if !log.trim().is_empty() {
+                tracing::warn!(kernel = name, "NVRTC: {log}");
+            }
+            let mut n = 0usize;
+            let code = (self.cubin_size)(prog, &mut n);
+            if code != 0 {
+                (self.destroy)(&mut prog);
+                return Err(err("nvrtcGetCUBINSize", code));
+            }
+            let mut out = vec![0u8; n];
+            let code = (self.cubin)(prog, out.as_mut_ptr() as *mut c_char);
+            (self.destroy)(&mut prog);
+            if code != 0 {
+                return Err(err("nvrtcGetCUBIN", code));
+            }
+            Ok(out)
+        }
+    }
+}

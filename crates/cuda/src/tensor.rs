@@ -1,0 +1,123 @@
+//! Device tensors: an owned allocation with a dtype, a shape and a name, and borrowed views of
+//! it that launchers check before every dispatch ("layer 3 k_cache must be BF16 [2, 4096, 256]").
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::driver::{DeviceBuffer, DevicePtr, Gpu};
+use crate::error::{CudaError, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DType {
+    BF16,
+    F32,
+    I32,
+    U64,
+}
+
+impl DType {
+    pub fn size(self) -> usize {
+        match self {
+            DType::BF16 => 2,
+            DType::F32 | DType::I32 => 4,
+            DType::U64 => 8,
+        }
+    }
+}
+
+pub struct Tensor {
+    buf: DeviceBuffer,
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+    pub name: String,
+}
+
+impl Tensor {
+    pub fn new(
+        gpu: &Arc<Gpu>,
+        name: impl Into<String>,
+        dtype: DType,
+        shape: &[usize],
+    ) -> Result<Tensor> {
+        let n: usize = shape.iter().product();
+        Ok(Tensor {
+            buf: gpu.alloc(n * dtype.size())?,
+            dtype,
+            shape: shape.to_vec(),
+            name: name.into(),
+        })
+    }
+
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.buf.bytes()
+    }
+
+    pub fn ptr(&self) -> DevicePtr {
+        self.buf.ptr()
+    }
+
+    pub fn view(&self) -> View<'_> {
+        View {
+            ptr: self.buf.ptr(),
+            dtype: self.dtype,
+            shape: self.shape.clone(),
+            name: &self.name,
+            index: None,
+        }
+    }
+
+    /// Element `i` of the leading dimension (one layer's slice of a stacked tensor).
+    pub fn at(&self, i: usize) -> View<'_> {
+        assert!(
+            i < self.shape[0],
+            "{}: index {i} out of {}",
+            self.name,
+            self.shape[0]
+        );
+        let inner: usize = self.shape[1..].iter().product();
+        View {
+            ptr: self.buf.ptr() + (i * inner * self.dtype.size()) as u64,
+            dtype: self.dtype,
+            shape: self.shape[1..].to_vec(),
+            name: &self.name,
+            index: Some(i),
+        }
+    }
+}
+
+/// A borrowed, typed window into a tensor.
+#[derive(Clone)]
+pub struct View<'a> {
+    pub ptr: DevicePtr,
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+    name: &'a str,
+    index: Option<usize>,
+}
+
+impl fmt::Display for View<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.index {
+            Some(i) => write!(f, "{}[{i}]", self.name),
+            None => write!(f, "{}", self.name),
+        }
+    }
+}
+
+impl View<'_> {
+    /// Fails unless the view is `dtype` with exactly `shape`, naming the tensor.
+    pub fn expect(&self, dtype: DType, shape: &[usize]) -> Result<DevicePtr> {
+        if self.dtype != dtype || self.shape != shape {
+            return Err(CudaError::Shape {
+                tensor: self.to_string(),
+                expected: format!("{dtype:?} {shape:?}"),
+                actual: format!("{:?} {:?}", self.dtype, self.shape),
+            });
+        }
+        Ok(self.ptr)
+    }
+}

@@ -1,0 +1,142 @@
+//! Shared by the GPU tests: opening the GPU (or skipping where there is none), seeded random
+//! inputs, poisoned outputs, and the error measure.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use lily_cuda::driver::Gpu;
+use lily_cuda::tensor::{DType, Tensor};
+use lily_cuda::weights::f32_to_bf16;
+use lily_cuda::CudaError;
+
+/// The GPU, or None (with a notice) where there is no CUDA driver. Any other failure is a bug.
+pub fn gpu(test: &str) -> Option<Arc<Gpu>> {
+    match Gpu::open() {
+        Ok(g) => Some(g),
+        Err(CudaError::LibraryNotFound { .. }) => {
+            eprintln!("SKIPPED {test}: no CUDA driver on this machine");
+            None
+        }
+        Err(e) => panic!("{test}: {e}"),
+    }
+}
+
+/// xorshift64*: fresh inputs per test from a seed derived from the clock, printed so a failure
+/// can be replayed with LILY_TEST_SEED.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(test: &str) -> Rng {
+        let seed = std::env::var("LILY_TEST_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+            });
+        eprintln!("{test}: LILY_TEST_SEED={seed}");
+        Rng(seed | 1)
+    }
+    /// Uniform in [-1, 1).
+    pub fn next(&mut self) -> f32 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        ((self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32) * 2.0
+            - 1.0
+    }
+    pub fn vec(&mut self, n: usize, scale: f32) -> Vec<f32> {
+        (0..n).map(|_| self.next() * scale).collect()
+    }
+    /// Values already rounded to bf16, so the CPU sees exactly what the GPU reads.
+    pub fn vec_bf16(&mut self, n: usize, scale: f32) -> Vec<f32> {
+        self.vec(n, scale).into_iter().map(round_bf16).collect()
+    }
+}
+
+pub fn round_bf16(x: f32) -> f32 {
+    f32::from_bits((f32_to_bf16(x) as u32) << 16)
+}
+
+pub fn upload(gpu: &Arc<Gpu>, name: &str, dtype: DType, shape: &[usize], data: &[f32]) -> Tensor {
+    assert_eq!(shape.iter().product::<usize>(), data.len(), "{name}");
+    let t = Tensor::new(gpu, name, dtype, shape).unwrap();
+    let bytes: Vec<u8> = match dtype {
+        DType::F32 => data.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        DType::BF16 => data
+            .iter()
+            .flat_map(|x| f32_to_bf16(*x).to_le_bytes())
+            .collect(),
+        DType::I32 => data
+            .iter()
+            .flat_map(|x| (*x as i32).to_le_bytes())
+            .collect(),
+        DType::U64 => data
+            .iter()
+            .flat_map(|x| (*x as u64).to_le_bytes())
+            .collect(),
+    };
+    gpu.upload(t.ptr(), &bytes).unwrap();
+    t
+}
+
+/// An output tensor filled with NaN, so an element the kernel fails to write shows up.
+pub fn poisoned(gpu: &Arc<Gpu>, name: &str, dtype: DType, shape: &[usize]) -> Tensor {
+    let t = Tensor::new(gpu, name, dtype, shape).unwrap();
+    let pattern = if dtype == DType::BF16 {
+        0x7fc0_7fc0
+    } else {
+        0x7fc0_0000
+    };
+    gpu.memset_u32(t.ptr(), pattern, t.bytes() / 4).unwrap();
+    t
+}
+
+pub fn download(gpu: &Arc<Gpu>, t: &Tensor) -> Vec<f32> {
+    let mut bytes = vec![0u8; t.bytes()];
+    gpu.download(&mut bytes, t.ptr()).unwrap();
+    match t.dtype {
+        DType::F32 => bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect(),
+        DType::BF16 => bytes
+            .chunks_exact(2)
+            .map(|b| f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16))
+            .collect(),
+        DType::I32 => bytes
+            .chunks_exact(4)
+            .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f32)
+            .collect(),
+        DType::U64 => bytes
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()) as f32)
+            .collect(),
+    }
+}
+
+/// max|ours - ref| / max|ref|; infinite if `ours` holds a NaN or infinity (an unwritten or
+/// broken element).
+pub fn rel_error(ours: &[f32], reference: &[f32]) -> f32 {
+    assert_eq!(ours.len(), reference.len());
+    if ours.iter().any(|x| !x.is_finite()) {
+        return f32::INFINITY;
+    }
+    let scale = reference.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    ours.iter()
+        .zip(reference)
+        .fold(0.0f32, |m, (a, b)| m.max((a - b).abs()))
+        / scale
+}
+
+/// Asserts `rel_error <= bound` and prints the measured error (the performance log quotes it).
+pub fn check(what: &str, ours: &[f32], reference: &[f32], bound: f32) {
+    let e = rel_error(ours, reference);
+    eprintln!("{what}: max relative error {e:.3e} (bound {bound:.0e})");
+    assert!(
+        e <= bound,
+        "{what}: relative error {e:.3e} exceeds {bound:.0e}"
+    );
+}

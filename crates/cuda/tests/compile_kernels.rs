@@ -1,0 +1,73 @@
+//! Every kernel source compiles for sm_90a, for the full model and for a tiny one.
+//! Needs NVRTC (no GPU): set LILY_NVRTC to libnvrtc.so.13 (the `nvidia-cuda-nvrtc` wheel has it);
+//! without it the test prints a notice and passes vacuously, as CI without NVRTC must.
+
+use lily_cuda::kernels::SOURCES;
+use lily_cuda::nvrtc::{Nvrtc, TARGET_ARCH};
+use lily_cuda::Dims;
+
+fn tiny() -> Dims {
+    Dims {
+        hidden: 64,
+        vocab: 512,
+        attention_layers: vec![false, false, false, true],
+        gdn_key_heads: 2,
+        gdn_value_heads: 4,
+        gdn_key_dim: 16,
+        gdn_value_dim: 16,
+        attn_heads: 4,
+        attn_kv_heads: 1,
+        attn_head_dim: 32,
+        rope_dim: 8,
+        experts: 8,
+        top_k: 2,
+        moe_inter: 32,
+        shared_inter: 32,
+        ..Dims::qwen36_35b_a3b()
+    }
+}
+
+#[test]
+fn every_kernel_compiles_for_sm90a() {
+    let nvrtc = match Nvrtc::get() {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("SKIPPED every_kernel_compiles_for_sm90a: no NVRTC ({e}); set LILY_NVRTC");
+            return;
+        }
+    };
+    eprintln!("NVRTC {:?}", nvrtc.version());
+    for dims in [Dims::qwen36_35b_a3b(), tiny()] {
+        dims.validate().unwrap();
+        for (name, source) in SOURCES {
+            let cubin = nvrtc
+                .compile(name, source, TARGET_ARCH, &dims.defines())
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                cubin.starts_with(b"\x7fELF"),
+                "{name}: NVRTC returned no ELF cubin"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_broken_source_reports_the_compiler_log() {
+    let Ok(nvrtc) = Nvrtc::get() else {
+        eprintln!("SKIPPED a_broken_source_reports_the_compiler_log: no NVRTC");
+        return;
+    };
+    let err = nvrtc
+        .compile(
+            "broken.cu",
+            "extern \"C\" __global__ void k() { undefined_name; }",
+            TARGET_ARCH,
+            &[],
+        )
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("broken.cu") && msg.contains("undefined_name"),
+        "{msg}"
+    );
+}

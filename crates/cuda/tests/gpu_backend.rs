@@ -1,0 +1,164 @@
+//! The CUDA backend end to end against the CPU reference on the tiny checkpoint of
+//! lily-cpu's golden fixtures (the DESIGN.md tiny config: 3 GDN + 1 attention layer, 8 experts).
+//! The checkpoint is f32 and the GPU holds bf16 weights, so the CPU reference runs on a copy of
+//! it rounded to bf16: what remains is the GPU's bf16 activations at matrix inputs and in the
+//! KV cache, compared with max|gpu - cpu| / max|cpu| <= 3e-2.
+//! Needs a CUDA GPU; prints SKIPPED and passes where there is no driver.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::*;
+use lily_cpu::CpuModel;
+use lily_cuda::{CudaBackend, CudaError};
+use lily_model::Backend;
+
+const BOUND: f32 = 3e-2;
+
+/// The fixture directory; LILY_TINY_FIXTURE overrides it where the test binary runs away from
+/// the source tree (scripts/gpu_check.sh stages a copy next to the binaries).
+fn fixture() -> PathBuf {
+    std::env::var_os("LILY_TINY_FIXTURE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../cpu/tests/fixtures/linear3_full1")
+        })
+}
+
+/// A copy of the fixture with every f32 tensor rounded to bf16, in a fresh temporary directory.
+fn bf16_copy(src: &std::path::Path) -> PathBuf {
+    use safetensors::{tensor::TensorView, Dtype, SafeTensors};
+    let dir = std::env::temp_dir().join(format!("lily-bf16-fixture-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["config.json", "generation_config.json"] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    let bytes = std::fs::read(src.join("model.safetensors")).unwrap();
+    let st = SafeTensors::deserialize(&bytes).unwrap();
+    let mut converted: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
+    for (name, t) in st.tensors() {
+        assert_eq!(t.dtype(), Dtype::F32, "{name}: the fixture is f32");
+        let data = t
+            .data()
+            .chunks_exact(4)
+            .flat_map(|b| {
+                lily_cuda::weights::f32_to_bf16(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .to_le_bytes()
+            })
+            .collect();
+        converted.push((name, t.shape().to_vec(), data));
+    }
+    let views: Vec<(String, TensorView)> = converted
+        .iter()
+        .map(|(n, s, d)| {
+            (
+                n.clone(),
+                TensorView::new(Dtype::BF16, s.clone(), d).unwrap(),
+            )
+        })
+        .collect();
+    std::fs::write(
+        dir.join("model.safetensors"),
+        safetensors::serialize(views, None).unwrap(),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn prefill_and_decode_match_the_cpu_reference() {
+    if gpu("backend").is_none() {
+        return;
+    }
+    let rounded = bf16_copy(&fixture());
+    let cpu = CpuModel::load(&rounded).unwrap();
+    let gpu = CudaBackend::load(&fixture()).unwrap();
+    let vocab = cpu.vocab_size() as u64;
+    let prompt: Vec<u32> = (0..13u64)
+        .map(|i| ((i * 2_654_435_761) % (1 << 32) % vocab) as u32)
+        .collect();
+    let (mut cs, mut gs) = (cpu.new_sequence(64).unwrap(), gpu.new_sequence(64).unwrap());
+    let mut c = cpu.prefill(&mut cs, &prompt).unwrap();
+    let mut g = gpu.prefill(&mut gs, &prompt).unwrap();
+    check("prefill logits", &g, &c, BOUND);
+    // Decode, feeding both the CPU's greedy pick. With 8 experts and top-2, a router near-tie
+    // can pick a different expert under bf16 activations at an isolated step (seen: one step of
+    // 16 at 8e-2 while its neighbours sit at 5e-3), so most steps must meet the bf16 bound and
+    // none may be far off.
+    let steps = 16;
+    let (mut agree, mut within) = (0, 0);
+    for step in 0..steps {
+        let token = lily_engine::argmax(&c);
+        agree += (lily_engine::argmax(&g) == token) as usize;
+        c = cpu.decode(&mut cs, token).unwrap();
+        g = gpu.decode(&mut gs, token).unwrap();
+        let e = rel_error(&g, &c);
+        eprintln!("decode step {step} logits: max relative error {e:.3e}");
+        assert!(
+            e <= 0.2,
+            "decode step {step}: relative error {e:.3e} is beyond any rounding"
+        );
+        within += (e <= BOUND) as usize;
+    }
+    eprintln!("greedy picks agree on {agree} of {steps} steps; {within} of {steps} steps within {BOUND:.0e}");
+    assert!(
+        within * 4 >= steps * 3,
+        "only {within} of {steps} decode steps within {BOUND:.0e}"
+    );
+    assert!(
+        agree * 4 >= steps * 3,
+        "greedy picks agree on only {agree} of {steps} steps"
+    );
+    assert_eq!(gpu.position(&gs), prompt.len() + steps);
+    std::fs::remove_dir_all(rounded).unwrap();
+}
+
+#[test]
+fn restoring_a_snapshot_replays_the_same_logits() {
+    if gpu("snapshot").is_none() {
+        return;
+    }
+    let gpu = CudaBackend::load(&fixture()).unwrap();
+    let mut s = gpu.new_sequence(32).unwrap();
+    gpu.prefill(&mut s, &[1, 2, 3, 4, 5]).unwrap();
+    let snap = gpu.snapshot(&s);
+    let first: Vec<Vec<f32>> = [9, 10]
+        .iter()
+        .map(|&t| gpu.decode(&mut s, t).unwrap())
+        .collect();
+    gpu.restore(&mut s, &snap);
+    assert_eq!(gpu.position(&s), 5);
+    let again: Vec<Vec<f32>> = [9, 10]
+        .iter()
+        .map(|&t| gpu.decode(&mut s, t).unwrap())
+        .collect();
+    assert_eq!(first, again);
+}
+
+#[test]
+fn a_sequence_that_does_not_fit_fails_before_any_work() {
+    if gpu("oom").is_none() {
+        return;
+    }
+    let gpu = CudaBackend::load(&fixture()).unwrap();
+    let max = i32::MAX as usize - 1;
+    match gpu.new_sequence(max) {
+        Err(CudaError::OutOfMemory {
+            max_seq,
+            needed_mib,
+            free_mib,
+        }) => {
+            assert_eq!(max_seq, max);
+            assert!(needed_mib > free_mib);
+        }
+        Err(e) => panic!("expected OutOfMemory, got {e}"),
+        Ok(_) => panic!("a 2^31-token sequence should not fit"),
+    }
+    let mut s = gpu.new_sequence(4).unwrap();
+    let err = gpu
+        .prefill(&mut s, &[1, 2, 3, 4, 5])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("does not fit"), "{err}");
+}

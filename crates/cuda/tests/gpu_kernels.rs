@@ -1,0 +1,518 @@
+//! Each kernel family against the CPU reference (lily-cpu) on fresh random inputs, with outputs
+//! poisoned (NaN) before the run. Bounds are on max|gpu - cpu| / max|cpu|:
+//! - f32 outputs from identical bf16 inputs: 1e-4 (only the summation order differs);
+//! - bf16 outputs: 1e-2 (one bf16 rounding is 2^-9 relative);
+//! - recurrent state after several steps: 1e-3 (fast-math exp/sigmoid in the gating).
+//!
+//! Needs a CUDA GPU and NVRTC; prints SKIPPED and passes where there is no driver.
+
+mod common;
+
+use common::*;
+use lily_cpu::{attention, gdn, linalg, moe, norm, rope};
+use lily_cuda::dims::{Dims, ATTN_SPLITS};
+use lily_cuda::kernels::attention::{Attention, AttnDecodeArgs};
+use lily_cuda::kernels::embed_norm::EmbedNorm;
+use lily_cuda::kernels::gdn::{Gdn, GdnDecodeArgs};
+use lily_cuda::kernels::gemv::Gemv;
+use lily_cuda::kernels::moe::{Moe, MoeArgs};
+use lily_cuda::kernels::sampling::Sampling;
+use lily_cuda::tensor::DType;
+use lily_model::weights::{ExpertWeights, MoeWeights};
+use lily_model::Tensor as HostTensor;
+
+fn host_bf16(name: &str, shape: Vec<usize>, values: &[f32]) -> HostTensor {
+    let bits: Vec<u16> = values
+        .iter()
+        .map(|x| lily_cuda::weights::f32_to_bf16(*x))
+        .collect();
+    HostTensor::from_bf16_bits(name, shape, &bits)
+}
+
+#[test]
+fn gemv_matches_cpu_matvec_at_model_shapes() {
+    let Some(gpu) = gpu("gemv") else { return };
+    let dims = Dims::qwen36_35b_a3b();
+    let gemv = Gemv::load(&gpu, &dims).unwrap();
+    let mut rng = Rng::new("gemv");
+    // in_proj qkv|z|b|a, out_proj, attention o_proj, router + shared gate.
+    for (rows, cols) in [
+        (dims.gdn_in_rows(), 2048),
+        (2048, dims.gdn_out()),
+        (2048, dims.attn_out()),
+        (257, 2048),
+    ] {
+        let w = rng.vec_bf16(rows * cols, 1.0 / (cols as f32).sqrt());
+        let x = rng.vec_bf16(cols, 1.0);
+        let mut expected = vec![0.0; rows];
+        linalg::matvec(&host_bf16("w", vec![rows, cols], &w), &x, &mut expected);
+        let wd = upload(&gpu, "w", DType::BF16, &[rows, cols], &w);
+        let xd = upload(&gpu, "x", DType::BF16, &[cols], &x);
+        let y = poisoned(&gpu, "y", DType::F32, &[rows]);
+        gemv.run(&wd.view(), &xd.view(), &y.view(), false).unwrap();
+        check(
+            &format!("gemv {rows}x{cols}"),
+            &download(&gpu, &y),
+            &expected,
+            1e-4,
+        );
+        // Accumulate: the residual add of the output projections.
+        let r = rng.vec(rows, 1.0);
+        let y = upload(&gpu, "y", DType::F32, &[rows], &r);
+        gemv.run(&wd.view(), &xd.view(), &y.view(), true).unwrap();
+        let sum: Vec<f32> = expected.iter().zip(&r).map(|(a, b)| a + b).collect();
+        check(
+            &format!("gemv {rows}x{cols} accumulate"),
+            &download(&gpu, &y),
+            &sum,
+            1e-4,
+        );
+    }
+}
+
+#[test]
+fn gemv_with_fused_rmsnorm_matches_cpu_norm_then_matvec() {
+    let Some(gpu) = gpu("gemv_normed") else {
+        return;
+    };
+    let dims = Dims::qwen36_35b_a3b();
+    let gemv = Gemv::load(&gpu, &dims).unwrap();
+    let mut rng = Rng::new("gemv_normed");
+    let (rows, h) = (dims.gdn_in_rows(), dims.hidden);
+    let w = rng.vec_bf16(rows * h, 1.0 / (h as f32).sqrt());
+    let resid = rng.vec(h, 4.0);
+    let norm_w = rng.vec_bf16(h, 0.1);
+    let mut xn = vec![0.0; h];
+    norm::rms_norm_zero_centred(&resid, &norm_w, dims.eps, &mut xn);
+    let xn: Vec<f32> = xn.into_iter().map(round_bf16).collect();
+    let mut expected = vec![0.0; rows];
+    linalg::matvec(&host_bf16("w", vec![rows, h], &w), &xn, &mut expected);
+    let y = poisoned(&gpu, "y", DType::F32, &[rows]);
+    let xn_out = poisoned(&gpu, "xn", DType::BF16, &[h]);
+    gemv.run_normed(
+        &upload(&gpu, "w", DType::BF16, &[rows, h], &w).view(),
+        &upload(&gpu, "resid", DType::F32, &[h], &resid).view(),
+        &upload(&gpu, "norm_w", DType::BF16, &[h], &norm_w).view(),
+        Some(&xn_out.view()),
+        &y.view(),
+        false,
+    )
+    .unwrap();
+    check(
+        "gemv with fused rmsnorm: normed input",
+        &download(&gpu, &xn_out),
+        &xn,
+        1e-2,
+    );
+    // A bf16 rounding of the normed input may land on the other side: one ulp on a few inputs.
+    check(
+        "gemv with fused rmsnorm",
+        &download(&gpu, &y),
+        &expected,
+        1e-3,
+    );
+}
+
+#[test]
+fn launchers_name_the_tensor_with_the_wrong_shape() {
+    let Some(gpu) = gpu("shapes") else { return };
+    let dims = Dims::qwen36_35b_a3b();
+    let gemv = Gemv::load(&gpu, &dims).unwrap();
+    let w = poisoned(&gpu, "layer 0 out_proj", DType::BF16, &[2048, 4096]);
+    let x = poisoned(&gpu, "gdn_normed", DType::BF16, &[2048]);
+    let y = poisoned(&gpu, "x", DType::F32, &[2048]);
+    let err = gemv
+        .run(&w.view(), &x.view(), &y.view(), true)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("gdn_normed") && err.contains("4096"), "{err}");
+}
+
+#[test]
+fn rmsnorm_matches_cpu() {
+    let Some(gpu) = gpu("rmsnorm") else { return };
+    let dims = Dims::qwen36_35b_a3b();
+    let k = EmbedNorm::load(&gpu, &dims).unwrap();
+    let mut rng = Rng::new("rmsnorm");
+    let x = rng.vec(2048, 3.0);
+    let w = rng.vec_bf16(2048, 0.1);
+    let mut expected = vec![0.0; 2048];
+    norm::rms_norm_zero_centred(&x, &w, dims.eps, &mut expected);
+    let out = poisoned(&gpu, "out", DType::BF16, &[2048]);
+    k.rmsnorm(
+        &upload(&gpu, "x", DType::F32, &[2048], &x).view(),
+        &upload(&gpu, "w", DType::BF16, &[2048], &w).view(),
+        &out.view(),
+        1,
+    )
+    .unwrap();
+    check("rmsnorm", &download(&gpu, &out), &expected, 1e-2);
+}
+
+#[test]
+fn gdn_decode_matches_cpu_conv_and_recurrence() {
+    let Some(gpu) = gpu("gdn") else { return };
+    let d = Dims::qwen36_35b_a3b();
+    let k = Gdn::load(&gpu, &d).unwrap();
+    let mut rng = Rng::new("gdn");
+    let (c, v, vd, kk) = (
+        d.gdn_conv_channels(),
+        d.gdn_value_heads,
+        d.gdn_value_dim,
+        d.conv_kernel,
+    );
+    let steps = 6; // past one turn of the conv ring
+    let conv_w = rng.vec_bf16(c * kk, 0.5);
+    let a_log = rng.vec(v, 1.0);
+    let dt_bias = rng.vec(v, 1.0);
+    let norm_w = rng.vec_bf16(vd, 1.0);
+    let projs: Vec<Vec<f32>> = (0..steps).map(|_| rng.vec(d.gdn_in_rows(), 1.0)).collect();
+
+    // CPU: the whole sequence through the reference ops.
+    let part = |p: &Vec<f32>, from: usize, len: usize| p[from..from + len].to_vec();
+    let x: Vec<f32> = projs.iter().flat_map(|p| part(p, 0, c)).collect();
+    let mut conv_state = vec![0.0; c * (kk - 1)];
+    let mut conv_out = vec![0.0; steps * c];
+    gdn::causal_conv1d_silu(&x, &conv_w, &mut conv_state, &mut conv_out);
+    let kd = d.gdn_key_heads * d.gdn_key_dim;
+    let q: Vec<f32> = conv_out.chunks(c).flat_map(|t| t[..kd].to_vec()).collect();
+    let kv: Vec<f32> = conv_out
+        .chunks(c)
+        .flat_map(|t| t[kd..2 * kd].to_vec())
+        .collect();
+    let vv: Vec<f32> = conv_out
+        .chunks(c)
+        .flat_map(|t| t[2 * kd..].to_vec())
+        .collect();
+    let zoff = c + d.gdn_out();
+    let b: Vec<f32> = projs.iter().flat_map(|p| part(p, zoff, v)).collect();
+    let a: Vec<f32> = projs.iter().flat_map(|p| part(p, zoff + v, v)).collect();
+    let (mut g, mut beta) = (vec![0.0; steps * v], vec![0.0; steps * v]);
+    gdn::decay_and_beta(&a, &b, &a_log, &dt_bias, &mut g, &mut beta);
+    let shape = gdn::GdnShape {
+        num_key_heads: d.gdn_key_heads,
+        num_value_heads: v,
+        key_dim: d.gdn_key_dim,
+        value_dim: vd,
+    };
+    let mut state = vec![0.0; v * d.gdn_key_dim * vd];
+    let mut o = vec![0.0; steps * v * vd];
+    gdn::gated_delta_rule_recurrent(
+        shape,
+        &gdn::GdnInputs {
+            q: &q,
+            k: &kv,
+            v: &vv,
+            g: &g,
+            beta: &beta,
+        },
+        &mut state,
+        &mut o,
+    );
+
+    // GPU: one decode step per token.
+    let conv_wd = upload(&gpu, "conv_w", DType::BF16, &[c, kk], &conv_w);
+    let ring = upload(&gpu, "ring", DType::F32, &[kk, c], &vec![0.0; kk * c]);
+    let a_logd = upload(&gpu, "a_log", DType::F32, &[v], &a_log);
+    let dtd = upload(&gpu, "dt_bias", DType::F32, &[v], &dt_bias);
+    let stated = upload(
+        &gpu,
+        "state",
+        DType::F32,
+        &[v, d.gdn_key_dim, vd],
+        &vec![0.0; state.len()],
+    );
+    let normd = upload(&gpu, "norm", DType::BF16, &[vd], &norm_w);
+    for t in 0..steps {
+        let proj = upload(&gpu, "proj", DType::F32, &[d.gdn_in_rows()], &projs[t]);
+        let pos = upload(&gpu, "pos", DType::I32, &[1], &[t as f32]);
+        let out = poisoned(&gpu, "o", DType::F32, &[v * vd]);
+        k.decode(&GdnDecodeArgs {
+            proj: &proj.view(),
+            conv_w: &conv_wd.view(),
+            conv_ring: &ring.view(),
+            a_log: &a_logd.view(),
+            dt_bias: &dtd.view(),
+            state: &stated.view(),
+            out: &out.view(),
+            pos: &pos.view(),
+        })
+        .unwrap();
+        let normed = poisoned(&gpu, "normed", DType::BF16, &[v * vd]);
+        k.gated_norm(&out.view(), &proj.view(), &normd.view(), &normed.view())
+            .unwrap();
+        let o_t = &o[t * v * vd..(t + 1) * v * vd];
+        check(
+            &format!("gdn read-out step {t}"),
+            &download(&gpu, &out),
+            o_t,
+            1e-3,
+        );
+        let mut expected = vec![0.0; v * vd];
+        for h in 0..v {
+            let z = &projs[t][c + h * vd..c + (h + 1) * vd];
+            norm::gated_rms_norm(
+                &o_t[h * vd..(h + 1) * vd],
+                z,
+                &norm_w,
+                d.eps,
+                &mut expected[h * vd..(h + 1) * vd],
+            );
+        }
+        check(
+            &format!("gdn gated norm step {t}"),
+            &download(&gpu, &normed),
+            &expected,
+            1e-2,
+        );
+    }
+    check(
+        "gdn recurrent state after 6 steps",
+        &download(&gpu, &stated),
+        &state,
+        1e-3,
+    );
+}
+
+#[test]
+fn attention_decode_matches_cpu_over_short_and_split_contexts() {
+    let Some(gpu) = gpu("attention") else { return };
+    let d = Dims::qwen36_35b_a3b();
+    let k = Attention::load(&gpu, &d).unwrap();
+    let mut rng = Rng::new("attention");
+    let (h, kvh, hd) = (d.attn_heads, d.attn_kv_heads, d.attn_head_dim);
+    let max_seq = 4096;
+    let inv_freq = rope::inverse_frequencies(d.rope_dim, d.rope_theta as f64);
+    // 1 and 5: one split; 3000: all ATTN_SPLITS splits of ~47 positions.
+    for len in [1usize, 5, 3000] {
+        let p = len - 1;
+        let proj = rng.vec(d.attn_in_rows(), 1.0);
+        let qn = rng.vec_bf16(hd, 0.1);
+        let kn = rng.vec_bf16(hd, 0.1);
+        // Cache [KVH, max_seq, HD] with random history before p.
+        let mut kc = rng.vec_bf16(kvh * max_seq * hd, 1.0);
+        let mut vc = rng.vec_bf16(kvh * max_seq * hd, 1.0);
+        let kcd = upload(&gpu, "k_cache", DType::BF16, &[kvh, max_seq, hd], &kc);
+        let vcd = upload(&gpu, "v_cache", DType::BF16, &[kvh, max_seq, hd], &vc);
+        let projd = upload(&gpu, "proj", DType::F32, &[d.attn_in_rows()], &proj);
+        let q = poisoned(&gpu, "q", DType::F32, &[h * hd]);
+        let part_acc = poisoned(&gpu, "part_acc", DType::F32, &[h, ATTN_SPLITS, hd]);
+        let part_ml = poisoned(&gpu, "part_ml", DType::F32, &[h, ATTN_SPLITS, 2]);
+        let out = poisoned(&gpu, "out", DType::BF16, &[h * hd]);
+        k.decode(&AttnDecodeArgs {
+            proj: &projd.view(),
+            q_norm: &upload(&gpu, "q_norm", DType::BF16, &[hd], &qn).view(),
+            k_norm: &upload(&gpu, "k_norm", DType::BF16, &[hd], &kn).view(),
+            k_cache: &kcd.view(),
+            v_cache: &vcd.view(),
+            q: &q.view(),
+            part_acc: &part_acc.view(),
+            part_ml: &part_ml.view(),
+            out: &out.view(),
+            pos: &upload(&gpu, "pos", DType::I32, &[1], &[p as f32]).view(),
+            max_seq,
+        })
+        .unwrap();
+
+        // CPU: norm + RoPE the new q and k, put k and v (bf16, as cached) at p, attend, gate.
+        let mut qv: Vec<f32> = (0..h)
+            .flat_map(|i| proj[i * 2 * hd..i * 2 * hd + hd].to_vec())
+            .collect();
+        norm::rms_norm_zero_centred_rows(&mut qv, &qn, d.eps);
+        qv.chunks_mut(hd)
+            .for_each(|x| rope::apply_rope(x, p, &inv_freq));
+        let q_rows = 2 * h * hd;
+        for j in 0..kvh {
+            let mut kn_row = proj[q_rows + j * hd..q_rows + (j + 1) * hd].to_vec();
+            norm::rms_norm_zero_centred_rows(&mut kn_row, &kn, d.eps);
+            rope::apply_rope(&mut kn_row, p, &inv_freq);
+            for i in 0..hd {
+                kc[(j * max_seq + p) * hd + i] = round_bf16(kn_row[i]);
+                vc[(j * max_seq + p) * hd + i] = round_bf16(proj[q_rows + kvh * hd + j * hd + i]);
+            }
+        }
+        check(
+            &format!("attention q (norm + rope) at {p}"),
+            &download(&gpu, &q),
+            &qv,
+            1e-4,
+        );
+        // The CPU cache layout is position-major [S, Hkv, D].
+        let to_cpu = |c: &[f32]| -> Vec<f32> {
+            (0..len)
+                .flat_map(|s| {
+                    (0..kvh).flat_map(move |j| {
+                        c[(j * max_seq + s) * hd..(j * max_seq + s + 1) * hd].to_vec()
+                    })
+                })
+                .collect()
+        };
+        let mut expected = vec![0.0; h * hd];
+        let shape = attention::AttentionShape {
+            num_heads: h,
+            num_kv_heads: kvh,
+            head_dim: hd,
+        };
+        attention::causal_attention(
+            shape,
+            &qv,
+            &to_cpu(&kc),
+            &to_cpu(&vc),
+            1.0 / (hd as f32).sqrt(),
+            &mut expected,
+        );
+        for i in 0..h {
+            for j in 0..hd {
+                expected[i * hd + j] *= lily_cpu::activation::sigmoid(proj[i * 2 * hd + hd + j]);
+            }
+        }
+        check(
+            &format!("attention decode, context {len}"),
+            &download(&gpu, &out),
+            &expected,
+            1e-2,
+        );
+    }
+}
+
+#[test]
+fn moe_matches_cpu_block() {
+    let Some(gpu) = gpu("moe") else { return };
+    // Full hidden, top-8 and intermediate; 16 experts keep the host-side copy small.
+    let d = Dims {
+        experts: 16,
+        ..Dims::qwen36_35b_a3b()
+    };
+    let k = Moe::load(&gpu, &d).unwrap();
+    let mut rng = Rng::new("moe");
+    let (e, hid, i, top) = (d.experts, d.hidden, d.moe_inter, d.top_k);
+    let s = 1.0 / (hid as f32).sqrt();
+    let router = rng.vec_bf16((e + 1) * hid, s);
+    let gate_up = rng.vec_bf16(e * 2 * i * hid, s);
+    let down = rng.vec_bf16(e * hid * i, 1.0 / (i as f32).sqrt());
+    let shared_gate_up = rng.vec_bf16(2 * i * hid, s);
+    let shared_down = rng.vec_bf16(hid * i, 1.0 / (i as f32).sqrt());
+    let resid = rng.vec(hid, 3.0);
+    let post_norm = rng.vec_bf16(hid, 0.1);
+    let mut x = vec![0.0; hid];
+    norm::rms_norm_zero_centred(&resid, &post_norm, d.eps, &mut x);
+    let x: Vec<f32> = x.into_iter().map(round_bf16).collect();
+    let expert = |gu: &[f32], dn: &[f32], name: &str| ExpertWeights {
+        gate_proj: host_bf16(&format!("{name} gate"), vec![i, hid], &gu[..i * hid]),
+        up_proj: host_bf16(&format!("{name} up"), vec![i, hid], &gu[i * hid..]),
+        down_proj: host_bf16(&format!("{name} down"), vec![hid, i], dn),
+    };
+    let weights = MoeWeights {
+        router: host_bf16("router", vec![e, hid], &router[..e * hid]),
+        experts: (0..e)
+            .map(|j| {
+                expert(
+                    &gate_up[j * 2 * i * hid..(j + 1) * 2 * i * hid],
+                    &down[j * hid * i..(j + 1) * hid * i],
+                    "expert",
+                )
+            })
+            .collect(),
+        shared_expert: expert(&shared_gate_up, &shared_down, "shared"),
+        shared_expert_gate: host_bf16("shared gate", vec![1, hid], &router[e * hid..]),
+    };
+    let mut expected = vec![0.0; hid];
+    moe::moe_block(&weights, top, &x, &mut expected);
+
+    let residual = upload(&gpu, "residual", DType::F32, &[hid], &resid);
+    let xn = poisoned(&gpu, "xn", DType::BF16, &[hid]);
+    let done = upload(&gpu, "done", DType::U64, &[1], &[0.0]);
+    let (gate_up, down) = (
+        upload(&gpu, "gate_up", DType::BF16, &[e, 2 * i, hid], &gate_up),
+        upload(&gpu, "down", DType::BF16, &[e, hid, i], &down),
+    );
+    let (shared_gate_up, shared_down) = (
+        upload(
+            &gpu,
+            "shared_gate_up",
+            DType::BF16,
+            &[2 * i, hid],
+            &shared_gate_up,
+        ),
+        upload(&gpu, "shared_down", DType::BF16, &[hid, i], &shared_down),
+    );
+    let router = upload(&gpu, "router", DType::BF16, &[e + 1, hid], &router);
+    let post_norm = upload(&gpu, "post_norm", DType::BF16, &[hid], &post_norm);
+    // Twice: the router's block counter must be back at zero after the first layer.
+    for layer in 0..2 {
+        let before = download(&gpu, &residual);
+        k.run(&MoeArgs {
+            router: &router.view(),
+            norm: &post_norm.view(),
+            logits: &poisoned(&gpu, "logits", DType::F32, &[e + 1]).view(),
+            done: &done.view(),
+            gate_up: &gate_up.view(),
+            down: &down.view(),
+            shared_gate_up: &shared_gate_up.view(),
+            shared_down: &shared_down.view(),
+            x: &xn.view(),
+            ids: &poisoned(&gpu, "ids", DType::I32, &[top]).view(),
+            weights: &poisoned(&gpu, "weights", DType::F32, &[top + 1]).view(),
+            h: &poisoned(&gpu, "h", DType::F32, &[top + 1, i]).view(),
+            residual: &residual.view(),
+        })
+        .unwrap();
+        if layer == 0 {
+            check("moe normed input", &download(&gpu, &xn), &x, 1e-2);
+            let got: Vec<f32> = download(&gpu, &residual)
+                .iter()
+                .zip(&before)
+                .map(|(a, b)| a - b)
+                .collect();
+            // Inputs are identical bf16 values; only summation order (and a rare bf16 rounding
+            // of the normed input landing the other way) differ.
+            check(
+                "moe block (router, 8 experts + shared)",
+                &got,
+                &expected,
+                1e-3,
+            );
+        }
+        assert_eq!(
+            download(&gpu, &done),
+            vec![0.0],
+            "router block counter reset after layer {layer}"
+        );
+    }
+}
+
+#[test]
+fn argmax_takes_the_largest_logit_and_the_lowest_index_on_a_tie() {
+    let Some(gpu) = gpu("argmax") else { return };
+    let d = Dims::qwen36_35b_a3b();
+    let k = Sampling::load(&gpu, &d).unwrap();
+    let mut rng = Rng::new("argmax");
+    let mut logits = rng.vec(d.vocab, 10.0);
+    let (a, b) = (1 + (rng.next().abs() * 1000.0) as usize, 200_000);
+    logits[a] = 50.0;
+    logits[b] = 50.0;
+    let expected = lily_engine::argmax(&logits);
+    assert_eq!(expected as usize, a);
+    let best = upload(&gpu, "best", DType::U64, &[1], &[0.0]);
+    k.argmax(
+        &upload(&gpu, "logits", DType::F32, &[d.vocab], &logits).view(),
+        &best.view(),
+    )
+    .unwrap();
+    let ids = upload(&gpu, "ids", DType::I32, &[4], &[7.0, -1.0, -1.0, -1.0]);
+    let pos = upload(&gpu, "pos", DType::I32, &[1], &[0.0]);
+    k.finish_step(
+        &best.view(),
+        &ids.view(),
+        &pos.view(),
+        &upload(&gpu, "end", DType::I32, &[1], &[1.0]).view(),
+    )
+    .unwrap();
+    assert_eq!(download(&gpu, &ids), vec![7.0, a as f32, -1.0, -1.0]);
+    assert_eq!(download(&gpu, &pos), vec![1.0]);
+    assert_eq!(
+        download(&gpu, &best),
+        vec![0.0],
+        "the argmax cell is cleared for the next step"
+    );
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Every GPU test and the benchmark in one go, on an H200 machine with the CUDA driver, NVRTC
+# and PyTorch but no Rust toolchain and no network. Results go to OUTDIR.
+#
+# Build here first (x86-64 Linux, glibc <= the GPU machine's):
+#   LILY_COMMIT=$(git rev-parse --short HEAD) cargo build --release -p lily-cli
+#   cargo test --release -p lily-cuda --no-run     # GPU test binaries
+#   scripts/gpu_check.sh --stage DIR               # copies lily + the test binaries into DIR
+# Then on the GPU machine, from the repository root:
+#   scripts/gpu_check.sh OUTDIR [DIR]              # DIR defaults to .gpu
+# Environment: CONTEXTS (default 256,512,1024,2048,4096,8192), BENCH_FLAGS (e.g. --profile),
+# SKIP_TRANSFORMERS=1, TRANSFORMERS_CONTEXTS (default 256,1024).
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+if [ "${1:-}" = "--stage" ]; then
+    dir=${2:?usage: gpu_check.sh --stage DIR}
+    mkdir -p "$dir/tests"
+    cp "$here/target/release/lily" "$dir/"
+    # The newest build of each lily-cuda test binary (executables named <test>-<hash>).
+    for t in compile_kernels gpu_kernels gpu_backend; do
+        f=$(ls -t "$here"/target/release/deps/$t-* 2>/dev/null | grep -v '\.d$' | head -1)
+        [ -n "$f" ] && cp "$f" "$dir/tests/$t"
+    done
+    mkdir -p "$dir/fixture"
+    cp "$here"/crates/cpu/tests/fixtures/linear3_full1/* "$dir/fixture/"
+    ls -la "$dir" "$dir/tests"
+    exit 0
+fi
+
+out=${1:?usage: gpu_check.sh OUTDIR [BIN_DIR]}
+bin=${2:-$here/.gpu}
+mkdir -p "$out"
+status=0
+
+# NVRTC: the CUDA toolkit's, else the one PyTorch's wheels bring.
+if ! ldconfig -p | grep -q libnvrtc.so.13; then
+    for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
+             $(python3 -c 'import nvidia, os; [print(os.path.join(p, "cu13", "lib")) for p in nvidia.__path__]' 2>/dev/null); do
+        if [ -e "$d/libnvrtc.so.13" ]; then export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"; break; fi
+    done
+fi
+
+{
+    date -u
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
+    ldd --version | head -1
+    echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+} >"$out/env.txt" 2>&1
+cat "$out/env.txt"
+
+echo "== GPU tests"
+export LILY_TINY_FIXTURE="$bin/fixture"
+for t in "$bin"/tests/*; do
+    [ -x "$t" ] || continue
+    echo "-- $(basename "$t")"
+    "$t" --test-threads=1 --nocapture 2>&1 | tee -a "$out/tests.log" || status=1
+done
+
+echo "== lily bench --synthetic"
+"$bin/lily" bench --synthetic --contexts "${CONTEXTS:-256,512,1024,2048,4096,8192}" --json "$out/bench.json" ${BENCH_FLAGS:-} \
+    2> >(tee "$out/bench.err" >&2) | tee "$out/bench.md" || status=1
+
+if [ -z "${SKIP_TRANSFORMERS:-}" ]; then
+    echo "== transformers on the same shapes"
+    PYTHONUNBUFFERED=1 python3 "$here/scripts/bench_transformers.py" --contexts "${TRANSFORMERS_CONTEXTS:-256,1024}" \
+        --json "$out/transformers.json" 2>&1 | tee "$out/transformers.md" || status=1
+fi
+exit $status
