@@ -20,7 +20,7 @@ for base in site.getsitepackages():
 PY
 )
 if [ -n "$nvrtc_dir" ]; then
-  export LILY_NVRTC_DIR="$nvrtc_dir"
+  export LILY_REQUIRE_NVRTC=1
   export LD_LIBRARY_PATH="$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 
