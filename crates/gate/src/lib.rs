@@ -9,6 +9,7 @@ pub mod normalize;
 pub mod patterns;
 pub mod pipeline;
 pub mod policy;
+pub mod learned;
 pub mod span;
 pub mod verdict;
 
