@@ -2,11 +2,18 @@
 //! words). Runs on normalised text; every detector is linear in the input (regex crate, no
 //! backtracking, fixed-size context windows).
 
+mod address;
 mod checksum;
 mod contact;
 mod context;
+mod crypto;
+mod encoded;
 mod financial;
 mod hash;
+mod national_id;
+mod network;
+mod personal;
+mod secrets;
 
 use std::collections::BTreeMap;
 
@@ -18,15 +25,35 @@ const DETECTORS: &[(&str, fn(&str, &mut Vec<Span>))] = &[
     ("phone", contact::scan_phone),
     ("card", financial::scan_card),
     ("iban", financial::scan_iban),
+    ("national_id", national_id::scan),
+    ("ip", network::scan_ip),
+    ("mac", network::scan_mac),
+    ("url_credentials", network::scan_url_credentials),
+    ("secret", secrets::scan),
+    ("crypto_wallet", crypto::scan),
+    ("contextual_id", personal::scan_contextual_ids),
+    ("date_of_birth", personal::scan_date_of_birth),
+    ("street_address", address::scan),
 ];
 
 /// All identifier findings in `text`, overlaps resolved (see `resolve`), sorted by start.
 pub fn scan(text: &str) -> Vec<Span> {
+    let mut found = scan_plain_unresolved(text);
+    encoded::scan(text, &mut found, scan_plain);
+    resolve(found)
+}
+
+/// Every detector except base64 decoding (what runs inside decoded base64).
+fn scan_plain(text: &str) -> Vec<Span> {
+    resolve(scan_plain_unresolved(text))
+}
+
+fn scan_plain_unresolved(text: &str) -> Vec<Span> {
     let mut found = Vec::new();
     for (_, detect) in DETECTORS {
         detect(text, &mut found);
     }
-    resolve(found)
+    found
 }
 
 /// Where detectors disagree about the same characters, the surer (then the longer) finding
