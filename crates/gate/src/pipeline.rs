@@ -8,6 +8,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::learned::{LearnedError, NameTagger, TopicClassifier};
 use crate::mask::Vault;
 use crate::normalize::Normalized;
 use crate::patterns;
@@ -27,10 +28,31 @@ pub struct Gate {
     tiers: Vec<Box<dyn Detector>>,
 }
 
+impl Detector for NameTagger {
+    fn name(&self) -> &str {
+        "names"
+    }
+    fn detect(&self, text: &str) -> Vec<Span> {
+        self.tag(text)
+    }
+}
+
+impl Detector for TopicClassifier {
+    fn name(&self) -> &str {
+        "topics"
+    }
+    fn detect(&self, text: &str) -> Vec<Span> {
+        self.classify(text)
+    }
+}
+
 impl Gate {
-    /// The identifier tier and every learned tier built into the crate.
-    pub fn new(policy: Policy) -> Gate {
-        Gate::identifiers_only(policy)
+    /// The identifier tier and every learned tier built into the crate. Fails rather than
+    /// run without a tier: a gate silently missing names or topics would leak.
+    pub fn new(policy: Policy) -> Result<Gate, LearnedError> {
+        Ok(Gate::identifiers_only(policy)
+            .with_tier(Box::new(NameTagger::load_default()?))
+            .with_tier(Box::new(TopicClassifier::load_default()?)))
     }
 
     /// Only the pattern tier: no model files, the fastest configuration.
@@ -191,6 +213,14 @@ mod tests {
             // The rule finding is still there and still masked.
             assert!(v.findings.iter().any(|f| f.span.category == Category::Email && f.outcome == Decision::Mask));
         }
+    }
+
+    #[test]
+    fn all_tiers_load_and_run() {
+        let gate = Gate::new(Policy::default_policy()).expect("embedded models load");
+        assert_eq!(gate.tier_names(), ["patterns", "names", "topics"]);
+        let v = gate.inspect("Write to bob@example.com about the invoice.", Destination::Cloud);
+        assert!(v.findings.iter().any(|f| f.span.category == Category::Email));
     }
 
     #[test]
