@@ -105,7 +105,11 @@ impl Policy {
             origin: origin.to_string(),
             line: e.line(),
             column: e.column(),
-            message: e.to_string(),
+            // serde_json appends " at line L column C"; the error already says where.
+            message: {
+                let m = e.to_string();
+                m.rsplit_once(" at line ").map_or(m.clone(), |(head, _)| head.to_string())
+            },
         })?;
         policy.validate(origin)?;
         Ok(policy)

@@ -55,6 +55,7 @@ pub struct Finding {
 pub struct Verdict {
     pub decision: Decision,
     /// Sorted by start offset; offsets index the original input bytes.
+    #[serde(rename = "spans")]
     pub findings: Vec<Finding>,
     pub categories: BTreeSet<Category>,
     /// The text with every `mask` finding replaced by its placeholder; present when the
