@@ -78,6 +78,8 @@ class Filler:
 
     def __init__(self, rng: random.Random, heldout: bool):
         self.rng = rng
+        # Training also uses invented names; evaluation only real ones.
+        self.synthetic = not heldout
         # Evaluation names mix gazetteer entries with names the model has never seen.
         self.first = GAZ_FIRST + half(UNSEEN_FIRST, heldout) * 3
         self.last = GAZ_LAST + half(UNSEEN_LAST, heldout) * 3
@@ -86,13 +88,30 @@ class Filler:
         cities = GAZ_PLACES[: GAZ_PLACES.index("Kyiv") + 1]
         self.cities = cities + half(UNSEEN_PLACES, heldout) * 3
 
+    def invented(self):
+        """A pronounceable name that is on no list, so the tagger must learn the context."""
+        syl = ["ba", "lo", "ren", "ka", "mi", "tor", "vel", "sa", "dri", "no", "ga", "lin", "ze", "mar", "tu", "bek", "ho", "ria", "sten", "ul"]
+        word = "".join(self.rng.choice(syl) for _ in range(self.rng.randint(2, 3)))
+        return word.capitalize()
+
+    def place(self):
+        if self.synthetic and self.rng.random() < 0.25:
+            return self.invented() + self.rng.choice(["burg", "dorf", "ville", "ham", "stad", "ona", "hausen", "ford", "polis", ""])
+        return self.rng.choice(self.places)
+
+    def first_name(self):
+        return self.invented() if self.synthetic and self.rng.random() < 0.3 else self.rng.choice(self.first)
+
+    def last_name(self):
+        return self.invented() if self.synthetic and self.rng.random() < 0.3 else self.rng.choice(self.last)
+
     def person(self):
         r = self.rng.random()
-        f, l = self.rng.choice(self.first), self.rng.choice(self.last)
+        f, l = self.first_name(), self.last_name()
         if r < 0.65:
             name = f"{f} {l}"
         elif r < 0.75:
-            name = f"{f} {self.rng.choice(self.first)} {l}"
+            name = f"{f} {self.first_name()} {l}"
         else:
             name = f
         if self.rng.random() < 0.04:
@@ -144,11 +163,11 @@ class Filler:
         if slot == "P":
             return self.person(), "person"
         if slot == "PF":
-            return rng.choice(self.first), "person"
+            return self.first_name(), "person"
         if slot == "PS":
-            return rng.choice(self.last), "person"
+            return self.last_name(), "person"
         if slot == "L":
-            return rng.choice(self.places), "location"
+            return self.place(), "location"
         if slot == "O":
             return self.org(), "organization"
         if slot == "PUB":

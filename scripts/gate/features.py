@@ -8,7 +8,7 @@ crates/gate/tests/learned_features.rs check the Rust side against fixtures writt
 
 from pathlib import Path
 
-FEATURE_VERSION = 1
+FEATURE_VERSION = 2
 GAZ_DIR = Path(__file__).resolve().parents[2] / "crates/gate/src/learned/gazetteers"
 
 
@@ -87,6 +87,7 @@ class Gazetteers:
         self.first = self._token_set(_read_list("first_names.txt"))
         self.last = self._token_set(_read_list("surnames.txt"))
         self.org = {t.lower() for t in _read_list("org_suffixes.txt")}
+        self.titles = {t.lower() for t in _read_list("titles.txt")}
         self.places = self._seq_set(_read_list("places.txt"))
         self.public = self._seq_set(_read_list("public_names.txt"))
 
@@ -136,6 +137,8 @@ class Gazetteers:
                 f.append("pl")
             if public[i]:
                 f.append("pub")
+            if w in self.titles:
+                f.append("title")
             out.append(f)
         return out
 

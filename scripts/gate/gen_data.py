@@ -22,6 +22,8 @@ import string
 import sys
 from pathlib import Path
 
+from compose import compose
+from topic_lexicon import lexicon_sample
 from entities import Filler
 from features import tokenize
 from names_templates import HELDOUT as NAMES_HELDOUT, TEMPLATES as NAMES_TEMPLATES
@@ -72,12 +74,17 @@ SUFFIX = {
 }
 
 
+def names_template(rng, locale, heldout):
+    if rng.random() < 0.45:
+        return compose(rng, locale, heldout)
+    return rng.choice(split(NAMES_TEMPLATES[locale], NAMES_HELDOUT[locale], heldout))
+
+
 def names_sample(rng, filler, locale, heldout):
-    templates = split(NAMES_TEMPLATES[locale], NAMES_HELDOUT[locale], heldout)
-    text, spans = filler.fill(rng.choice(templates), NAME_KINDS)
+    text, spans = filler.fill(names_template(rng, locale, heldout), NAME_KINDS)
     if rng.random() < 0.25:
         # Two sentences: names after a sentence end, and capitalised sentence starts mid-text.
-        more, more_spans = filler.fill(rng.choice(templates), NAME_KINDS)
+        more, more_spans = filler.fill(names_template(rng, locale, heldout), NAME_KINDS)
         off = len(text.encode()) + 1
         text += " " + more
         spans += [(s + off, e + off, c) for s, e, c in more_spans]
@@ -94,28 +101,41 @@ def topic_text(rng, locale, template):
 
 
 def topic_sample(rng, filler, locale, heldout, with_names=True):
-    """A text and its topic labels: one or two topic sentences, benign sentences, or names
-    sentences (which must not look like topics), with greetings and sign-offs around."""
+    """A text, its topic labels and the template ids it came from: one or two topic sentences,
+    benign sentences, or names sentences (which must not look like topics), with greetings and
+    sign-offs around. Template ids let train_topics.py calibrate on templates it did not train on."""
     r = rng.random() * (1.0 if with_names else 0.8)
     labels = set()
-    parts = []
-    if r < 0.5:
+    parts, tids = [], []
+    if not heldout and rng.random() < 0.45:
+        text, lab, tid = lexicon_sample(rng, locale)
+        labels |= set(lab)
+        parts.append(text)
+        tids.append(tid)
+    elif r < 0.5:
         pool = split(TOPICS[locale], TOPIC_HELDOUT[locale], heldout)
         lab, t = rng.choice(pool)
         labels |= set(lab)
         parts.append(topic_text(rng, locale, t))
+        tids.append(t)
         if rng.random() < 0.2:
             lab2, t2 = rng.choice(pool)
             labels |= set(lab2)
             parts.append(topic_text(rng, locale, t2))
+            tids.append(t2)
     elif r < 0.8:
-        parts.append(rng.choice(split(NEGATIVES[locale], NEG_HELDOUT[locale], heldout)))
+        t = rng.choice(split(NEGATIVES[locale], NEG_HELDOUT[locale], heldout))
+        parts.append(t)
+        tids.append(t)
     else:
         parts.append(names_sample(rng, filler, locale, heldout)[0])
+        tids.append("names")
     if rng.random() < 0.2:
-        parts.insert(rng.randrange(len(parts) + 1), rng.choice(split(NEGATIVES[locale], NEG_HELDOUT[locale], heldout)))
+        t = rng.choice(split(NEGATIVES[locale], NEG_HELDOUT[locale], heldout))
+        parts.insert(rng.randrange(len(parts) + 1), t)
+        tids.append(t)
     text = rng.choice(PREFIX[locale]) + " ".join(parts) + rng.choice(SUFFIX[locale])
-    return text, sorted(labels)
+    return text, sorted(labels), tids
 
 
 def pick_locale(rng):
@@ -311,14 +331,14 @@ def train_sets(out_dir, seed=1):
         # Topic and benign texts teach the tagger that capitalised nouns, acronyms and
         # parties' contexts are not people.
         for _ in range(n // 6):
-            text, _ = topic_sample(rng, filler, pick_locale(rng), heldout=False, with_names=False)
+            text, _, _ = topic_sample(rng, filler, pick_locale(rng), heldout=False, with_names=False)
             rows.append({"text": text, "spans": annotate(text)})
         write_jsonl(out_dir / f"names_{name}.jsonl", rows)
         rows = []
         for _ in range(n):
             loc = pick_locale(rng)
-            text, labels = topic_sample(rng, filler, loc, heldout=False)
-            rows.append({"text": text, "labels": labels})
+            text, labels, tids = topic_sample(rng, filler, loc, heldout=False)
+            rows.append({"text": text, "labels": labels, "templates": tids})
         write_jsonl(out_dir / f"topics_{name}.jsonl", rows)
 
 
@@ -344,7 +364,7 @@ def eval_set(path, seed=20261130):
         add("names", loc, text, spans, [])
     for _ in range(260):
         loc = pick_locale(rng)
-        text, labels = topic_sample(rng, filler, loc, heldout=True, with_names=False)
+        text, labels, _ = topic_sample(rng, filler, loc, heldout=True, with_names=False)
         add("topics", loc, text, annotate(text), labels)
     for _ in range(160):
         loc = pick_locale(rng)

@@ -140,7 +140,9 @@ def main(data_dir):
             lens = ends[sel] - offsets[sel]
             idx = torch.cat([ids[o:e] for o, e in zip(offsets[sel].tolist(), ends[sel].tolist())])
             offs = torch.cat([torch.zeros(1, dtype=torch.long), lens.cumsum(0)[:-1]])
-            logits = emb(idx, offs) + bias
+            # Feature dropout: no single context word or list hit may carry a decision alone.
+            keep = (torch.rand(len(idx)) < 0.7).float() / 0.7
+            logits = emb(idx, offs, per_sample_weights=keep) + bias
             loss = torch.nn.functional.cross_entropy(logits, labels[sel])
             loss = loss + 1e-6 * emb.weight.pow(2).sum()
             opt.zero_grad()

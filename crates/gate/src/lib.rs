@@ -10,6 +10,7 @@ pub mod patterns;
 pub mod pipeline;
 pub mod policy;
 pub mod request;
+pub mod eval;
 pub mod learned;
 pub mod span;
 pub mod verdict;

@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-pub const FEATURE_VERSION: u32 = 1;
+pub const FEATURE_VERSION: u32 = 2;
 
 /// One token: byte offsets into the text it came from, and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,6 +96,7 @@ pub struct Gazetteers {
     first: HashSet<String>,
     last: HashSet<String>,
     org: HashSet<String>,
+    titles: HashSet<String>,
     places: SeqSet,
     public: SeqSet,
 }
@@ -150,6 +151,7 @@ pub struct GazFlags {
     pub org_word: bool,
     pub place: bool,
     pub public: bool,
+    pub title: bool,
 }
 
 impl GazFlags {
@@ -160,6 +162,7 @@ impl GazFlags {
             (self.org_word, "org"),
             (self.place, "pl"),
             (self.public, "pub"),
+            (self.title, "title"),
         ]
         .into_iter()
         .filter_map(|(on, name)| on.then_some(name))
@@ -175,10 +178,11 @@ impl Gazetteers {
             include_str!("gazetteers/org_suffixes.txt"),
             include_str!("gazetteers/places.txt"),
             include_str!("gazetteers/public_names.txt"),
+            include_str!("gazetteers/titles.txt"),
         )
     }
 
-    fn from_lists(first: &str, last: &str, org: &str, places: &str, public: &str) -> Self {
+    fn from_lists(first: &str, last: &str, org: &str, places: &str, public: &str, titles: &str) -> Self {
         // Multi-word given names and surnames ("de Jong") contribute their capitalised words only,
         // so that particles like "de" or "van" do not look like names.
         let token_set = |list: &str| -> HashSet<String> {
@@ -192,6 +196,7 @@ impl Gazetteers {
             first: token_set(first),
             last: token_set(last),
             org: entries(org).map(str::to_lowercase).collect(),
+            titles: entries(titles).map(str::to_lowercase).collect(),
             places: SeqSet::new(places),
             public: SeqSet::new(public),
         }
@@ -209,6 +214,7 @@ impl Gazetteers {
                 org_word: self.org.contains(w),
                 place: places[i],
                 public: public[i],
+                title: self.titles.contains(w),
             })
             .collect()
     }

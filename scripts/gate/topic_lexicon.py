@@ -1,0 +1,224 @@
+"""Compositional topic sentences: a first-person frame around a term of the topic, and general
+frames around the same terms as negatives. Terms give the classifier vocabulary the
+whole-sentence templates cannot; the paired negatives teach it that the term alone ("what is
+diabetes?") is not personal. Training only: the evaluation corpus uses other sentences.
+"""
+
+LEX = {
+    "health": {
+        "en": {
+            "terms": ["diabetes", "high blood pressure", "a kidney infection", "shingles", "endometriosis", "gout", "anaemia",
+                      "hepatitis C", "a hernia", "arthritis", "glaucoma", "a heart murmur", "sleep apnea", "IBS", "lupus",
+                      "a slipped disc", "pneumonia", "tinnitus", "high cholesterol", "a stomach ulcer"],
+            "personal": ["I have {T}.", "I was diagnosed with {T} last week.", "My doctor thinks I have {T}.",
+                         "My husband has {T} and it is getting worse.", "I've had {T} for years, what can I do?",
+                         "My blood test shows {T}, what does it mean?", "Summarize my lab results, they mention {T}.",
+                         "My mum was just told she has {T}.", "I'm worried my {T} is back.", "Since my surgery I have {T}."],
+            "general": ["What is {T}?", "What causes {T}?", "How common is {T}?", "Explain {T} to a medical student.",
+                        "What is the history of research into {T}?"],
+        },
+        "de": {
+            "terms": ["Diabetes", "Bluthochdruck", "eine Nierenentzündung", "Gürtelrose", "Gicht", "Blutarmut", "Arthrose",
+                      "einen Bandscheibenvorfall", "Lungenentzündung", "Tinnitus", "erhöhte Leberwerte", "eine Schilddrüsenunterfunktion"],
+            "personal": ["Ich habe {T}.", "Bei mir wurde {T} festgestellt.", "Mein Arzt vermutet {T}.", "Mein Mann hat {T}.",
+                         "Mein Blutbild zeigt {T}, was heißt das?", "Meine Mutter hat {T}."],
+            "general": ["Was ist {T}?", "Wie entsteht {T}?", "Wie häufig ist {T}?"],
+        },
+        "fr": {
+            "terms": ["du diabète", "de l'hypertension", "une hernie", "de l'arthrose", "une pneumonie", "de l'anémie", "un zona"],
+            "personal": ["J'ai {T}.", "Mon médecin pense que j'ai {T}.", "Ma mère a {T}.", "Mes analyses montrent {T}."],
+            "general": ["Qu'est-ce que {T} ?", "Comment se soigne {T} en général ?"],
+        },
+        "es": {
+            "terms": ["diabetes", "hipertensión", "una hernia", "artrosis", "neumonía", "anemia", "herpes zóster"],
+            "personal": ["Tengo {T}.", "Mi médico cree que tengo {T}.", "Mi madre tiene {T}.", "Mis análisis muestran {T}."],
+            "general": ["¿Qué es {T}?", "¿Cómo se trata {T} en general?"],
+        },
+        "it": {
+            "terms": ["il diabete", "l'ipertensione", "un'ernia", "l'artrosi", "una polmonite", "l'anemia"],
+            "personal": ["Ho {T}.", "Il mio medico pensa che io abbia {T}.", "Mia madre ha {T}."],
+            "general": ["Che cos'è {T}?", "Come si cura {T} in generale?"],
+        },
+        "nl": {
+            "terms": ["diabetes", "hoge bloeddruk", "een hernia", "artrose", "longontsteking", "bloedarmoede"],
+            "personal": ["Ik heb {T}.", "Mijn huisarts denkt dat ik {T} heb.", "Mijn moeder heeft {T}."],
+            "general": ["Wat is {T}?", "Hoe wordt {T} meestal behandeld?"],
+        },
+        "pt": {
+            "terms": ["diabetes", "hipertensão", "uma hérnia", "artrose", "pneumonia", "anemia"],
+            "personal": ["Tenho {T}.", "O meu médico acha que tenho {T}.", "A minha mãe tem {T}."],
+            "general": ["O que é {T}?", "Como se trata {T} em geral?"],
+        },
+    },
+    "mental_health": {
+        "en": {
+            "terms": ["depression", "anxiety", "panic attacks", "OCD", "an eating disorder", "bipolar disorder", "PTSD",
+                      "insomnia from stress", "burnout", "suicidal thoughts", "self-harm urges", "a gambling addiction",
+                      "an alcohol problem", "social anxiety", "postpartum depression"],
+            "personal": ["I have {T}.", "I've been struggling with {T} for months.", "My therapist says I have {T}.",
+                         "I think I have {T} but I'm scared to tell anyone.", "My wife is dealing with {T}.",
+                         "I feel so hopeless, is this {T}?", "I was hospitalised for {T} last year."],
+            "general": ["What is {T}?", "How is {T} diagnosed?", "What does research say about {T}?"],
+        },
+        "de": {
+            "terms": ["Depressionen", "Angstzustände", "Panikattacken", "eine Essstörung", "Burnout", "Suizidgedanken", "eine Alkoholsucht"],
+            "personal": ["Ich habe {T}.", "Ich kämpfe seit Monaten mit {T}.", "Meine Therapeutin sagt, ich habe {T}.", "Meine Frau hat {T}."],
+            "general": ["Was sind {T}?", "Wie werden {T} behandelt?"],
+        },
+        "fr": {"terms": ["une dépression", "des crises d'angoisse", "un burn-out", "des idées suicidaires"],
+               "personal": ["J'ai {T}.", "Je souffre de {T} depuis des mois."], "general": ["Qu'est-ce que {T} ?"]},
+        "es": {"terms": ["depresión", "ataques de ansiedad", "un trastorno alimentario", "pensamientos suicidas"],
+               "personal": ["Tengo {T}.", "Llevo meses con {T}."], "general": ["¿Qué es {T}?"]},
+        "it": {"terms": ["la depressione", "attacchi di panico", "un disturbo alimentare"],
+               "personal": ["Soffro di {T}.", "Da mesi ho {T}."], "general": ["Che cos'è {T}?"]},
+        "nl": {"terms": ["een depressie", "paniekaanvallen", "een burn-out"],
+               "personal": ["Ik heb {T}.", "Ik worstel al maanden met {T}."], "general": ["Wat is {T}?"]},
+        "pt": {"terms": ["depressão", "ataques de pânico", "um esgotamento"],
+               "personal": ["Tenho {T}.", "Há meses que sofro de {T}."], "general": ["O que é {T}?"]},
+    },
+    "sexuality": {
+        "en": {
+            "terms": ["gay", "lesbian", "bisexual", "pansexual", "asexual", "queer", "trans", "non-binary"],
+            "personal": ["I'm {T} and my family doesn't know.", "I recently realised I'm {T}.", "My partner and I are {T}.",
+                         "How do I come out as {T} at work?", "My son told me he is {T}."],
+            "general": ["What does the word {T} mean?", "What is the history of the {T} rights movement?"],
+        },
+        "de": {"terms": ["schwul", "lesbisch", "bisexuell", "queer", "trans"],
+               "personal": ["Ich bin {T} und meine Familie weiß es nicht.", "Wie oute ich mich als {T}?"],
+               "general": ["Was bedeutet {T}?"]},
+        "fr": {"terms": ["gay", "lesbienne", "bisexuel", "trans"],
+               "personal": ["Je suis {T} et ma famille ne le sait pas.", "Comment dire à mes parents que je suis {T} ?"],
+               "general": ["Que signifie {T} ?"]},
+        "es": {"terms": ["gay", "lesbiana", "bisexual", "trans"],
+               "personal": ["Soy {T} y mi familia no lo sabe.", "¿Cómo le digo a mis padres que soy {T}?"],
+               "general": ["¿Qué significa {T}?"]},
+        "it": {"terms": ["gay", "lesbica", "bisessuale"], "personal": ["Sono {T} e la mia famiglia non lo sa."], "general": ["Cosa significa {T}?"]},
+        "nl": {"terms": ["homo", "lesbisch", "biseksueel"], "personal": ["Ik ben {T} en mijn familie weet het niet."], "general": ["Wat betekent {T}?"]},
+        "pt": {"terms": ["gay", "lésbica", "bissexual"], "personal": ["Sou {T} e a minha família não sabe."], "general": ["O que significa {T}?"]},
+    },
+    "religion": {
+        "en": {
+            "terms": ["Muslim", "Catholic", "Jewish", "Hindu", "Buddhist", "Sikh", "Mormon", "evangelical Christian", "atheist", "Orthodox"],
+            "personal": ["I'm a practising {T} and need time off for a holiday.", "As a {T}, can I eat this?", "I'm {T} and my partner is not.",
+                         "My family is {T} and they want me to marry within the faith.", "I became {T} last year."],
+            "general": ["How many {T} people live in Europe?", "What are the main beliefs of a {T}?"],
+        },
+        "de": {"terms": ["Muslim", "Katholik", "Jude", "Hindu", "Buddhist", "Atheist"],
+               "personal": ["Ich bin gläubiger {T}.", "Als {T} darf ich das nicht essen.", "Ich bin {T} geworden."],
+               "general": ["Woran glaubt ein {T}?"]},
+        "fr": {"terms": ["musulman", "catholique", "juif", "bouddhiste"], "personal": ["Je suis {T} pratiquant.", "En tant que {T}, puis-je manger ceci ?"], "general": ["Que croit un {T} ?"]},
+        "es": {"terms": ["musulmán", "católico", "judío", "evangélico"], "personal": ["Soy {T} practicante.", "Como {T}, ¿puedo comer esto?"], "general": ["¿En qué cree un {T}?"]},
+        "it": {"terms": ["musulmano", "cattolico", "ebreo"], "personal": ["Sono {T} praticante."], "general": ["In cosa crede un {T}?"]},
+        "nl": {"terms": ["moslim", "katholiek", "joods"], "personal": ["Ik ben {T} en bid elke dag."], "general": ["Wat gelooft een {T}?"]},
+        "pt": {"terms": ["muçulmano", "católico", "judeu"], "personal": ["Sou {T} praticante."], "general": ["Em que acredita um {T}?"]},
+    },
+    "politics": {
+        "en": {
+            "terms": ["the Greens", "the Conservatives", "the Socialists", "the Liberals", "the far right", "the Communist party", "a union"],
+            "personal": ["I voted for {T} and my family is furious.", "I'm a member of {T}.", "I donate to {T} every month.",
+                         "I campaign for {T} and my boss must not find out.", "My political views are close to {T}."],
+            "general": ["What does {T} stand for?", "How did {T} do in the last election?"],
+        },
+        "de": {"terms": ["die Grünen", "die CDU", "die Linke", "die FDP", "eine Gewerkschaft"],
+               "personal": ["Ich habe {T} gewählt.", "Ich bin Mitglied bei {T}.", "Ich spende jeden Monat an {T}."],
+               "general": ["Wofür stehen {T}?"]},
+        "fr": {"terms": ["les Verts", "la gauche", "l'extrême droite"], "personal": ["J'ai voté pour {T}.", "Je milite pour {T}."], "general": ["Que défendent {T} ?"]},
+        "es": {"terms": ["el PSOE", "el PP", "Podemos"], "personal": ["Voté a {T}.", "Soy afiliado a {T}."], "general": ["¿Qué defiende {T}?"]},
+        "it": {"terms": ["il PD", "Fratelli d'Italia"], "personal": ["Ho votato per {T}.", "Sono iscritto al partito, {T}."], "general": ["Cosa propone {T}?"]},
+        "nl": {"terms": ["GroenLinks", "de VVD"], "personal": ["Ik heb op {T} gestemd.", "Ik ben lid van {T}."], "general": ["Waar staat {T} voor?"]},
+        "pt": {"terms": ["o PS", "o PSD"], "personal": ["Votei n{T}.", "Sou militante d{T}."], "general": ["O que defende {T}?"]},
+    },
+    "ethnicity": {
+        "en": {
+            "terms": ["Black", "Roma", "Kurdish", "Turkish", "Moroccan", "Vietnamese", "Arab", "Latino", "Indigenous", "mixed race", "Asian"],
+            "personal": ["As a {T} person I get treated differently at work.", "I'm {T} and my landlord discriminates against me.",
+                         "My family is {T} and the school treats my kids differently.", "Being {T}, I feel excluded in my team."],
+            "general": ["What is the history of {T} migration to Europe?", "Which languages do {T} communities speak?"],
+        },
+        "de": {"terms": ["schwarz", "türkischstämmig", "kurdisch", "Roma"],
+               "personal": ["Ich bin {T} und werde bei der Wohnungssuche benachteiligt.", "Meine Familie ist {T} und wir werden diskriminiert."],
+               "general": ["Was ist die Geschichte der Einwanderung?"]},
+        "fr": {"terms": ["noir", "maghrébin", "rom"], "personal": ["Je suis {T} et on me discrimine au travail."], "general": ["Quelle est l'histoire de l'immigration en France ?"]},
+        "es": {"terms": ["gitano", "latino", "negro"], "personal": ["Soy {T} y me discriminan en el trabajo."], "general": ["¿Cuál es la historia de la inmigración en España?"]},
+        "it": {"terms": ["nero", "rom"], "personal": ["Sono {T} e mi discriminano al lavoro."], "general": ["Qual è la storia dell'immigrazione in Italia?"]},
+        "nl": {"terms": ["zwart", "Marokkaans"], "personal": ["Ik ben {T} en word gediscrimineerd op mijn werk."], "general": ["Wat is de geschiedenis van migratie naar Nederland?"]},
+        "pt": {"terms": ["negro", "cigano"], "personal": ["Sou {T} e sou discriminado no trabalho."], "general": ["Qual é a história da imigração em Portugal?"]},
+    },
+    "finances": {
+        "en": {
+            "terms": ["credit card debt", "payday loans", "rent arrears", "an overdraft", "a tax debt", "student loans", "gambling debts", "a mortgage I can't pay"],
+            "personal": ["I have {AMT} in {T}.", "I'm drowning in {T}.", "My salary is {AMT} a year and I have {T}.",
+                         "The bank wrote to me about my {T}.", "How do I hide my {T} from my partner?", "I earn {AMT} a month, can I afford this flat?"],
+            "general": ["How does {T} work in general?", "What is the average amount of {T} in the UK?"],
+        },
+        "de": {"terms": ["Schulden", "einen Dispokredit", "Mietschulden", "Steuerschulden"],
+               "personal": ["Ich habe {AMT} Euro {T}.", "Mein Gehalt ist {AMT} netto und ich habe {T}.", "Die Bank hat mir wegen {T} geschrieben."],
+               "general": ["Wie funktioniert {T} im Allgemeinen?"]},
+        "fr": {"terms": ["des dettes", "un découvert", "des impayés de loyer"], "personal": ["J'ai {AMT} euros {T}.", "Mon salaire est de {AMT} euros et j'ai {T}."], "general": ["Comment fonctionne un crédit ?"]},
+        "es": {"terms": ["deudas", "un descubierto", "impagos del alquiler"], "personal": ["Tengo {AMT} euros en {T}.", "Gano {AMT} al mes y tengo {T}."], "general": ["¿Cómo funciona un préstamo?"]},
+        "it": {"terms": ["debiti", "uno scoperto"], "personal": ["Ho {AMT} euro di {T}.", "Guadagno {AMT} al mese e ho {T}."], "general": ["Come funziona un mutuo?"]},
+        "nl": {"terms": ["schulden", "een betalingsachterstand"], "personal": ["Ik heb {AMT} euro aan {T}.", "Ik verdien {AMT} per maand en heb {T}."], "general": ["Hoe werkt een hypotheek?"]},
+        "pt": {"terms": ["dívidas", "rendas em atraso"], "personal": ["Tenho {AMT} euros em {T}.", "Ganho {AMT} por mês e tenho {T}."], "general": ["Como funciona um crédito?"]},
+    },
+    "legal": {
+        "en": {
+            "terms": ["shoplifting", "drunk driving", "assault", "fraud", "possession of drugs", "tax evasion", "a restraining order", "a custody battle", "an eviction lawsuit"],
+            "personal": ["I was charged with {T}.", "I got arrested for {T} last night.", "I have a conviction for {T}.",
+                         "My lawyer says I could go to prison for {T}.", "My brother is on trial for {T}.", "I'm being sued over {T}."],
+            "general": ["What is the maximum sentence for {T}?", "How do courts handle {T} in general?"],
+        },
+        "de": {"terms": ["Ladendiebstahl", "Trunkenheit am Steuer", "Körperverletzung", "Betrug", "Steuerhinterziehung"],
+               "personal": ["Ich wurde wegen {T} angezeigt.", "Ich bin wegen {T} vorbestraft.", "Mein Anwalt sagt, mir droht wegen {T} Gefängnis."],
+               "general": ["Welche Strafe gibt es für {T}?"]},
+        "fr": {"terms": ["vol", "conduite en état d'ivresse", "fraude"], "personal": ["J'ai été arrêté pour {T}.", "Je suis poursuivi pour {T}."], "general": ["Quelle est la peine pour {T} ?"]},
+        "es": {"terms": ["robo", "conducir borracho", "fraude"], "personal": ["Me detuvieron por {T}.", "Tengo antecedentes por {T}."], "general": ["¿Cuál es la pena por {T}?"]},
+        "it": {"terms": ["furto", "frode"], "personal": ["Mi hanno denunciato per {T}."], "general": ["Qual è la pena per {T}?"]},
+        "nl": {"terms": ["diefstal", "fraude"], "personal": ["Ik ben opgepakt voor {T}."], "general": ["Wat is de straf voor {T}?"]},
+        "pt": {"terms": ["furto", "fraude"], "personal": ["Fui detido por {T}."], "general": ["Qual é a pena por {T}?"]},
+    },
+    "children": {
+        "en": {
+            "terms": ["son", "daughter", "toddler", "stepson", "baby", "teenage daughter", "foster child", "twins"],
+            "personal": ["My {T} is {AGE} and struggles at school.", "My {T} keeps having nightmares.", "My {T} was suspended from school today.",
+                         "How do I talk to my {T} about our divorce?", "My {T} has no friends in class.", "My {T} is {AGE} and still can't read."],
+            "general": ["At what age do children usually start to read?", "What are good games for a {T}?"],
+        },
+        "de": {"terms": ["Sohn", "Tochter", "Kleinkind", "Baby", "Pflegekind"],
+               "personal": ["Mein {T} ist {AGE} und hat Probleme in der Schule.", "Mein {T} hat ständig Albträume.", "Wie rede ich mit meinem {T} über die Scheidung?"],
+               "general": ["Ab wann lernen Kinder lesen?"]},
+        "fr": {"terms": ["fils", "bébé"], "personal": ["Mon {T} a {AGE} ans et a des difficultés à l'école.", "Mon {T} fait des cauchemars."], "general": ["À quel âge les enfants apprennent-ils à lire ?"]},
+        "es": {"terms": ["hijo", "bebé"], "personal": ["Mi {T} tiene {AGE} años y le cuesta el colegio.", "Mi {T} tiene pesadillas."], "general": ["¿A qué edad aprenden a leer los niños?"]},
+        "it": {"terms": ["figlio", "bambino"], "personal": ["Mio {T} ha {AGE} anni e ha problemi a scuola."], "general": ["A che età i bambini imparano a leggere?"]},
+        "nl": {"terms": ["zoon", "dochter"], "personal": ["Mijn {T} is {AGE} en heeft problemen op school."], "general": ["Op welke leeftijd leren kinderen lezen?"]},
+        "pt": {"terms": ["filho", "bebé"], "personal": ["O meu {T} tem {AGE} anos e tem dificuldades na escola."], "general": ["Com que idade as crianças aprendem a ler?"]},
+    },
+    "biometrics": {
+        "en": {
+            "terms": ["fingerprint", "face scan", "iris scan", "voiceprint", "retina scan", "palm print", "facial geometry data", "gait recording"],
+            "personal": ["Here is my {T}, can you check it?", "I uploaded my {T} to the app and regret it.", "My {T} was stolen in a data breach.",
+                         "Compare my {T} with the one on file.", "My employer wants my {T} for clocking in."],
+            "general": ["How does a {T} sensor work?", "How accurate is {T} recognition in general?"],
+        },
+        "de": {"terms": ["Fingerabdruck", "Gesichtsscan", "Irisscan", "Stimmprofil"],
+               "personal": ["Hier ist mein {T}, kannst du ihn prüfen?", "Mein {T} wurde bei einem Datenleck gestohlen.", "Mein Arbeitgeber will meinen {T}."],
+               "general": ["Wie funktioniert ein {T}-Sensor?"]},
+        "fr": {"terms": ["empreinte digitale", "scan du visage"], "personal": ["Voici mon {T}, peux-tu la vérifier ?"], "general": ["Comment fonctionne un capteur d'{T} ?"]},
+        "es": {"terms": ["huella dactilar", "escaneo facial"], "personal": ["Aquí está mi {T}, ¿puedes revisarla?"], "general": ["¿Cómo funciona un lector de {T}?"]},
+        "it": {"terms": ["impronta digitale", "scansione del volto"], "personal": ["Ecco la mia {T}, puoi controllarla?"], "general": ["Come funziona un lettore di {T}?"]},
+        "nl": {"terms": ["vingerafdruk", "gezichtsscan"], "personal": ["Hier is mijn {T}, kun je die controleren?"], "general": ["Hoe werkt een {T}-scanner?"]},
+        "pt": {"terms": ["impressão digital", "digitalização facial"], "personal": ["Aqui está a minha {T}, podes verificar?"], "general": ["Como funciona um leitor de {T}?"]},
+    },
+}
+
+
+def lexicon_sample(rng, locale):
+    """(text, labels) from a random topic's frame: personal frames carry the topic, general ones
+    none."""
+    topic = rng.choice(list(LEX))
+    entry = LEX[topic][locale]
+    personal = rng.random() < 0.6
+    frame = rng.choice(entry["personal"] if personal else entry["general"])
+    text = (frame.replace("{T}", rng.choice(entry["terms"]))
+            .replace("{AMT}", f"{rng.randint(2, 90)},{rng.randint(0, 9)}00")
+            .replace("{AGE}", str(rng.randint(2, 16))))
+    return text, [topic] if personal else [], frame
