@@ -30,18 +30,18 @@ pub fn scan_email(text: &str, out: &mut Vec<Span>) {
 
 /// `+` and a country code, any grouping: "+44 20 7946 0958", "+1 (415) 555-0132", "+4915112345678".
 static INTERNATIONAL: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?:\+|\b00)[1-9](?:[ .\-/]{0,3}\(?[0-9]\)?){6,14}").expect("phone regex"));
+    LazyLock::new(|| Regex::new(r"(?:\+|(?-u:\b)00)[1-9](?:[ .\-/]{0,3}\(?[0-9]\)?){6,14}").expect("phone regex"));
 /// North American formatted: "(415) 555-0132", "415-555-0132", "415.555.0132".
 static NANP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:\b1[ .\-])?(?:\([2-9][0-9]{2}\) ?|\b[2-9][0-9]{2}[ .\-])[2-9][0-9]{2}[ .\-][0-9]{4}\b").expect("phone regex")
+    Regex::new(r"(?:(?-u:\b)1[ .\-])?(?:\([2-9][0-9]{2}\) ?|(?-u:\b)[2-9][0-9]{2}[ .\-])[2-9][0-9]{2}[ .\-][0-9]{4}(?-u:\b)").expect("phone regex")
 });
 /// National styles with a trunk 0: "020 7946 0958", "030 12345678", "06 12 34 56 78", "0171/1234567".
 static TRUNK: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\b0[1-9][0-9]{0,3}(?:[ .\-/][0-9]{2,8}){1,4}\b").expect("phone regex"));
+    LazyLock::new(|| Regex::new(r"(?-u:\b)0[1-9][0-9]{0,3}(?:[ .\-/][0-9]{2,8}){1,4}(?-u:\b)").expect("phone regex"));
 /// Bare digits, only taken when a phone word is near.
-static BARE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b[0-9]{7,15}\b").expect("phone regex"));
+static BARE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?-u:\b)[0-9]{7,15}(?-u:\b)").expect("phone regex"));
 static PHONE_WORD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:phone|tel|telephone|mobile|mob|cell|call|text|sms|fax|whatsapp|signal|telefon|telefonnummer|handy|mobil|téléphone|portable|teléfono|móvil|celular|telefono|cellulare|numéro|number|ring)\b")
+    Regex::new(r"(?i)(?-u:\b)(?:phone|tel|telephone|mobile|mob|cell|call|text|sms|fax|whatsapp|signal|telefon|telefonnummer|handy|mobil|téléphone|portable|teléfono|móvil|celular|telefono|cellulare|numéro|number|ring)(?-u:\b)")
         .expect("phone word regex")
 });
 static DATE_LIKE: LazyLock<Regex> = LazyLock::new(|| {

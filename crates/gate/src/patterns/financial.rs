@@ -13,7 +13,7 @@ use crate::span::{Category, Span};
 /// (between other numbers), so candidates start and end at group edges.
 static DIGIT_RUN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[0-9](?:[ .\-]{0,3}[0-9])*").expect("digit run regex"));
 static CARD_WORD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:card|credit|debit|visa|mastercard|amex|american express|cc|pan|karte|kreditkarte|carte|tarjeta|carta)\b").expect("card word regex")
+    Regex::new(r"(?i)(?-u:\b)(?:card|credit|debit|visa|mastercard|amex|american express|cc|pan|karte|kreditkarte|carte|tarjeta|carta)(?-u:\b)").expect("card word regex")
 });
 
 /// Issuer ranges and lengths of the major networks.
@@ -83,7 +83,7 @@ pub fn scan_card(text: &str, out: &mut Vec<Span>) {
 }
 
 static IBAN: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)\b[A-Z]{2}[0-9]{2}(?:[ \-]?[A-Z0-9]){11,32}").expect("iban regex"));
+    LazyLock::new(|| Regex::new(r"(?i)(?-u:\b)[A-Z]{2}[0-9]{2}(?:[ \-]?[A-Z0-9]){11,32}").expect("iban regex"));
 
 /// Length of the IBAN for each country (ISO 13616 registry).
 fn iban_length(country: &str) -> Option<usize> {

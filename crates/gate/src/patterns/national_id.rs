@@ -15,23 +15,23 @@ fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("national id regex")
 }
 
-static SSN: LazyLock<Regex> = LazyLock::new(|| re(r"\b[0-9]{3}([- ])[0-9]{2}[- ][0-9]{4}\b|\b[0-9]{9}\b"));
-static SSN_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b(?:ssn|social security|soc\.? sec|ss#|tax ?id|itin)"));
-static NINO: LazyLock<Regex> = LazyLock::new(|| re(r"\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D]\b"));
-static STEUER: LazyLock<Regex> = LazyLock::new(|| re(r"\b[1-9][0-9] ?[0-9]{3} ?[0-9]{3} ?[0-9]{3}\b"));
-static STEUER_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)steuer|tax ?id|\bidnr|identifikationsnummer|\btin\b"));
-static NIR: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b[1-478] ?[0-9]{2} ?(?:0[1-9]|1[0-2]|[2-9][0-9]) ?(?:[0-9]{2}|2[AB]) ?[0-9]{3} ?[0-9]{3} ?[0-9]{2}\b"));
-static DNI: LazyLock<Regex> = LazyLock::new(|| re(r"\b(?:[0-9]{8}|[XYZ]-?[0-9]{7})-?[A-Z]\b"));
-static CF: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b[A-Z]{6}[0-9LMNPQRSTUV]{2}[ABCDEHLMPRST][0-9LMNPQRSTUV]{2}[A-Z][0-9LMNPQRSTUV]{3}[A-Z]\b"));
-static BSN: LazyLock<Regex> = LazyLock::new(|| re(r"\b[0-9]{4}\.?[0-9]{2}\.?[0-9]{3}\b|\b[0-9]{9}\b"));
-static BSN_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\bbsn\b|burgerservicenummer|sofi"));
-static AADHAAR: LazyLock<Regex> = LazyLock::new(|| re(r"\b[2-9][0-9]{3}[ \-]?[0-9]{4}[ \-]?[0-9]{4}\b"));
-static AADHAAR_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)aadha+r|\buid(?:ai)?\b"));
-static CN_ID: LazyLock<Regex> = LazyLock::new(|| re(r"\b[1-8][0-9]{5}(?:18|19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])[0-9]{3}[0-9Xx]\b"));
-static PERSONNUMMER: LazyLock<Regex> = LazyLock::new(|| re(r"\b(?:19|20)?[0-9]{2}(?:0[1-9]|1[0-2])(?:[0-6][0-9]|[7-9][0-1])[-+]?[0-9]{4}\b"));
+static SSN: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u:\b)[0-9]{3}([- ])[0-9]{2}[- ][0-9]{4}(?-u:\b)|(?-u:\b)[0-9]{9}(?-u:\b)"));
+static SSN_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)(?-u:\b)(?:ssn|social security|soc\.? sec|ss#|tax ?id|itin)"));
+static NINO: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u:\b)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D](?-u:\b)"));
+static STEUER: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u:\b)[1-9][0-9] ?[0-9]{3} ?[0-9]{3} ?[0-9]{3}(?-u:\b)"));
+static STEUER_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)steuer|tax ?id|(?-u:\b)idnr|identifikationsnummer|(?-u:\b)tin(?-u:\b)"));
+static NIR: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)(?-u:\b)[1-478] ?[0-9]{2} ?(?:0[1-9]|1[0-2]|[2-9][0-9]) ?(?:[0-9]{2}|2[AB]) ?[0-9]{3} ?[0-9]{3} ?[0-9]{2}(?-u:\b)"));
+static DNI: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u:\b)(?:[0-9]{8}|[XYZ]-?[0-9]{7})-?[A-Z](?-u:\b)"));
+static CF: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)(?-u:\b)[A-Z]{6}[0-9LMNPQRSTUV]{2}[ABCDEHLMPRST][0-9LMNPQRSTUV]{2}[A-Z][0-9LMNPQRSTUV]{3}[A-Z](?-u:\b)"));
+static BSN: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u:\b)[0-9]{4}\.?[0-9]{2}\.?[0-9]{3}(?-u:\b)|(?-u:\b)[0-9]{9}(?-u:\b)"));
+static BSN_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)(?-u:\b)bsn(?-u:\b)|burgerservicenummer|sofi"));
+static AADHAAR: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u:\b)[2-9][0-9]{3}[ \-]?[0-9]{4}[ \-]?[0-9]{4}(?-u:\b)"));
+static AADHAAR_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)aadha+r|(?-u:\b)uid(?:ai)?(?-u:\b)"));
+static CN_ID: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u:\b)[1-8][0-9]{5}(?:18|19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])[0-9]{3}[0-9Xx](?-u:\b)"));
+static PERSONNUMMER: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u:\b)(?:19|20)?[0-9]{2}(?:0[1-9]|1[0-2])(?:[0-6][0-9]|[7-9][0-1])[-+]?[0-9]{4}(?-u:\b)"));
 static PERSONNUMMER_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)personnummer|personnr|samordningsnummer"));
-static CPF: LazyLock<Regex> = LazyLock::new(|| re(r"\b[0-9]{3}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}\b|\b[0-9]{11}\b"));
-static CPF_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\bcpf\b"));
+static CPF: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u:\b)[0-9]{3}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}(?-u:\b)|(?-u:\b)[0-9]{11}(?-u:\b)"));
+static CPF_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)(?-u:\b)cpf(?-u:\b)"));
 
 fn id(out: &mut Vec<Span>, start: usize, end: usize, detector: &str, confidence: f32) {
     out.push(span(start, end, Category::NationalId, detector, confidence));

@@ -16,14 +16,14 @@ fn re(pattern: &str) -> Regex {
 static IPV4: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}"));
 static VERSION_WORD: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)(?:\bv|version|release|ver\.?|build|firmware|chrome|firefox|python|node|oid)\s*[:=]?\s*$"));
+    LazyLock::new(|| re(r"(?i)(?:(?-u:\b)v|version|release|ver\.?|build|firmware|chrome|firefox|python|node|oid)\s*[:=]?\s*$"));
 static IPV6: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)(?:[0-9a-f]{1,4}:){1,7}(?:(?::[0-9a-f]{1,4}){1,6}|[0-9a-f]{1,4}|:)|::(?:[0-9a-f]{1,4}:){0,6}[0-9a-f]{1,4}")
 });
 static MAC: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)\b[0-9a-f]{2}([:\-])[0-9a-f]{2}(?:[:\-][0-9a-f]{2}){4}\b|\b[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}\b"));
+    LazyLock::new(|| re(r"(?i)(?-u:\b)[0-9a-f]{2}([:\-])[0-9a-f]{2}(?:[:\-][0-9a-f]{2}){4}(?-u:\b)|(?-u:\b)[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}(?-u:\b)"));
 static URL_CREDENTIALS: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)\b[a-z][a-z0-9+.\-]{1,15}://([^\s/?#@:]+):([^\s/?#@]+)@[^\s/?#@]+"));
+    LazyLock::new(|| re(r"(?i)(?-u:\b)[a-z][a-z0-9+.\-]{1,15}://([^\s/?#@:]+):([^\s/?@]+)@[^\s/?#@]+"));
 
 pub fn scan_ip(text: &str, out: &mut Vec<Span>) {
     for m in IPV4.find_iter(text) {
@@ -138,6 +138,8 @@ mod tests {
     fn url_credentials() {
         assert_eq!(run(scan_url_credentials, "postgres://admin:Tr0ub4dor@db.internal:5432/app"), ["admin:Tr0ub4dor"]);
         assert_eq!(run(scan_url_credentials, "https://bob:s3cr%21t@example.com/x"), ["bob:s3cr%21t"]);
+        // '#' should be percent-encoded, but people paste passwords as they are.
+        assert_eq!(run(scan_url_credentials, "postgres://svc:Xq7#pL2v@db:5432/app"), ["svc:Xq7#pL2v"]);
         assert!(run(scan_url_credentials, "postgres://user:password@localhost/db").is_empty());
         assert!(run(scan_url_credentials, "redis://default:${REDIS_PASSWORD}@cache:6379").is_empty());
         assert!(run(scan_url_credentials, "https://example.com/path?a=b@c").is_empty());

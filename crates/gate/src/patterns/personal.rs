@@ -19,9 +19,9 @@ static ID_TOKEN: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Za-z0-9](?:[A-Za-z0-
 static ID_WORD: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
         r"(?i)(?P<passport>passport|reisepass|passeport|pasaporte|passaporto|paspoort)",
-        r"|(?P<licence>driver'?s?\s+licen[cs]e|driving\s+licen[cs]e|licen[cs]e\s+(?:no|number|#)|\bDL\s*(?:no|#|number)?\b|f(?:ü|ue)hrerschein|permis\s+de\s+conduire|licencia\s+de\s+conducir|carnet\s+de\s+conducir|patente\s+di\s+guida|rijbewijs)",
-        r"|(?P<medical>\bMRN\b|medical\s+record|patient\s+(?:id|number|no)|chart\s+(?:no|number)|hospital\s+(?:number|no)|health\s+record|\bNHS\b|krankenakte|patientennummer|dossier\s+m[ée]dical|historia\s+cl[ií]nica)",
-        r"|(?P<insurance>insurance|policy\s+(?:no|number|#)|member\s+id|subscriber\s+id|medicare|medicaid|group\s+(?:no|number)|versicherungsnummer|versichertennummer|krankenversicherung|assurance|seguro|assicurazione|\bAHV\b|\bSVN\b)",
+        r"|(?P<licence>driver'?s?\s+licen[cs]e|driving\s+licen[cs]e|licen[cs]e\s+(?:no|number|#)|(?-u:\b)DL\s*(?:no|#|number)?(?-u:\b)|f(?:ü|ue)hrerschein|permis\s+de\s+conduire|licencia\s+de\s+conducir|carnet\s+de\s+conducir|patente\s+di\s+guida|rijbewijs)",
+        r"|(?P<medical>(?-u:\b)MRN(?-u:\b)|medical\s+record|patient\s+(?:id|number|no)|chart\s+(?:no|number)|hospital\s+(?:number|no)|health\s+record|(?-u:\b)NHS(?-u:\b)|krankenakte|patientennummer|dossier\s+m[ée]dical|historia\s+cl[ií]nica)",
+        r"|(?P<insurance>insurance|policy\s+(?:no|number|#)|member\s+id|subscriber\s+id|medicare|medicaid|group\s+(?:no|number)|versicherungsnummer|versichertennummer|krankenversicherung|assurance|seguro|assicurazione|(?-u:\b)AHV(?-u:\b)|(?-u:\b)SVN(?-u:\b))",
     ))
 });
 /// Keyword and token must be this close, with only filler words between.
@@ -61,8 +61,8 @@ pub fn scan_contextual_ids(text: &str, out: &mut Vec<Span>) {
     }
 }
 
-static NHS: LazyLock<Regex> = LazyLock::new(|| re(r"\b[0-9]{3}[ \-][0-9]{3}[ \-][0-9]{4}\b"));
-static NHS_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\bNHS\b|health\s+service"));
+static NHS: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u:\b)[0-9]{3}[ \-][0-9]{3}[ \-][0-9]{4}(?-u:\b)"));
+static NHS_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)(?-u:\b)NHS(?-u:\b)|health\s+service"));
 
 fn looks_like_date(token: &str) -> bool {
     static DATE: LazyLock<Regex> =
@@ -74,9 +74,11 @@ const MONTHS: &str = "jan(?:uary|uar|vier)?|feb(?:ruary|ruar)?|f[ée]vrier|mar(?
 
 static DATE: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(
-        r"(?i)\b(?:[0-9]{{1,2}}[./\-][0-9]{{1,2}}[./\-](?:19|20)?[0-9]{{2}}|(?:19|20)[0-9]{{2}}[./\-][0-9]{{1,2}}[./\-][0-9]{{1,2}}|[0-9]{{1,2}}(?:st|nd|rd|th|er|\.)?\s+(?:de\s+)?(?:{MONTHS})\.?,?\s+(?:de\s+)?(?:19|20)[0-9]{{2}}|(?:{MONTHS})\.?\s+[0-9]{{1,2}}(?:st|nd|rd|th)?,?\s+(?:19|20)[0-9]{{2}})\b"
+        r"(?i)(?-u:\b)(?:[0-9]{{1,2}}[./\-][0-9]{{1,2}}[./\-](?:19|20)?[0-9]{{2}}|(?:19|20)[0-9]{{2}}[./\-][0-9]{{1,2}}[./\-][0-9]{{1,2}}|[0-9]{{1,2}}(?:st|nd|rd|th|er|\.)?\s+(?:de\s+)?(?:{MONTHS})\.?,?\s+(?:de\s+)?(?:19|20)[0-9]{{2}}|(?:{MONTHS})\.?\s+[0-9]{{1,2}}(?:st|nd|rd|th)?,?\s+(?:19|20)[0-9]{{2}})(?-u:\b)"
     ))
 });
+/// Unicode word boundaries here ("née"): this only runs on short windows, so the slower
+/// engine they need costs nothing.
 static BIRTH_WORD: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)\bborn\b|\bbirth|\bdob\b|d\.o\.b|birthday|geboren|geburtsdatum|\bgeb\.|\bné\b|\bnée\b|naissance|nacimiento|nacid[oa]|\bnat[oa]\b|nascita|geboortedatum|\bf\.\s?d\.|fødselsdato|födelsedatum")
 });

@@ -58,11 +58,11 @@ static JWT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10,}").expect("jwt regex"));
 
 static PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)\b(?:password|passwd|pwd|passphrase|passcode|pin|kennwort|passwort|mot de passe|contraseña|senha|wachtwoord|parola)\b["']?\s*(?:is|was|:=|=>|=|:|->|ist|est|es)\s*["'`]?([^\s"'`]{4,64})"#)
+    Regex::new(r#"(?i)(?-u:\b)(?:password|passwd|pwd|passphrase|passcode|pin|kennwort|passwort|mot de passe|contraseña|senha|wachtwoord|parola)(?-u:\b)["']?\s*(?:is|was|:=|=>|=|:|->|ist|est|es)\s*["'`]?([^\s"'`]{4,64})"#)
         .expect("password regex")
 });
 static KEYED_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)[a-z0-9_\-]*(?:api_?key|apikey|secret|token|access_?key|auth|credential|private_?key|client_?id|session)[a-z0-9_\-]*["']?\s*(?:[:=]|=>)\s*["']?(?:bearer\s+)?([A-Za-z0-9_\-+/=.~]{16,256})|(?i)\bbearer\s+([A-Za-z0-9_\-+/=.~]{16,256})"#)
+    Regex::new(r#"(?i)[a-z0-9_\-]*(?:api_?key|apikey|secret|token|access_?key|auth|credential|private_?key|client_?id|session)[a-z0-9_\-]*["']?\s*(?:[:=]|=>)\s*["']?(?:bearer\s+)?([A-Za-z0-9_\-+/=.~]{16,256})|(?i)(?-u:\b)bearer\s+([A-Za-z0-9_\-+/=.~]{16,256})"#)
         .expect("token regex")
 });
 
@@ -93,13 +93,20 @@ fn scan_providers(text: &str, out: &mut Vec<Span>) {
 }
 
 fn scan_pem(text: &str, out: &mut Vec<Span>) {
+    // A BEGIN inside the block just found is part of it; skipping it keeps a text of
+    // thousands of BEGIN lines linear instead of one 64 KiB search per line.
+    let mut covered = 0;
     for begin in PEM_BEGIN.find_iter(text) {
+        if begin.start() < covered {
+            continue;
+        }
         let limit = (begin.end() + PEM_MAX_BYTES).min(text.len());
         let limit = (limit..=text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(text.len());
         let end = match PEM_END.find(&text[begin.end()..limit]) {
             Some(e) => begin.end() + e.end(),
             None => begin.end() + PEM_BODY.find(&text[begin.end()..limit]).map_or(0, |b| b.end()),
         };
+        covered = end;
         out.push(span(begin.start(), end, Category::Secret, "private_key_block", 1.0));
     }
 }
@@ -133,7 +140,7 @@ fn placeholder_value(v: &str) -> bool {
 fn scan_password(text: &str, out: &mut Vec<Span>) {
     for caps in PASSWORD.captures_iter(text) {
         let value = caps.get(1).expect("group 1");
-        let v = value.as_str().trim_end_matches(['.', ',', ';', ')']);
+        let v = value.as_str().trim_end_matches(['.', ',', ';', ')', ':']);
         // "password is incorrect" is prose; a password mixes character classes or is long.
         if placeholder_value(v) || !(classes(v) >= 2 || v.chars().count() >= 12) {
             continue;
