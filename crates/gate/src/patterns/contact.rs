@@ -4,7 +4,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::context::{ascii_digits, before, char_after, char_before, digit_bounded, looks_like_reference, near, span};
+use super::context::{after, ascii_digits, before, char_after, char_before, digit_bounded, looks_like_reference, near, span};
 use crate::span::{Category, Span};
 
 static EMAIL: LazyLock<Regex> = LazyLock::new(|| {
@@ -52,7 +52,12 @@ pub fn scan_phone(text: &str, out: &mut Vec<Span>) {
     let mut push = |start: usize, end: usize, detector: &str, confidence: f32, min_digits: usize| {
         let s = &text[start..end];
         let digits = ascii_digits(s);
-        if digits.len() < min_digits || digits.len() > 15 || !digit_bounded(text, start, end) || DATE_LIKE.is_match(s) {
+        if digits.len() < min_digits
+            || digits.len() > 15
+            || !digit_bounded(text, start, end)
+            || inside_digit_groups(text, start, end)
+            || DATE_LIKE.is_match(s)
+        {
             return;
         }
         let phone_word = near(text, start, end, &PHONE_WORD, 40, 0);
@@ -78,6 +83,13 @@ pub fn scan_phone(text: &str, out: &mut Vec<Span>) {
             push(m.start(), m.end(), "phone_in_context", 0.85, 7);
         }
     }
+}
+
+/// "8 045 311 447": the candidate continues a longer grouped number on either side.
+fn inside_digit_groups(text: &str, start: usize, end: usize) -> bool {
+    static BEFORE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[0-9][ .\-/]$").expect("group regex"));
+    static AFTER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[ .\-/][0-9]").expect("group regex"));
+    BEFORE.is_match(before(text, start, 2)) || AFTER.is_match(after(text, end, 2))
 }
 
 /// A match may end in ")" from "(0)"-style groups; keep the span on the last digit.
@@ -140,5 +152,6 @@ mod tests {
         assert!(phones("on 01.02.2024 we met").is_empty());
         assert!(phones("version 10.0.19041").is_empty());
         assert!(phones("it costs 1234567 dollars").is_empty());
+        assert!(phones("population 8 045 311 447 in 2023").is_empty());
     }
 }

@@ -62,6 +62,12 @@ pub fn scan_card(text: &str, out: &mut Vec<Span>) {
                     if j > digits.len() || !group_end[j - 1] {
                         continue;
                     }
+                    // Printed cards are one block or three to five groups (4-6-5, 4-4-4-4,
+                    // spaced digits); "2.718281828459045" is a decimal, not a card.
+                    let groups = (i..j).filter(|&k| group_start[k]).count();
+                    if groups == 2 {
+                        continue;
+                    }
                     let number: String = digits[i..j].iter().map(|&(_, b)| b as char).collect();
                     let (start, end) = (digits[i].0, digits[j - 1].0 + 1);
                     let Some(network) = card_network(&number) else { continue };
@@ -161,6 +167,7 @@ mod tests {
         assert!(cards("order #4111111111111111").is_empty());
         assert!(cards("1234567890123452").is_empty(), "no issuer starts with 1");
         assert!(cards("sha 4111111111111111abc").is_empty());
+        assert!(cards("e = 2.718281828459045").is_empty(), "a decimal");
     }
 
     #[test]

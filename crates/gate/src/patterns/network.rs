@@ -16,7 +16,7 @@ fn re(pattern: &str) -> Regex {
 static IPV4: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}"));
 static VERSION_WORD: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)(?:(?-u:\b)v|version|release|ver\.?|build|firmware|chrome|firefox|python|node|oid)\s*[:=]?\s*$"));
+    LazyLock::new(|| re(r"(?i)(?:^|[^a-z])(?:v|version|release|ver\.?|build|firmware|chrome|firefox|python|node|oid)\s*[:=]?\s*$"));
 static IPV6: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)(?:[0-9a-f]{1,4}:){1,7}(?:(?::[0-9a-f]{1,4}){1,6}|[0-9a-f]{1,4}|:)|::(?:[0-9a-f]{1,4}:){0,6}[0-9a-f]{1,4}")
 });
@@ -85,7 +85,7 @@ pub fn scan_url_credentials(text: &str, out: &mut Vec<Span>) {
             || p.starts_with(['$', '<', '{', '%', '['])
             || p.chars().all(|c| c == '*' || c == 'x');
         if !template {
-            out.push(span(user.start(), password.end(), Category::UrlCredentials, "url_userinfo", 0.97));
+            out.push(span(user.start(), password.end(), Category::UrlCredentials, "url_userinfo", 0.995));
         }
     }
 }
@@ -104,6 +104,7 @@ mod tests {
     fn ips() {
         assert_eq!(run(scan_ip, "ssh into 192.168.1.20, then"), ["192.168.1.20"]);
         assert_eq!(run(scan_ip, "from 203.0.113.7."), ["203.0.113.7"]);
+        assert_eq!(run(scan_ip, "server 172.16.254.1 is down"), ["172.16.254.1"]);
         assert_eq!(run(scan_ip, "v6 2001:db8:85a3::8a2e:370:7334 up"), ["2001:db8:85a3::8a2e:370:7334"]);
         assert_eq!(run(scan_ip, "fe80::1ff:fe23:4567:890a%eth0"), ["fe80::1ff:fe23:4567:890a"]);
     }
