@@ -8,7 +8,8 @@ use super::context::{after, ascii_digits, before, char_after, char_before, digit
 use crate::span::{Category, Span};
 
 static EMAIL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"[A-Za-z0-9][A-Za-z0-9._%+\-]*@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,24}").expect("email regex")
+    // Internationalised local parts and domains ("solène@exemple.fr") included.
+    Regex::new(r"[\p{L}\p{N}][\p{L}\p{N}._%+\-]*@[\p{L}\p{N}](?:[\p{L}\p{N}\-]*[\p{L}\p{N}])?(?:\.[\p{L}\p{N}](?:[\p{L}\p{N}\-]*[\p{L}\p{N}])?)*\.\p{L}{2,24}").expect("email regex")
 });
 /// Image names like `icon@2x.png` share the shape of an address.
 static RETINA: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"@[1-4]x\.[a-z]+$").expect("retina regex"));
@@ -121,6 +122,7 @@ mod tests {
     fn emails_found() {
         assert_eq!(emails("write to jane.doe+news@mail.example.co.uk."), ["jane.doe+news@mail.example.co.uk"]);
         assert_eq!(emails("<ANN_LEE@Firma-GmbH.de>"), ["ANN_LEE@Firma-GmbH.de"]);
+        assert_eq!(emails("à aurélie.devries65@libero.it, merci"), ["aurélie.devries65@libero.it"]);
     }
 
     #[test]

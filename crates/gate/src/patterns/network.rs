@@ -23,7 +23,7 @@ static IPV6: LazyLock<Regex> = LazyLock::new(|| {
 static MAC: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)(?-u:\b)[0-9a-f]{2}([:\-])[0-9a-f]{2}(?:[:\-][0-9a-f]{2}){4}(?-u:\b)|(?-u:\b)[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}(?-u:\b)"));
 static URL_CREDENTIALS: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)(?-u:\b)[a-z][a-z0-9+.\-]{1,15}://([^\s/?#@:]+):([^\s/?@]+)@[^\s/?#@]+"));
+    LazyLock::new(|| re(r"(?i)(?-u:\b)[a-z][a-z0-9+.\-]{1,15}://[^\s/?#@:]+:([^\s/?@]+)@[^\s/?#@]+[^\s]*"));
 
 pub fn scan_ip(text: &str, out: &mut Vec<Span>) {
     for m in IPV4.find_iter(text) {
@@ -78,14 +78,17 @@ pub fn scan_mac(text: &str, out: &mut Vec<Span>) {
 
 pub fn scan_url_credentials(text: &str, out: &mut Vec<Span>) {
     for caps in URL_CREDENTIALS.captures_iter(text) {
-        let (user, password) = (caps.get(1).expect("group 1"), caps.get(2).expect("group 2"));
+        let password = caps.get(1).expect("group 1");
         let p = password.as_str().to_ascii_lowercase();
         // Documentation placeholders, not credentials.
         let template = matches!(p.as_str(), "password" | "pass" | "passwd" | "secret" | "pwd" | "changeme" | "xxx")
             || p.starts_with(['$', '<', '{', '%', '['])
             || p.chars().all(|c| c == '*' || c == 'x');
         if !template {
-            out.push(span(user.start(), password.end(), Category::UrlCredentials, "url_userinfo", 0.995));
+            // The whole URL: with the password goes the host it opens.
+            let whole = caps.get(0).expect("group 0");
+            let end = whole.start() + whole.as_str().trim_end_matches(['.', ',', ';', ':', ')', '!', '?', '\'', '"']).len();
+            out.push(span(whole.start(), end, Category::UrlCredentials, "url_credentials", 0.995));
         }
     }
 }
@@ -137,10 +140,10 @@ mod tests {
 
     #[test]
     fn url_credentials() {
-        assert_eq!(run(scan_url_credentials, "postgres://admin:Tr0ub4dor@db.internal:5432/app"), ["admin:Tr0ub4dor"]);
-        assert_eq!(run(scan_url_credentials, "https://bob:s3cr%21t@example.com/x"), ["bob:s3cr%21t"]);
+        assert_eq!(run(scan_url_credentials, "postgres://admin:Tr0ub4dor@db.internal:5432/app"), ["postgres://admin:Tr0ub4dor@db.internal:5432/app"]);
+        assert_eq!(run(scan_url_credentials, "https://bob:s3cr%21t@example.com/x"), ["https://bob:s3cr%21t@example.com/x"]);
         // '#' should be percent-encoded, but people paste passwords as they are.
-        assert_eq!(run(scan_url_credentials, "postgres://svc:Xq7#pL2v@db:5432/app"), ["svc:Xq7#pL2v"]);
+        assert_eq!(run(scan_url_credentials, "(postgres://svc:Xq7#pL2v@db:5432/app)."), ["postgres://svc:Xq7#pL2v@db:5432/app"]);
         assert!(run(scan_url_credentials, "postgres://user:password@localhost/db").is_empty());
         assert!(run(scan_url_credentials, "redis://default:${REDIS_PASSWORD}@cache:6379").is_empty());
         assert!(run(scan_url_credentials, "https://example.com/path?a=b@c").is_empty());
