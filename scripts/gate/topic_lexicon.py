@@ -216,9 +216,115 @@ def lexicon_sample(rng, locale):
     none."""
     topic = rng.choice(list(LEX))
     entry = LEX[topic][locale]
+    # Term lists and their frames go together: pick the base entry or one of the additions.
+    entry = rng.choice([entry] + entry.get("extra", []))
     personal = rng.random() < 0.6
     frame = rng.choice(entry["personal"] if personal else entry["general"])
     text = (frame.replace("{T}", rng.choice(entry["terms"]))
             .replace("{AMT}", f"{rng.randint(2, 90)},{rng.randint(0, 9)}00")
             .replace("{AGE}", str(rng.randint(2, 16))))
     return text, [topic] if personal else [], frame
+
+
+# More terms and frames per topic, merged into LEX: symptoms and results as people describe
+# them, not only diagnoses.
+MORE = {
+    "health": {
+        "en": ({"terms": ["chest pain", "a persistent cough", "blood in my stool", "night sweats", "swollen ankles",
+                          "heart palpitations", "a vitamin B12 deficiency", "low iron", "high blood sugar", "a UTI",
+                          "an STD", "erectile dysfunction", "a miscarriage", "constant dizziness", "a lump in my neck",
+                          "unexplained weight loss", "a high fever", "kidney stones", "a torn ligament", "sciatica"],
+                "personal": ["I've had {T} for two weeks.", "I keep getting {T}, should I see a doctor?",
+                             "My latest results show {T}.", "My GP found {T} during my check-up.", "I noticed {T} this morning.",
+                             "Why do I have {T} after my operation?", "My partner has {T} and won't go to the doctor.",
+                             "I'm on medication for {T}, can I still exercise?"],
+                 "general": ["What usually causes {T}?", "Which specialist treats {T}?", "Write a leaflet about {T} for a pharmacy."]}),
+        "de": ({"terms": ["Rückenschmerzen", "Brustschmerzen", "Schwindel", "Blut im Stuhl", "einen Knoten in der Brust",
+                          "Vitamin-B12-Mangel", "hohen Blutzucker", "Fieber", "Nierensteine", "Herzrasen"],
+                "personal": ["Ich habe seit zwei Wochen {T}.", "Meine Werte zeigen {T}.", "Mein Hausarzt hat {T} festgestellt.",
+                             "Ich habe ständig {T}, soll ich zum Arzt?"],
+                "general": ["Was verursacht {T} im Allgemeinen?", "Welcher Facharzt behandelt {T}?"]}),
+        "fr": ({"terms": ["des douleurs thoraciques", "des vertiges", "une carence en fer", "de la fièvre", "du sang dans les selles"],
+                "personal": ["J'ai {T} depuis deux semaines.", "Mes résultats montrent {T}."],
+                "general": ["Qu'est-ce qui cause {T} en général ?"]}),
+        "es": ({"terms": ["dolor en el pecho", "mareos", "falta de hierro", "fiebre", "sangre en las heces"],
+                "personal": ["Tengo {T} desde hace dos semanas.", "Mis resultados muestran {T}."],
+                "general": ["¿Qué causa {T} en general?"]}),
+        "nl": ({"terms": ["pijn op de borst", "duizeligheid", "ijzertekort", "koorts", "een vitamine B12-tekort"],
+                "personal": ["Ik heb al twee weken {T}.", "Mijn uitslagen laten {T} zien."],
+                "general": ["Wat veroorzaakt {T} meestal?"]}),
+        "pt": ({"terms": ["dores no peito", "tonturas", "falta de ferro", "febre", "a glicose alta"],
+                "personal": ["Tenho {T} há duas semanas.", "As minhas análises mostram {T}."],
+                "general": ["O que causa {T} em geral?"]}),
+        "it": ({"terms": ["dolore al petto", "vertigini", "carenza di ferro", "febbre"],
+                "personal": ["Ho {T} da due settimane.", "Le mie analisi mostrano {T}."],
+                "general": ["Cosa causa {T} in generale?"]}),
+    },
+    "mental_health": {
+        "en": ({"terms": ["dark thoughts", "nightmares about the attack", "flashbacks", "mood swings", "no motivation at all",
+                          "thoughts of hurting myself", "a breakdown", "crippling loneliness", "intrusive thoughts", "a constant sense of dread"],
+                "personal": ["I keep having {T}.", "I've been struggling with {T} since the divorce.", "Lately I have {T} and cry every night.",
+                             "I can't function at work because of {T}.", "How do I tell my doctor about my {T}?"],
+                "general": ["How do psychologists study {T}?", "Write an article about {T} for a general audience."]}),
+        "de": ({"terms": ["dunkle Gedanken", "Albträume", "Flashbacks", "keine Motivation", "ständige Angst", "Einsamkeit"],
+                "personal": ["Ich habe seit Monaten {T}.", "Ich fühle mich leer und habe {T}.", "Wegen {T} schaffe ich es kaum zur Arbeit."],
+                "general": ["Wie entstehen {T}?"]}),
+        "fr": ({"terms": ["des idées noires", "des cauchemars", "une angoisse permanente"],
+                "personal": ["J'ai {T} depuis des mois.", "Je n'arrive plus à travailler à cause de {T}."], "general": ["D'où viennent {T} ?"]}),
+        "es": ({"terms": ["pensamientos oscuros", "pesadillas", "ansiedad constante"],
+                "personal": ["Tengo {T} desde hace meses.", "No puedo trabajar por {T}."], "general": ["¿De dónde vienen {T}?"]}),
+        "nl": ({"terms": ["sombere gedachten", "nachtmerries", "constante angst"],
+                "personal": ["Ik heb al maanden {T}.", "Ik ben somber en heb {T}."], "general": ["Waar komen {T} vandaan?"]}),
+        "pt": ({"terms": ["pensamentos sombrios", "pesadelos", "ansiedade constante"],
+                "personal": ["Tenho {T} há meses.", "Não consigo sair de casa por causa de {T}."], "general": ["De onde vêm {T}?"]}),
+        "it": ({"terms": ["pensieri cupi", "incubi", "ansia costante"],
+                "personal": ["Ho {T} da mesi."], "general": ["Da dove vengono {T}?"]}),
+    },
+    "religion": {
+        "de": ({"terms": ["zum Islam", "zum Christentum", "zum Judentum", "zum Buddhismus"],
+                "personal": ["Ich bin vor kurzem {T} konvertiert.", "Ich bin {T} übergetreten und meine Eltern sind dagegen."],
+                "general": ["Wie viele Menschen konvertieren jedes Jahr {T}?"]}),
+        "en": ({"terms": ["Islam", "Christianity", "Judaism", "Buddhism", "Catholicism"],
+                "personal": ["I recently converted to {T} and my parents are against it.", "I pray every day since I found {T}.",
+                             "I left {T} and my family cut me off."],
+                "general": ["When did {T} spread to Europe?", "What are the holidays of {T}?"]}),
+        "es": ({"terms": ["evangélico", "ateo", "musulmana"],
+                "personal": ["Soy {T} y mi pareja no, ¿cómo educamos a los niños?"], "general": ["¿Cuántos {T} hay en España?"]}),
+    },
+    "legal": {
+        "en": ({"terms": ["a court summons", "a fine for speeding", "a lawsuit from my landlord", "a police caution", "a DUI charge", "an arrest warrant"],
+                "personal": ["I received {T}, what should I do?", "I got {T} last week.", "My son got {T} and he's only 19."],
+                "general": ["How does {T} work in general?"]}),
+        "fr": ({"terms": ["une convocation au tribunal", "une amende", "une plainte"],
+                "personal": ["J'ai reçu {T}, que faire ?", "On m'a envoyé {T}."], "general": ["Comment fonctionne {T} ?"]}),
+        "de": ({"terms": ["einen Strafbefehl", "eine Vorladung", "eine Anzeige"],
+                "personal": ["Ich habe {T} bekommen, was soll ich tun?"], "general": ["Was ist {T}?"]}),
+    },
+    "finances": {
+        "es": ({"terms": ["alquiler", "la hipoteca", "la luz"],
+                "personal": ["Debo cuatro meses de {T} y me amenazan con echarme.", "No puedo pagar {T} este mes."],
+                "general": ["¿Cómo se calcula {T}?"]}),
+        "en": ({"terms": ["rent", "my mortgage", "the electricity bill", "my car loan"],
+                "personal": ["I can't pay {T} this month.", "I'm four months behind on {T}.", "I had to borrow from my parents to cover {T}."],
+                "general": ["How is {T} usually calculated?"]}),
+    },
+    "children": {
+        "pt": ({"terms": ["filha", "filho"],
+                "personal": ["A minha {T} de {AGE} anos tem dificuldades de leitura.", "O meu {T} de {AGE} anos não dorme."],
+                "general": ["Com que idade uma criança começa a falar?"]}),
+        "en": ({"terms": ["son", "daughter", "kid"],
+                "personal": ["My {AGE}-year-old {T} has trouble reading.", "My {T} ({AGE}) hits other children at daycare."],
+                "general": ["What do {AGE}-year-olds usually learn at school?"]}),
+    },
+    "ethnicity": {
+        "en": ({"terms": ["Black", "Roma", "Sinti", "Kurdish", "Somali", "Turkish"],
+                "personal": ["As a {T} man I get stopped by security all the time.", "My family is {T} and the landlord refused us.",
+                             "Because I'm {T}, my colleagues make jokes about me."],
+                "general": ["What is the history of the {T} community in Europe?"]}),
+    },
+}
+
+# Frames only fit their own terms, so each addition stays a separate entry.
+for _topic, _locales in MORE.items():
+    for _loc, _add in _locales.items():
+        LEX[_topic][_loc].setdefault("extra", []).append(_add)

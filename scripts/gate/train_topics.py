@@ -71,10 +71,12 @@ def scores(q, scale, b, feats):
 
 
 def platt(s, y):
-    """Per-topic a, c of p = sigmoid(a * score + c), fitted by maximum likelihood."""
-    s, y = torch.tensor(s), torch.tensor(y)
-    a = torch.ones(s.shape[1], requires_grad=True)
-    c = torch.zeros(s.shape[1], requires_grad=True)
+    """a, c of p = sigmoid(a * score + c), fitted by maximum likelihood. One pair shared by all
+    topics: the calibration fold holds too few positives of the rarer topics (biometrics,
+    ethnicity) for a stable fit of their own, and per-topic fits there were badly off."""
+    s, y = torch.tensor(s).reshape(-1), torch.tensor(y).reshape(-1)
+    a = torch.ones(1, requires_grad=True)
+    c = torch.zeros(1, requires_grad=True)
     opt = torch.optim.LBFGS([a, c], max_iter=200)
 
     def closure():
@@ -110,6 +112,7 @@ def main(data_dir):
     q, scale, b = train([tr_f[i] for i in fit], tr_y[fit])
     cal_s = scores(q, scale, b, [tr_f[i] for i in cal])
     a, c = platt(cal_s, tr_y[cal].numpy())
+    a, c = np.repeat(a, len(LABELS)), np.repeat(c, len(LABELS))
     report("unseen-template fold, calibrated", 1 / (1 + np.exp(-(cal_s * a + c))), tr_y[cal].numpy())
     for k, l in enumerate(LABELS):
         print(f"  {l:14s} a {a[k]:.2f} c {c[k]:.2f}", file=sys.stderr)

@@ -53,3 +53,16 @@ fn empty_and_punctuation_only_inputs_have_no_names() {
     assert!(tagged("").is_empty());
     assert!(tagged(" ... !!! ").is_empty());
 }
+
+#[test]
+fn megabyte_input_is_tagged_in_one_pass_with_valid_offsets() {
+    // Every cost of the tagger is linear in the tokens; a megabyte must not take noticeably
+    // longer than the sum of its sentences (the benchmark times it, this checks it finishes).
+    let sentence = "Remind Anna Keller that the parcel from Köln arrived. ";
+    let text = sentence.repeat((1 << 20) / sentence.len());
+    let spans = NameTagger::load_default().unwrap().tag(&text);
+    assert!(spans.len() >= (1 << 20) / sentence.len(), "{} spans", spans.len());
+    for s in &spans {
+        assert!(s.start < s.end && text.is_char_boundary(s.start) && text.is_char_boundary(s.end));
+    }
+}

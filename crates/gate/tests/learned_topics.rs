@@ -45,3 +45,13 @@ fn span_is_the_evidence_sentence() {
     assert!(child.confidence >= 0.5 && child.confidence <= 1.0);
     assert_eq!(child.detector, "topic");
 }
+
+#[test]
+fn megabyte_input_is_classified_with_the_evidence_inside_it() {
+    let filler = "The meeting notes are attached. ";
+    let mut text = filler.repeat((1 << 20) / filler.len());
+    text.push_str("I was diagnosed with diabetes last month, what should I eat?");
+    let spans = TopicClassifier::load_default().unwrap().classify(&text);
+    let health = spans.iter().find(|s| s.category == Category::Health).expect("health found");
+    assert_eq!(&text[health.start..health.end], "I was diagnosed with diabetes last month, what should I eat?");
+}

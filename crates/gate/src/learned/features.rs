@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-pub const FEATURE_VERSION: u32 = 2;
+pub const FEATURE_VERSION: u32 = 3;
 
 /// One token: byte offsets into the text it came from, and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,13 +122,13 @@ impl SeqSet {
     }
 
     /// Marks every token covered by a longest match.
-    fn flags(&self, lower: &[String]) -> Vec<bool> {
+    fn flags(&self, lower: &[&str]) -> Vec<bool> {
         let mut flags = vec![false; lower.len()];
         let mut i = 0;
         while i < lower.len() {
-            let len = self.by_first.get(&lower[i]).and_then(|seqs| {
+            let len = self.by_first.get(lower[i]).and_then(|seqs| {
                 seqs.iter()
-                    .find(|s| lower.len() - i >= s.len() && lower[i..i + s.len()] == s[..])
+                    .find(|s| lower.len() - i >= s.len() && lower[i..i + s.len()].iter().eq(s.iter()))
                     .map(Vec::len)
             });
             match len {
@@ -202,13 +202,15 @@ impl Gazetteers {
         }
     }
 
+    /// List membership of every token (lowercased by the caller).
     pub fn flags(&self, lower: &[String]) -> Vec<GazFlags> {
-        let places = self.places.flags(lower);
-        let public = self.public.flags(lower);
-        lower
-            .iter()
+        // "Macron's" is looked up as "macron": the tokeniser keeps the possessive on the word.
+        let keys: Vec<&str> = lower.iter().map(|w| strip_possessive(w)).collect();
+        let places = self.places.flags(&keys);
+        let public = self.public.flags(&keys);
+        keys.iter()
             .enumerate()
-            .map(|(i, w)| GazFlags {
+            .map(|(i, &w)| GazFlags {
                 first_name: self.first.contains(w),
                 surname: self.last.contains(w),
                 org_word: self.org.contains(w),
@@ -218,6 +220,13 @@ impl Gazetteers {
             })
             .collect()
     }
+}
+
+fn strip_possessive(w: &str) -> &str {
+    ["'s", "’s"]
+        .iter()
+        .find_map(|suffix| w.strip_suffix(suffix).filter(|rest| !rest.is_empty()))
+        .unwrap_or(w)
 }
 
 /// Tokens after which a capitalised word says nothing: the start of a sentence or quote.

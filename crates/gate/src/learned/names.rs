@@ -75,8 +75,10 @@ impl NameTagger {
                 j += 1;
             }
             let confidence = (i..j).map(|k| probs[k][labels[k]]).sum::<f32>() / (j - i) as f32;
+            // Public and fictional names are not reported under any label: a span made of one
+            // is a person the tagger may have mistaken for a place or company.
             let public = (i..j).all(|k| flags[k].public);
-            if confidence >= MIN_CONFIDENCE && !(ENTITIES[entity] == Category::Person && public) {
+            if confidence >= MIN_CONFIDENCE && !public {
                 spans.push(span(&tokens, i, j, ENTITIES[entity], "ner", confidence));
             }
             i = j;
@@ -118,8 +120,10 @@ impl NameTagger {
             {
                 out.push(span(tokens, i, i + 2, Category::Person, "gazetteer", GAZETTEER_CONFIDENCE));
             }
-            let legal = LEGAL_FORMS.contains(&tokens[i].text.to_lowercase().trim_end_matches('.'));
-            if legal && i > 0 && cap(i - 1) {
+            // Legal forms are written capitalised ("SE", "GmbH"); lowercase "se", "sa" or "sl"
+            // are ordinary words in French, Spanish, Italian and Portuguese.
+            let legal = cap(i) && LEGAL_FORMS.contains(&tokens[i].text.to_lowercase().trim_end_matches('.'));
+            if legal && i > 0 && cap(i - 1) && !flags[i - 1].public {
                 // Up to three capitalised words before the legal form name the company.
                 let mut start = i - 1;
                 while start > 0 && i - start < 3 && cap(start - 1) && tokens[start - 1].text.len() > 1 {
