@@ -81,20 +81,26 @@ fn inspect(args: InspectArgs) -> anyhow::Result<()> {
     let mut input = Vec::new();
     std::io::stdin().take(limit).read_to_end(&mut input).context("reading stdin")?;
     let gate = build_gate(policy, args.patterns_only)?;
+    let mut stdout = std::io::stdout().lock();
+    write_verdict(&gate, &input, dest, &mut stdout)?;
+    writeln!(stdout)?;
+    Ok(())
+}
+
+/// The verdict on `input` as JSON: a chat request's when `input` is one, else the text's.
+fn write_verdict(gate: &Gate, input: &[u8], dest: Destination, out: &mut impl Write) -> anyhow::Result<()> {
     let mut vault = Vault::new();
-    let request = std::str::from_utf8(&input)
+    let request = std::str::from_utf8(input)
         .ok()
         .filter(|s| s.trim_start().starts_with('{'))
         .and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok())
         .filter(is_chat_request);
-    let mut stdout = std::io::stdout().lock();
     // Serialised straight from the structs (not through `Value`) to keep field order and
     // print confidences as written.
     match request {
-        Some(request) => serde_json::to_writer_pretty(&mut stdout, &inspect_request(&gate, &request, dest, &mut vault)?)?,
-        None => serde_json::to_writer_pretty(&mut stdout, &gate.inspect_bytes(&input, dest, &mut vault))?,
+        Some(request) => serde_json::to_writer_pretty(out, &inspect_request(gate, &request, dest, &mut vault)?)?,
+        None => serde_json::to_writer_pretty(out, &gate.inspect_bytes(input, dest, &mut vault))?,
     }
-    writeln!(stdout)?;
     Ok(())
 }
 
@@ -161,4 +167,44 @@ fn bench(args: BenchArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn verdict(input: &[u8]) -> (String, Value) {
+        let gate = Gate::identifiers_only(Policy::default_policy());
+        let mut out = Vec::new();
+        write_verdict(&gate, input, Destination::Cloud, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let value = serde_json::from_str(&text).unwrap();
+        (text, value)
+    }
+
+    #[test]
+    fn text_verdict_has_decision_spans_mask_and_trace() {
+        let (raw, v) = verdict(b"write to eve@example.org");
+        assert!(raw.trim_start().starts_with("{\n  \"decision\""), "decision comes first: {raw}");
+        assert_eq!(v["decision"], "mask");
+        assert_eq!(v["spans"][0]["category"], "email");
+        assert_eq!(v["spans"][0]["start"], 9);
+        assert_eq!(v["spans"][0]["confidence"], 0.99);
+        assert_eq!(v["masked_text"], "write to <EMAIL_1>");
+        assert!(v["trace"].as_array().unwrap().len() >= 2);
+    }
+
+    #[test]
+    fn chat_request_is_detected_and_masked() {
+        let (_, v) = verdict(br#"{"model": "m", "messages": [{"role": "user", "content": "mail eve@example.org"}]}"#);
+        assert_eq!(v["spans"][0]["message"], 0);
+        assert_eq!(v["masked_request"]["messages"][0]["content"], "mail <EMAIL_1>");
+    }
+
+    #[test]
+    fn json_that_is_not_a_chat_request_is_text() {
+        let (_, v) = verdict(br#"{"email": "eve@example.org"}"#);
+        assert_eq!(v["masked_text"], r#"{"email": "<EMAIL_1>"}"#);
+    }
 }
