@@ -130,17 +130,19 @@ impl Gate {
         let mut decision = Decision::Allow;
         for f in &findings {
             let s = &f.span;
+            let rule = self.policy.rule(s.category, dest);
+            let why = if s.confidence < self.policy.ignore_below {
+                format!("ignored: confidence below {:.2}", self.policy.ignore_below)
+            } else if f.outcome != rule {
+                format!("rule says {rule}, but confidence is below {:.2}: ask", self.policy.consent_below)
+            } else {
+                format!("rule for {} on {}", crate::mask::label(s.category).to_lowercase(), dest.as_str())
+            };
             trace.push(format!(
-                "{:?} at bytes {}..{} ({}, confidence {:.2}) -> {} for {}",
-                s.category,
-                s.start,
-                s.end,
-                s.detector,
-                s.confidence,
-                f.outcome,
-                dest.as_str()
+                "{:?} at bytes {}..{} ({}, confidence {:.2}) -> {} ({why})",
+                s.category, s.start, s.end, s.detector, s.confidence, f.outcome
             ));
-            if f.outcome > Decision::Allow {
+            if s.confidence >= self.policy.ignore_below {
                 categories.insert(s.category);
             }
             decision = decision.max(f.outcome);
@@ -192,7 +194,9 @@ mod tests {
         assert_eq!(v.decision, Decision::Mask);
         assert_eq!(v.masked_text.as_deref(), Some("Email <EMAIL_1> about card <CARD_1>"));
         assert!(v.trace.iter().all(|line| !line.contains("bob@")), "trace must not leak values");
-        assert_eq!(gate().inspect(text, Destination::Local).decision, Decision::Allow);
+        let local = gate().inspect(text, Destination::Local);
+        assert_eq!(local.decision, Decision::Allow);
+        assert_eq!(local.categories.len(), 2, "found categories are reported whatever the outcome");
     }
 
     #[test]
@@ -210,6 +214,9 @@ mod tests {
             let v = gate().with_tier(Box::new(tier)).inspect(text, Destination::Cloud);
             assert!(v.decision >= base.decision);
             assert_eq!(v.decision, expect, "{category:?} {confidence}");
+            if expect == Decision::Consent {
+                assert!(v.trace.iter().any(|l| l.contains("rule says local, but confidence is below")), "{:?}", v.trace);
+            }
             // The rule finding is still there and still masked.
             assert!(v.findings.iter().any(|f| f.span.category == Category::Email && f.outcome == Decision::Mask));
         }

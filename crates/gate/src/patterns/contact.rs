@@ -36,9 +36,9 @@ static INTERNATIONAL: LazyLock<Regex> =
 static NANP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:(?-u:\b)1[ .\-])?(?:\([2-9][0-9]{2}\) ?|(?-u:\b)[2-9][0-9]{2}[ .\-])[2-9][0-9]{2}[ .\-][0-9]{4}(?-u:\b)").expect("phone regex")
 });
-/// National styles with a trunk 0: "020 7946 0958", "030 12345678", "06 12 34 56 78", "0171/1234567".
+/// National styles with a trunk 0: "020 7946 0958", "(020) 7946 0958", "030 12345678", "06 12 34 56 78", "0171/1234567".
 static TRUNK: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?-u:\b)0[1-9][0-9]{0,3}(?:[ .\-/][0-9]{2,8}){1,4}(?-u:\b)").expect("phone regex"));
+    LazyLock::new(|| Regex::new(r"(?:\(0[1-9][0-9]{0,3}\)|(?-u:\b)0[1-9][0-9]{0,3})(?:[ .\-/][0-9]{2,8}){1,4}(?-u:\b)").expect("phone regex"));
 /// Bare digits, only taken when a phone word is near.
 static BARE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?-u:\b)[0-9]{7,15}(?-u:\b)").expect("phone regex"));
 static PHONE_WORD: LazyLock<Regex> = LazyLock::new(|| {
@@ -143,6 +143,19 @@ mod tests {
         assert_eq!(phones("appelle le 06 12 34 56 78"), ["06 12 34 56 78"]);
         assert_eq!(phones("my mobile is 5551234567"), ["5551234567"]);
         assert_eq!(phones("0049 30 1234567"), ["0049 30 1234567"]);
+        for intl in [
+            "+33 6 12 34 56 78",
+            "+81 3-1234-5678",
+            "+91 98765 43210",
+            "+86 139 1234 5678",
+            "+55 11 91234-5678",
+            "+44 (0)20 7946 0958",
+            "+1-212-555-0147",
+            "+61 2 9374 4000",
+        ] {
+            assert_eq!(phones(&format!("reach me on {intl}.")), [intl]);
+        }
+        assert_eq!(phones("Tel (020) 7946 0958"), ["(020) 7946 0958"]);
     }
 
     #[test]
