@@ -141,3 +141,22 @@ fn streamed_unmask_of_adversarial_reply_holds_little() {
     shown += stream.finish().len();
     assert_eq!(shown, 10_000 * "Ada Park <<<PERS".len());
 }
+
+#[test]
+fn identifiers_typed_one_character_at_a_time_are_found() {
+    for (text, category) in [
+        ("my SSN is 5 3 6 - 2 2 - 1 2 3 4 thanks", Category::NationalId),
+        ("IBAN: D E 8 9 3 7 0 4 0 0 4 4 0 5 3 2 0 1 3 0 0 0", Category::Iban),
+        ("call + 4 4 2 0 7 9 4 6 0 9 5 8 tonight", Category::Phone),
+        ("card 4111/1111/1111/1111", Category::PaymentCard),
+    ] {
+        let v = inspect(text);
+        let f = v.findings.iter().find(|f| f.span.category == category);
+        assert!(f.is_some(), "{text}: {:?}", v.findings);
+        let f = f.unwrap();
+        let found = &text[f.span.start..f.span.end];
+        assert!(found.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '+') && found.ends_with(|c: char| c.is_ascii_alphanumeric()), "{found:?}");
+    }
+    // Spaced capitals that spell nothing sensitive stay allowed.
+    assert_eq!(inspect("N O T I C E: T H E  E N D 1 2 3 4").decision, Decision::Allow);
+}

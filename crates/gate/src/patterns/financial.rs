@@ -9,9 +9,9 @@ use super::context::{char_after, char_before, looks_like_reference, near, span};
 use crate::span::{Category, Span};
 
 /// Digits with up to three separator characters between them: "4111 1111 1111 1111",
-/// "4111-1111-1111-1111", "4 1 1 1 - 1 1 1 1 ...". A card may sit anywhere inside such a run
+/// "4111-1111-1111-1111", "4111/1111/1111/1111", "4 1 1 1 - 1 1 1 1 ...". A card may sit anywhere inside such a run
 /// (between other numbers), so candidates start and end at group edges.
-static DIGIT_RUN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[0-9](?:[ .\-]{0,3}[0-9])*").expect("digit run regex"));
+static DIGIT_RUN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[0-9](?:[ .\-/]{0,3}[0-9])*").expect("digit run regex"));
 static CARD_WORD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(?-u:\b)(?:card|credit|debit|visa|mastercard|amex|american express|cc|pan|karte|kreditkarte|carte|tarjeta|carta)(?-u:\b)").expect("card word regex")
 });

@@ -14,6 +14,7 @@ mod national_id;
 mod network;
 mod personal;
 mod secrets;
+mod spaced;
 
 use std::collections::BTreeMap;
 
@@ -43,10 +44,12 @@ const DETECTORS: &[Detect] = &[
 pub fn scan(text: &str) -> Vec<Span> {
     let mut found = scan_plain_unresolved(text);
     encoded::scan(text, &mut found, scan_plain);
+    spaced::scan(text, &mut found, scan_plain);
     resolve(found)
 }
 
-/// Every detector except base64 decoding (what runs inside decoded base64).
+/// Every detector except the two that re-scan transformed text (decoded base64, collapsed
+/// spaced characters): what runs inside them, so they cannot recurse.
 fn scan_plain(text: &str) -> Vec<Span> {
     resolve(scan_plain_unresolved(text))
 }
