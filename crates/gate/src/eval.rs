@@ -34,7 +34,8 @@ use std::time::Instant;
 
 use serde::Deserialize;
 
-use crate::{Category, Decision, Destination, Gate, Tier};
+use crate::learned::LearnedError;
+use crate::{Category, Decision, Destination, Gate, Policy, Tier};
 
 const GENERATED: &str = include_str!("../data/eval_generated.jsonl");
 const HANDWRITTEN: &str = include_str!("../data/eval_handwritten.jsonl");
@@ -47,6 +48,8 @@ pub enum EvalError {
     Io { path: String, source: std::io::Error },
     #[error("corpus {origin}, line {line}: {message}")]
     Item { origin: String, line: usize, message: String },
+    #[error("loading the learned tiers: {0}")]
+    Model(#[from] LearnedError),
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -189,6 +192,16 @@ fn leaves(d: Decision) -> bool {
     matches!(d, Decision::Allow | Decision::Mask)
 }
 
+/// `lily gate eval`: the corpus at `corpus` (or the committed one) through `Gate::new(policy)`.
+pub fn run(corpus: Option<&Path>, policy: Policy) -> Result<Report, EvalError> {
+    let items = match corpus {
+        Some(path) => load_corpus(path)?,
+        None => default_corpus(),
+    };
+    let gate = Gate::new(policy)?;
+    Ok(evaluate(&gate, &items))
+}
+
 /// Runs the gate over every item for destination `cloud`.
 pub fn evaluate(gate: &Gate, items: &[Item]) -> Report {
     let mut r = Report { items: items.len(), ..Report::default() };
@@ -245,6 +258,17 @@ pub fn evaluate(gate: &Gate, items: &[Item]) -> Report {
 }
 
 impl Report {
+    /// The items behind the leak rate and the friction, one per line.
+    pub fn write_items(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        for l in &self.leaks {
+            writeln!(out, "leak: {l}")?;
+        }
+        for h in &self.held_back {
+            writeln!(out, "held back: {h}")?;
+        }
+        Ok(())
+    }
+
     pub fn leak_rate(&self) -> f64 {
         1.0 - ratio(self.sensitive - self.leaks.len(), self.sensitive)
     }
@@ -317,9 +341,6 @@ impl fmt::Display for Report {
             self.leaks.len(),
             self.sensitive
         )?;
-        for l in &self.leaks {
-            writeln!(f, "  leak: {l}")?;
-        }
         writeln!(
             f,
             "Friction {:.2}% ({} of {} benign items): gold `allow` items the gate does not allow",
@@ -327,9 +348,6 @@ impl fmt::Display for Report {
             self.held_back.len(),
             self.benign
         )?;
-        for h in &self.held_back {
-            writeln!(f, "  held back: {h}")?;
-        }
         writeln!(f)?;
         writeln!(
             f,

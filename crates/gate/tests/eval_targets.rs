@@ -38,10 +38,10 @@ fn gate_meets_its_targets_on_the_corpus() {
     );
     // Targets of the issue, reached.
     assert!(ids.precision() >= 0.98, "{summary}");
+    assert!(ids.recall() >= 0.98, "{summary}");
     assert!(names.f1() >= 0.90, "{summary}");
-    // Not reached yet (issue: identifier recall >= 0.98, leak <= 2%, friction <= 5%): held at
-    // the level reached so that they cannot get worse unnoticed.
-    assert!(ids.recall() >= 0.96, "{summary}");
-    assert!(r.leak_rate() <= 0.12, "{summary}");
-    assert!(r.friction() <= 0.11, "{summary}");
+    // Not reached yet (issue: leak <= 2%, friction <= 5%): held just above the level reached
+    // so that they cannot get worse unnoticed.
+    assert!(r.leak_rate() <= 0.11, "{summary}");
+    assert!(r.friction() <= 0.075, "{summary}");
 }
