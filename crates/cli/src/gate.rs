@@ -25,6 +25,9 @@ pub enum GateCommand {
     Inspect(InspectArgs),
     /// Latency of the pattern tier alone and of all tiers, in ms per KB, on one core.
     Bench(BenchArgs),
+    /// Precision, recall and F1 per type, decision confusion, leak rate and friction on a
+    /// labelled corpus.
+    Eval(EvalArgs),
 }
 
 #[derive(Args)]
@@ -50,12 +53,36 @@ pub struct BenchArgs {
     repeat: usize,
 }
 
+#[derive(Args)]
+pub struct EvalArgs {
+    /// Corpus (JSON lines, see lily_gate::eval); the committed one when absent.
+    #[arg(long)]
+    corpus: Option<PathBuf>,
+    /// Policy file (JSON); the embedded safe default when absent.
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    /// Also list the items that leak or are held back.
+    #[arg(long)]
+    items: bool,
+}
+
 pub fn run(args: GateArgs) -> anyhow::Result<()> {
     match args.command {
         None => inspect(args.inspect),
         Some(GateCommand::Inspect(a)) => inspect(a),
         Some(GateCommand::Bench(a)) => bench(a),
+        Some(GateCommand::Eval(a)) => eval(a),
     }
+}
+
+fn eval(args: EvalArgs) -> anyhow::Result<()> {
+    let report = lily_gate::eval::run(args.corpus.as_deref(), load_policy(&args.policy)?)?;
+    let mut out = std::io::stdout().lock();
+    write!(out, "{report}")?;
+    if args.items {
+        report.write_items(&mut out)?;
+    }
+    Ok(())
 }
 
 fn load_policy(path: &Option<PathBuf>) -> anyhow::Result<Policy> {
