@@ -147,7 +147,17 @@ impl Gate {
             }
             decision = decision.max(f.outcome);
         }
-        let to_mask: Vec<Span> = findings.iter().filter(|f| f.outcome == Decision::Mask).map(|f| f.span.clone()).collect();
+        let alongside = |f: &Finding| {
+            f.outcome == Decision::Allow
+                && f.span.confidence >= self.policy.ignore_below
+                && self.policy.mask_alongside.contains(&f.span.category)
+        };
+        let any_masked = findings.iter().any(|f| f.outcome == Decision::Mask);
+        let to_mask: Vec<Span> = findings
+            .iter()
+            .filter(|f| f.outcome == Decision::Mask || (any_masked && alongside(f)))
+            .map(|f| f.span.clone())
+            .collect();
         let masked_text = if matches!(decision, Decision::Mask | Decision::Consent) && !to_mask.is_empty() {
             Some(String::from_utf8_lossy(&vault.mask_bytes(input, &to_mask)).into_owned())
         } else {
@@ -228,6 +238,20 @@ mod tests {
         assert_eq!(gate.tier_names(), ["patterns", "names", "topics"]);
         let v = gate.inspect("Write to bob@example.com about the invoice.", Destination::Cloud);
         assert!(v.findings.iter().any(|f| f.span.category == Category::Email));
+    }
+
+    #[test]
+    fn places_are_masked_only_alongside_something_else() {
+        let place = |text: &str, needle: &str| {
+            let start = text.find(needle).unwrap();
+            Fixed(vec![Span { start, end: start + needle.len(), category: Category::Location, detector: "fake".into(), confidence: 0.9 }])
+        };
+        let alone = "What is the weather like in Lisbon?";
+        let v = gate().with_tier(Box::new(place(alone, "Lisbon"))).inspect(alone, Destination::Cloud);
+        assert_eq!(v.decision, Decision::Allow);
+        let with_mail = "Mail ann@example.com in Lisbon";
+        let v = gate().with_tier(Box::new(place(with_mail, "Lisbon"))).inspect(with_mail, Destination::Cloud);
+        assert_eq!(v.masked_text.as_deref(), Some("Mail <EMAIL_1> in <LOCATION_1>"));
     }
 
     #[test]

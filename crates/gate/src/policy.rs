@@ -78,6 +78,10 @@ pub struct Policy {
     /// Findings with a confidence below this whose rule is stricter than `consent` (keep
     /// local, refuse) ask for consent instead: an unsure detector should not silently block.
     pub consent_below: f32,
+    /// Categories that are allowed alone but masked too whenever something else in the same
+    /// text is masked: a place or employer next to a person's name narrows down who it is.
+    #[serde(default)]
+    pub mask_alongside: Vec<Category>,
     /// Larger inputs are refused unread: inspecting them would cost unbounded time.
     pub max_input_bytes: usize,
     pub destinations: BTreeMap<Destination, DestinationRules>,
@@ -181,6 +185,7 @@ mod tests {
         assert_eq!(p.outcome(&span(Category::Secret, 1.0), cloud), Decision::Refuse);
         assert_eq!(p.outcome(&span(Category::Email, 1.0), cloud), Decision::Mask);
         assert_eq!(p.outcome(&span(Category::Person, 0.9), cloud), Decision::Mask);
+        assert_eq!(p.outcome(&span(Category::Location, 0.9), cloud), Decision::Allow);
         for special in [Category::Health, Category::MentalHealth, Category::Sexuality, Category::Religion,
             Category::Ethnicity, Category::Biometrics, Category::Politics]
         {
