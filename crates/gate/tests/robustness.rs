@@ -160,3 +160,31 @@ fn identifiers_typed_one_character_at_a_time_are_found() {
     // Spaced capitals that spell nothing sensitive stay allowed.
     assert_eq!(inspect("N O T I C E: T H E  E N D 1 2 3 4").decision, Decision::Allow);
 }
+
+#[test]
+fn random_tricky_text_never_panics_and_spans_are_valid() {
+    // Characters chosen to break byte arithmetic: multi-byte letters that case-fold to ASCII
+    // (Kelvin sign, long s), combining marks, RTL marks, emoji, fullwidth and Arabic digits.
+    const PIECES: &[&str] = &[
+        "4", "1", "0", "9", " ", "-", ".", "/", "@", ":", "+", "=", "<", ">", "_", "\n", "K", "ſ", "é", "e\u{301}",
+        "\u{200F}", "😀", "５", "٣", "A", "Z", "x", "sk-", "ghp_", "IBAN ", "DE", "born ", "passport ", "0x",
+        "-----BEGIN PRIVATE KEY-----", "eyJ", "://u:p@h", "\u{200B}", "Ж", "ο", "р",
+    ];
+    let gate = gate();
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..300 {
+        let mut text = String::new();
+        for _ in 0..120 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            text.push_str(PIECES[(state % PIECES.len() as u64) as usize]);
+        }
+        let v = gate.inspect(&text, Destination::Cloud);
+        for f in &v.findings {
+            let s = &f.span;
+            assert!(s.start < s.end && s.end <= text.len(), "{s:?} in {text:?}");
+            assert!(text.is_char_boundary(s.start) && text.is_char_boundary(s.end), "{s:?} in {text:?}");
+        }
+    }
+}

@@ -89,7 +89,7 @@ pub fn scan_card(text: &str, out: &mut Vec<Span>) {
 }
 
 static IBAN: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)(?-u:\b)[A-Z]{2}[0-9]{2}(?:[ \-]?[A-Z0-9]){11,32}").expect("iban regex"));
+    LazyLock::new(|| Regex::new(r"(?-u:\b)[A-Za-z]{2}[0-9]{2}(?:[ \-]?[A-Za-z0-9]){11,32}").expect("iban regex"));
 
 /// Length of the IBAN for each country (ISO 13616 registry).
 fn iban_length(country: &str) -> Option<usize> {
