@@ -1,5 +1,5 @@
-"""Turns crates/gate/data/handwritten.txt (inline [text]{category} markup) into
-crates/gate/data/eval_handwritten.jsonl with byte offsets.
+"""Turns crates/gate/data/handwritten.txt and blind.txt (inline [text]{category} markup) into
+crates/gate/data/eval_handwritten.jsonl and eval_blind.jsonl with byte offsets.
 
     python scripts/gate/build_eval.py
 """
@@ -40,17 +40,22 @@ def parse(line, n):
     return {"locale": locale, "text": text, "spans": spans, "topics": topics, "decision": decision}
 
 
-def main():
+def build(name, prefix):
     rows = []
-    for n, line in enumerate((DATA / "handwritten.txt").read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate((DATA / f"{name}.txt").read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
         item = parse(line, n)
-        rows.append({"id": f"hw-{len(rows):03d}", "source": "handwritten", **item})
-    with open(DATA / "eval_handwritten.jsonl", "w", encoding="utf-8") as f:
+        rows.append({"id": f"{prefix}-{len(rows):03d}", "source": name, **item})
+    with open(DATA / f"eval_{name}.jsonl", "w", encoding="utf-8") as f:
         for r in rows:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    print(f"wrote {len(rows)} items", file=sys.stderr)
+    print(f"wrote {len(rows)} {name} items", file=sys.stderr)
+
+
+def main():
+    build("handwritten", "hw")
+    build("blind", "blind")
 
 
 if __name__ == "__main__":

@@ -328,3 +328,98 @@ MORE = {
 for _topic, _locales in MORE.items():
     for _loc, _add in _locales.items():
         LEX[_topic][_loc].setdefault("extra", []).append(_add)
+
+
+# The smaller locales had one or two frames per topic; these give each a few more, in the
+# words people use for money trouble, courts, children and doctors' results.
+MORE_LOCALES = {
+    "health": {
+        "de": {"terms": ["Laborwerte", "Blutwerte", "Leberwerte", "Schilddrüsenwerte", "Entzündungswerte", "Zuckerwerte"],
+               "personal": ["Meine {T} sind schlecht, was bedeutet das?", "Erkläre mir meine {T}.", "Der Arzt sagt, meine {T} sind erhöht."],
+               "general": ["Was messen {T} allgemein?", "Welche {T} gibt es?"]},
+        "fr": {"terms": ["ma prise de sang", "mon bilan hépatique", "mon taux de sucre", "ma tension"],
+               "personal": ["Explique-moi {T}, le médecin est inquiet.", "Les résultats de {T} sont mauvais."],
+               "general": ["Comment lire un bilan sanguin en général ?"]},
+        "es": {"terms": ["mi analítica", "mis niveles de hierro", "mi tensión", "mi colesterol"],
+               "personal": ["Explícame {T}, el médico está preocupado.", "Me preocupa {T}."],
+               "general": ["¿Cómo se lee una analítica en general?"]},
+        "it": {"terms": ["le mie analisi", "la mia glicemia", "il mio colesterolo"],
+               "personal": ["Spiegami {T}, il medico è preoccupato.", "Sono preoccupato per {T}."],
+               "general": ["Come si leggono le analisi del sangue in generale?"]},
+        "nl": {"terms": ["mijn bloeduitslagen", "mijn leverwaarden", "mijn bloedsuiker"],
+               "personal": ["Leg {T} uit, de dokter maakt zich zorgen.", "Ik maak me zorgen over {T}."],
+               "general": ["Hoe lees je bloeduitslagen in het algemeen?"]},
+        "pt": {"terms": ["as minhas análises", "o meu colesterol", "a minha tensão"],
+               "personal": ["Explica-me {T}, o médico está preocupado.", "Estou preocupado com {T}."],
+               "general": ["Como se leem análises ao sangue em geral?"]},
+    },
+    "mental_health": {
+        "en": {"terms": ["psychiatrist", "therapist", "counsellor", "psychologist"],
+               "personal": ["My {T} changed my medication.", "My {T} thinks I should be admitted.", "I told my {T} about the panic attacks."],
+               "general": ["What does a {T} do?", "How do I become a {T}?"]},
+        "de": {"terms": ["Psychiater", "Therapeut", "Psychologe"],
+               "personal": ["Mein {T} hat meine Medikamente erhöht.", "Mein {T} meint, ich brauche eine Klinik."],
+               "general": ["Was macht ein {T}?"]},
+        "fr": {"terms": ["psychiatre", "psychologue"], "personal": ["Mon {T} a augmenté mon traitement."], "general": ["Que fait un {T} ?"]},
+        "es": {"terms": ["psiquiatra", "psicólogo"], "personal": ["Mi {T} me ha subido la medicación."], "general": ["¿Qué hace un {T}?"]},
+        "nl": {"terms": ["psychiater", "psycholoog"], "personal": ["Mijn {T} heeft mijn medicatie verhoogd."], "general": ["Wat doet een {T}?"]},
+        "it": {"terms": ["psichiatra", "psicologo"], "personal": ["Il mio {T} mi ha aumentato i farmaci."], "general": ["Cosa fa uno {T}?"]},
+        "pt": {"terms": ["psiquiatra", "psicólogo"], "personal": ["O meu {T} aumentou a medicação."], "general": ["O que faz um {T}?"]},
+    },
+    "legal": {
+        "de": {"terms": ["das Sorgerecht", "Unterhalt", "die Scheidung", "eine Strafanzeige"],
+               "personal": ["Mein Ex verklagt mich wegen {T}.", "Ich stehe wegen {T} vor Gericht.", "Mein Anwalt sagt, {T} sieht schlecht aus."],
+               "general": ["Wie funktioniert {T} in Deutschland?"]},
+        "fr": {"terms": ["la garde des enfants", "la pension alimentaire", "mon divorce", "une plainte pour vol"],
+               "personal": ["Mon ex m'attaque en justice pour {T}.", "Je passe au tribunal pour {T}.", "Mon avocat dit que {T} va mal se passer."],
+               "general": ["Comment fonctionne {T} en France ?"]},
+        "es": {"terms": ["la custodia", "la pensión alimenticia", "mi divorcio", "una denuncia"],
+               "personal": ["Mi ex me ha demandado por {T}.", "Tengo un juicio por {T}."],
+               "general": ["¿Cómo funciona {T} en España?"]},
+        "it": {"terms": ["l'affidamento", "il mantenimento", "il divorzio", "una denuncia"],
+               "personal": ["Il mio ex mi ha fatto causa per {T}.", "Ho un processo per {T}."],
+               "general": ["Come funziona {T} in Italia?"]},
+        "nl": {"terms": ["de voogdij", "alimentatie", "mijn scheiding", "een aangifte"],
+               "personal": ["Mijn ex heeft een rechtszaak tegen me aangespannen over {T}.", "Ik moet voor de rechter komen vanwege {T}."],
+               "general": ["Hoe werkt {T} in Nederland?"]},
+        "pt": {"terms": ["a guarda dos filhos", "a pensão de alimentos", "o meu divórcio", "uma queixa"],
+               "personal": ["O meu ex processou-me por causa d{T}.", "Tenho um julgamento por {T}."],
+               "general": ["Como funciona {T} em Portugal?"]},
+        "en": {"terms": ["probation", "parole", "a suspended sentence", "community service"],
+               "personal": ["I'm on {T} and want to move abroad.", "My brother is on {T}, can he visit us?", "I was given {T} last year."],
+               "general": ["What is {T}?", "How does {T} work in Germany?"]},
+    },
+    "finances": {
+        "de": {"terms": ["mein Konto", "meine Kreditkarte", "mein Dispo"],
+               "personal": ["{T} ist überzogen und das Gehalt kommt erst nächste Woche.", "Ich kann {T} nicht mehr ausgleichen."],
+               "general": ["Wie funktioniert ein Dispokredit?"]},
+        "fr": {"terms": ["mon compte", "ma carte"], "personal": ["{T} est à découvert et mon salaire arrive lundi."], "general": ["Comment fonctionne un découvert ?"]},
+        "it": {"terms": ["l'affitto", "il mutuo", "le bollette"],
+               "personal": ["Sono in ritardo con {T} da due mesi.", "Non riesco a pagare {T}."], "general": ["Come si calcola {T}?"]},
+        "pt": {"terms": ["a renda", "a prestação da casa", "as contas"],
+               "personal": ["Estou com dois meses de {T} em atraso.", "Não consigo pagar {T} este mês."], "general": ["Como se calcula {T}?"]},
+        "nl": {"terms": ["de huur", "de hypotheek", "de energierekening"],
+               "personal": ["Ik loop drie maanden achter met {T}.", "Ik kan {T} niet betalen."], "general": ["Hoe wordt {T} berekend?"]},
+    },
+    "children": {
+        "de": {"terms": ["Kind", "Sohn", "Tochter"],
+               "personal": ["Unser {T} ist {AGE} und hat ADHS.", "Unser {T} ({AGE}) will nicht in die Kita.", "Mein {T} ist {AGE} und hat keine Freunde."],
+               "general": ["Was lernen Kinder mit {AGE} in der Schule?"]},
+        "fr": {"terms": ["fils", "enfant"], "personal": ["Notre {T} de {AGE} ans est hyperactif.", "Mon {T} a {AGE} ans et refuse d'aller à l'école."], "general": ["Que apprennent les enfants de {AGE} ans ?"]},
+        "nl": {"terms": ["kind", "zoontje", "dochtertje"], "personal": ["Ons {T} is {AGE} en heeft ADHD.", "Mijn {T} van {AGE} wil niet naar school."], "general": ["Wat leren kinderen van {AGE}?"]},
+        "es": {"terms": ["hijo", "niño"], "personal": ["Nuestro {T} de {AGE} años tiene TDAH."], "general": ["¿Qué aprenden los niños de {AGE} años?"]},
+        "it": {"terms": ["figlio", "bambino"], "personal": ["Nostro {T} di {AGE} anni ha l'ADHD."], "general": ["Cosa imparano i bambini di {AGE} anni?"]},
+    },
+    "politics": {
+        "en": {"terms": ["activist", "campaigner", "party member", "union rep"],
+               "personal": ["I'm an {T} and got threatening messages.", "As a {T} for the opposition, I'm being followed.", "I work as a {T} and my employer found out."],
+               "general": ["What does a {T} do in an election?"]},
+        "de": {"terms": ["Aktivistin", "Parteimitglied", "Gewerkschafter"],
+               "personal": ["Ich bin {T} und bekomme Drohungen.", "Als {T} werde ich bei der Arbeit benachteiligt."],
+               "general": ["Was macht ein {T}?"]},
+    },
+}
+
+for _topic, _locales in MORE_LOCALES.items():
+    for _loc, _add in _locales.items():
+        LEX[_topic][_loc].setdefault("extra", []).append(_add)

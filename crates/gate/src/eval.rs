@@ -1,7 +1,7 @@
 //! `lily gate eval`: measures the whole gate (every tier plus the policy) on a labelled corpus.
 //!
 //! Corpus: JSON lines, one item each:
-//! `{"id", "source": "generated"|"handwritten", "locale", "text", "spans": [{"start", "end",
+//! `{"id", "source": "generated"|"handwritten"|"blind", "locale", "text", "spans": [{"start", "end",
 //! "category"}], "topics": [category...], "decision"}`. Spans are byte offsets of identifiers and
 //! names; topics are document labels. The default corpus (`crates/gate/data/eval_*.jsonl`, made by
 //! `scripts/gate/gen_data.py eval` and `scripts/gate/build_eval.py`) is compiled into the binary.
@@ -39,6 +39,7 @@ use crate::{Category, Decision, Destination, Gate, Policy, Tier};
 
 const GENERATED: &str = include_str!("../data/eval_generated.jsonl");
 const HANDWRITTEN: &str = include_str!("../data/eval_handwritten.jsonl");
+const BLIND: &str = include_str!("../data/eval_blind.jsonl");
 /// A predicted and a gold span match when they overlap at least this much (intersection over union).
 pub const MIN_IOU: f32 = 0.5;
 
@@ -96,12 +97,13 @@ pub fn load_corpus(path: &Path) -> Result<Vec<Item>, EvalError> {
     parse_corpus(&text, &path.display().to_string())
 }
 
-/// The committed corpus: generated items then hand-written ones.
+/// The committed corpus: generated items, hand-written ones, and the blind topic set.
 pub fn default_corpus() -> Vec<Item> {
-    // Both files are checked by the eval test; a parse failure here is a build defect.
-    let mut items = parse_corpus(GENERATED, "data/eval_generated.jsonl").expect("committed corpus parses");
-    items.extend(parse_corpus(HANDWRITTEN, "data/eval_handwritten.jsonl").expect("committed corpus parses"));
-    items
+    // The files are checked by the eval test; a parse failure here is a build defect.
+    [(GENERATED, "data/eval_generated.jsonl"), (HANDWRITTEN, "data/eval_handwritten.jsonl"), (BLIND, "data/eval_blind.jsonl")]
+        .into_iter()
+        .flat_map(|(text, origin)| parse_corpus(text, origin).expect("committed corpus parses"))
+        .collect()
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -148,6 +150,8 @@ pub struct Report {
     pub leaks: Vec<String>,
     pub benign: usize,
     pub held_back: Vec<String>,
+    /// Per source: (sensitive items, leaks, benign items, held back).
+    pub rates_by_source: BTreeMap<String, [usize; 4]>,
     pub bytes: usize,
     pub seconds: f64,
     pub item_ms: Vec<f64>,
@@ -236,19 +240,24 @@ pub fn evaluate(gate: &Gate, items: &[Item]) -> Report {
         let gi = DECISIONS.iter().position(|&d| d == item.decision).unwrap_or(0);
         let pi = DECISIONS.iter().position(|&d| d == verdict.decision).unwrap_or(0);
         r.confusion[gi][pi] += 1;
+        let rates = r.rates_by_source.entry(item.source.clone()).or_default();
         if item.decision == Decision::Allow {
             r.benign += 1;
+            rates[2] += 1;
             if verdict.decision != Decision::Allow {
+                rates[3] += 1;
                 r.held_back.push(format!("{} ({}): {}", item.id, verdict.decision, item.text));
             }
         } else {
             r.sensitive += 1;
+            rates[0] += 1;
             let sent = verdict.masked_text.as_deref().unwrap_or(&item.text);
             let must_stay = matches!(item.decision, Decision::Local | Decision::Refuse | Decision::Consent);
             let visible = item.spans.iter().any(|s| {
                 (s.category.tier() == Tier::Identifier || s.category == Category::Person) && sent.contains(&item.text[s.start..s.end])
             });
             if leaves(verdict.decision) && (must_stay || verdict.decision == Decision::Allow || visible) {
+                rates[1] += 1;
                 r.leaks.push(format!("{} (gold {}, gate {}): {}", item.id, item.decision, verdict.decision, item.text));
             }
         }
@@ -348,6 +357,14 @@ impl fmt::Display for Report {
             self.held_back.len(),
             self.benign
         )?;
+        for (source, [sensitive, leaks, benign, held]) in &self.rates_by_source {
+            writeln!(
+                f,
+                "  {source:<12} leak {:>6.2}% ({leaks} of {sensitive})   friction {:>6.2}% ({held} of {benign})",
+                100.0 * (1.0 - ratio(sensitive - leaks, *sensitive)),
+                100.0 * (1.0 - ratio(benign - held, *benign)),
+            )?;
+        }
         writeln!(f)?;
         writeln!(
             f,

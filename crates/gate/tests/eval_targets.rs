@@ -40,8 +40,8 @@ fn gate_meets_its_targets_on_the_corpus() {
     assert!(ids.precision() >= 0.98, "{summary}");
     assert!(ids.recall() >= 0.98, "{summary}");
     assert!(names.f1() >= 0.90, "{summary}");
-    // Not reached yet (issue: leak <= 2%, friction <= 5%): held just above the level reached
-    // so that they cannot get worse unnoticed.
-    assert!(r.leak_rate() <= 0.11, "{summary}");
-    assert!(r.friction() <= 0.075, "{summary}");
+    assert!(r.friction() <= 0.05, "{summary}");
+    // Not reached yet (issue: leak <= 2%; 5.3% overall, 25% on the small blind topic set):
+    // held just above the level reached so that it cannot get worse unnoticed.
+    assert!(r.leak_rate() <= 0.065, "{summary}");
 }
