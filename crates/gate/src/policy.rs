@@ -4,6 +4,20 @@
 //! chat requests, so it costs no extra dependency, and serde_json errors carry the line and
 //! column while `deny_unknown_fields` names a misspelt field. A safe default is embedded in
 //! the binary (`policy/default.json`).
+//!
+//! Schema (every field required unless marked optional; unknown fields are errors):
+//! ```json
+//! { "about": "optional free text",
+//!   "ignore_below": 0.2,            // findings less sure than this are ignored
+//!   "consent_below": 0.6,           // less sure than this: `local`/`refuse` become `consent`
+//!   "mask_alongside": ["location"], // optional: allowed alone, masked next to other masks
+//!   "max_input_bytes": 16777216,    // larger inputs are refused unread
+//!   "destinations": {
+//!     "cloud": { "default": "mask", "categories": { "secret": "refuse", "health": "local" } },
+//!     "local": { "default": "allow" } } }
+//! ```
+//! Outcomes: `allow`, `mask`, `consent`, `local`, `refuse`; categories are the snake_case
+//! names of `Category` (`email`, `payment_card`, `mental_health`, ...).
 
 use std::collections::BTreeMap;
 use std::path::Path;

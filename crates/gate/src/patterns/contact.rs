@@ -4,6 +4,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::checksum::isbn;
 use super::context::{after, ascii_digits, before, char_after, char_before, digit_bounded, looks_like_reference, near, span};
 use crate::span::{Category, Span};
 
@@ -58,6 +59,7 @@ pub fn scan_phone(text: &str, out: &mut Vec<Span>) {
             || !digit_bounded(text, start, end)
             || inside_digit_groups(text, start, end)
             || DATE_LIKE.is_match(s)
+            || isbn(&digits)
         {
             return;
         }
@@ -168,5 +170,6 @@ mod tests {
         assert!(phones("version 10.0.19041").is_empty());
         assert!(phones("it costs 1234567 dollars").is_empty());
         assert!(phones("population 8 045 311 447 in 2023").is_empty());
+        assert!(phones("see 978-0-306-40615-7 for details").is_empty(), "a valid ISBN-13");
     }
 }
