@@ -58,7 +58,7 @@ static JWT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10,}").expect("jwt regex"));
 
 static PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)(?-u:\b)(?:password|passwd|pwd|passphrase|passcode|pin|kennwort|passwort|mot de passe|contraseña|senha|wachtwoord|parola)(?-u:\b)["']?\s*(?:is|was|:=|=>|=|:|->|ist|est|es)\s*["'`]?([^\s"'`]{4,64})"#)
+    Regex::new(r#"(?i)(?-u:\b)(password|passwd|pwd|passphrase|passcode|pin|kennwort|passwort|mot de passe|contraseña|senha|wachtwoord|parola)(?-u:\b)["']?\s*(?:is|was|:=|=>|=|:|->|ist|est|es)\s*["'`]?([^\s"'`]{4,64})"#)
         .expect("password regex")
 });
 static KEYED_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
@@ -139,10 +139,17 @@ fn placeholder_value(v: &str) -> bool {
 
 fn scan_password(text: &str, out: &mut Vec<Span>) {
     for caps in PASSWORD.captures_iter(text) {
-        let value = caps.get(1).expect("group 1");
+        let keyword = caps.get(1).expect("group 1").as_str();
+        let value = caps.get(2).expect("group 2");
         let v = value.as_str().trim_end_matches(['.', ',', ';', ')', ':']);
-        // "password is incorrect" is prose; a password mixes character classes or is long.
-        if placeholder_value(v) || !(classes(v) >= 2 || v.chars().count() >= 12) {
+        let plausible = if keyword.eq_ignore_ascii_case("pin") {
+            // A PIN is a few digits; "pin: Pin<&mut Self>" is code.
+            v.len() <= 8 && v.bytes().all(|b| b.is_ascii_digit())
+        } else {
+            // "password is incorrect" is prose; a password mixes character classes or is long.
+            !placeholder_value(v) && !v.starts_with(':') && (classes(v) >= 2 || v.chars().count() >= 12)
+        };
+        if !plausible {
             continue;
         }
         out.push(span(value.start(), value.start() + v.len(), Category::Secret, "password_in_context", 0.9));
@@ -207,6 +214,7 @@ mod tests {
     fn passwords_and_tokens_in_context() {
         assert_eq!(secrets("my password is hunter2!"), [("password_in_context".to_string(), "hunter2!".to_string())]);
         found("Passwort: Sommer2024#", "password_in_context");
+        found("my PIN is 4821", "password_in_context");
         found("export API_TOKEN=9f8e7d6c5b4a39281706f5e4d3c2b1a0", "high_entropy_token_in_context");
         found("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq81kLmn0p", "high_entropy_token_in_context");
         found("curl -H 'Authorization: Bearer 7Fq2Lr9XvB4nKp8sW3mZ'", "high_entropy_token_in_context");
@@ -225,6 +233,8 @@ mod tests {
             "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
             "token: the-quick-brown-fox-jumps",
             "pin is 12",
+            "use core::pin::Pin; fn poll(self: Pin<&mut Self>)",
+            "let pin = Pin::new(&mut fut);",
         ] {
             assert!(secrets(t).is_empty(), "{t:?}: {:?}", secrets(t));
         }
