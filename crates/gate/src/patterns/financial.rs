@@ -74,7 +74,13 @@ pub fn scan_card(text: &str, out: &mut Vec<Span>) {
                     if !luhn(&number) || isbn(&number) || looks_like_reference(text, start) {
                         continue;
                     }
-                    let confidence = if near(text, start, end, &CARD_WORD, 40, 20) { 0.99 } else { 0.93 };
+                    let card_word = near(text, start, end, &CARD_WORD, 40, 20);
+                    // 17 to 19 digits in one block are far more often big numbers in code
+                    // and data than one of the rare long card numbers.
+                    if groups == 1 && len > 16 && !card_word {
+                        continue;
+                    }
+                    let confidence = if card_word { 0.99 } else { 0.93 };
                     out.push(span(start, end, Category::PaymentCard, &format!("card_luhn_{network}"), confidence));
                     i = j;
                     taken = true;
@@ -157,6 +163,7 @@ mod tests {
         assert_eq!(cards("4 1 1 1 - 1 1 1 1 - 1 1 1 1 - 1 1 1 1"), ["4 1 1 1 - 1 1 1 1 - 1 1 1 1 - 1 1 1 1"]);
         assert_eq!(cards("paid 25.00 with 4111 1111 1111 1111 2027"), ["4111 1111 1111 1111"]);
         assert_eq!(cards("mc 2223003122003222"), ["2223003122003222"]);
+        assert_eq!(cards("visa card 4222222222222222224"), ["4222222222222222224"]);
     }
 
     #[test]
@@ -168,6 +175,7 @@ mod tests {
         assert!(cards("1234567890123452").is_empty(), "no issuer starts with 1");
         assert!(cards("sha 4111111111111111abc").is_empty());
         assert!(cards("e = 2.718281828459045").is_empty(), "a decimal");
+        assert!(cards("const P: [u64; 2] = [4044404959645932768, 1];").is_empty(), "a 19-digit constant");
     }
 
     #[test]

@@ -21,7 +21,7 @@ static ID_WORD: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)(?P<passport>passport|reisepass|passeport|pasaporte|passaporto|paspoort)",
         r"|(?P<licence>driver'?s?\s+licen[cs]e|driving\s+licen[cs]e|licen[cs]e\s+(?:no|number|#)|(?-u:\b)DL\s*(?:no|#|number)?(?-u:\b)|f(?:ü|ue)hrerschein|permis\s+de\s+conduire|licencia\s+de\s+conducir|carnet\s+de\s+conducir|patente\s+di\s+guida|rijbewijs)",
         r"|(?P<medical>(?-u:\b)MRN(?-u:\b)|medical\s+record|patient\s+(?:id|number|no)|chart\s+(?:no|number)|hospital\s+(?:number|no)|health\s+record|(?-u:\b)NHS(?-u:\b)|krankenakte|patientennummer|dossier\s+m[ée]dical|historia\s+cl[ií]nica)",
-        r"|(?P<insurance>insurance|policy\s+(?:no|number|#)|member\s+id|subscriber\s+id|medicare|medicaid|group\s+(?:no|number)|versicherungsnummer|versichertennummer|krankenversicherung|assurance|seguro|assicurazione|(?-u:\b)AHV(?-u:\b)|(?-u:\b)SVN(?-u:\b))",
+        r"|(?P<insurance>insurance|policy\s+(?:no|number|#)|member\s+id|subscriber\s+id|medicare|medicaid|group\s+(?:no|number)|versicherungsnummer|versichertennummer|krankenversicherung|assurance|seguro|assicurazione|(?-i:(?-u:\b)AHV(?-u:\b)|(?-u:\b)SVNR(?-u:\b)))",
     ))
 });
 /// Keyword and token must be this close, with only filler words between.
@@ -138,6 +138,7 @@ mod tests {
             "insurance costs went up 2023 by a lot",
             "passport photos are 35x45 mm; I bought model AB1234 yesterday at the shop",
             "NHS number 943 476 5918",
+            "they were all removed in svn r262489 long ago",
         ] {
             assert!(run(scan_contextual_ids, t).is_empty(), "{t}: {:?}", run(scan_contextual_ids, t));
         }

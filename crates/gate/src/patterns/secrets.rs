@@ -129,7 +129,7 @@ fn classes(s: &str) -> usize {
 
 fn placeholder_value(v: &str) -> bool {
     let lower = v.to_ascii_lowercase();
-    lower.starts_with(['$', '<', '{', '%', '[', '('])
+    lower.starts_with(['$', '<', '{', '%', '[', '(', '*', '&'])
         || lower.chars().all(|c| matches!(c, '*' | 'x' | '.' | '-' | '•'))
         || lower.contains("your")
         || lower.contains("example")
@@ -156,12 +156,22 @@ fn scan_password(text: &str, out: &mut Vec<Span>) {
     }
 }
 
+/// Code names, not secrets: "D3DKMT_PRESENTHISTORYTOKEN", "self.colon2_token.clone". A
+/// random token rarely has a single-case run of five letters between separators.
+fn looks_like_identifier(v: &str) -> bool {
+    v.split(['_', '.', '-']).any(|part| {
+        part.len() >= 5
+            && part.bytes().all(|b| b.is_ascii_alphabetic())
+            && (part.bytes().all(|b| b.is_ascii_uppercase()) || part.bytes().all(|b| b.is_ascii_lowercase()))
+    })
+}
+
 fn scan_keyed_token(text: &str, out: &mut Vec<Span>) {
     for caps in KEYED_TOKEN.captures_iter(text) {
         let Some(value) = caps.get(1).or_else(|| caps.get(2)) else { continue };
         let v = value.as_str();
         let mixed = v.bytes().any(|b| b.is_ascii_digit()) && v.bytes().any(|b| b.is_ascii_alphabetic());
-        if !mixed || placeholder_value(v) || entropy(v) < 3.3 {
+        if !mixed || placeholder_value(v) || entropy(v) < 3.3 || looks_like_identifier(v) {
             continue;
         }
         out.push(span(value.start(), value.end(), Category::Secret, "high_entropy_token_in_context", 0.85));
@@ -233,6 +243,9 @@ mod tests {
             "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
             "token: the-quick-brown-fox-jumps",
             "pin is 12",
+            "pub type PRESENTHISTORYTOKEN = D3DKMT_PRESENTHISTORYTOKEN_0;",
+            "let token = self.colon2_token.clone();",
+            "fn f(password: *const u8, token: &mut Token)",
             "use core::pin::Pin; fn poll(self: Pin<&mut Self>)",
             "let pin = Pin::new(&mut fut);",
         ] {
