@@ -156,14 +156,27 @@ fn scan_password(text: &str, out: &mut Vec<Span>) {
     }
 }
 
-/// Code names, not secrets: "D3DKMT_PRESENTHISTORYTOKEN", "self.colon2_token.clone". A
-/// random token rarely has a single-case run of five letters between separators.
+/// Code names, not secrets: "D3DKMT_PRESENTHISTORYTOKEN", "self.colon2_token.clone",
+/// "MI_UserCredentials_0". A random token rarely has, between separators, five letters of one
+/// case or CamelCase words.
 fn looks_like_identifier(v: &str) -> bool {
     v.split(['_', '.', '-']).any(|part| {
-        part.len() >= 5
-            && part.bytes().all(|b| b.is_ascii_alphabetic())
-            && (part.bytes().all(|b| b.is_ascii_uppercase()) || part.bytes().all(|b| b.is_ascii_lowercase()))
+        let letters = part.len() >= 5 && part.bytes().all(|b| b.is_ascii_alphabetic());
+        let one_case = part.bytes().all(|b| b.is_ascii_uppercase()) || part.bytes().all(|b| b.is_ascii_lowercase());
+        letters && (one_case || camel_case(part))
     })
+}
+
+/// "UserCredentials": capitalised words of at least three letters.
+fn camel_case(part: &str) -> bool {
+    let b = part.as_bytes();
+    let starts: Vec<usize> = (0..b.len()).filter(|&i| b[i].is_ascii_uppercase()).collect();
+    starts.len() >= 2
+        && starts[0] == 0
+        && starts.iter().enumerate().all(|(k, &i)| {
+            let end = starts.get(k + 1).copied().unwrap_or(b.len());
+            end - i >= 3 && b[i + 1..end].iter().all(u8::is_ascii_lowercase)
+        })
 }
 
 fn scan_keyed_token(text: &str, out: &mut Vec<Span>) {
@@ -245,6 +258,7 @@ mod tests {
             "pin is 12",
             "pub type PRESENTHISTORYTOKEN = D3DKMT_PRESENTHISTORYTOKEN_0;",
             "let token = self.colon2_token.clone();",
+            "credentials: MI_UserCredentials_0,",
             "fn f(password: *const u8, token: &mut Token)",
             "use core::pin::Pin; fn poll(self: Pin<&mut Self>)",
             "let pin = Pin::new(&mut fut);",
