@@ -106,7 +106,10 @@ fn inspect(args: InspectArgs) -> anyhow::Result<()> {
     // Read one byte past the limit so an oversized input is refused, not read without end.
     let limit = policy.max_input_bytes as u64 + 1;
     let mut input = Vec::new();
-    std::io::stdin().take(limit).read_to_end(&mut input).context("reading stdin")?;
+    std::io::stdin()
+        .take(limit)
+        .read_to_end(&mut input)
+        .context("reading stdin")?;
     let gate = build_gate(policy, args.patterns_only)?;
     let mut stdout = std::io::stdout().lock();
     write_verdict(&gate, &input, dest, &mut stdout)?;
@@ -115,7 +118,12 @@ fn inspect(args: InspectArgs) -> anyhow::Result<()> {
 }
 
 /// The verdict on `input` as JSON: a chat request's when `input` is one, else the text's.
-fn write_verdict(gate: &Gate, input: &[u8], dest: Destination, out: &mut impl Write) -> anyhow::Result<()> {
+fn write_verdict(
+    gate: &Gate,
+    input: &[u8],
+    dest: Destination,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
     let mut vault = Vault::new();
     let request = std::str::from_utf8(input)
         .ok()
@@ -125,7 +133,9 @@ fn write_verdict(gate: &Gate, input: &[u8], dest: Destination, out: &mut impl Wr
     // Serialised straight from the structs (not through `Value`) to keep field order and
     // print confidences as written.
     match request {
-        Some(request) => serde_json::to_writer_pretty(out, &inspect_request(gate, &request, dest, &mut vault)?)?,
+        Some(request) => {
+            serde_json::to_writer_pretty(out, &inspect_request(gate, &request, dest, &mut vault)?)?
+        }
         None => serde_json::to_writer_pretty(out, &gate.inspect_bytes(input, dest, &mut vault))?,
     }
     Ok(())
@@ -155,25 +165,47 @@ fn time_runs(gate: &Gate, docs: &[String], repeat: usize) -> Vec<f64> {
 
 fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let text = match &args.corpus {
-        Some(p) => std::fs::read_to_string(p).with_context(|| format!("reading corpus {}", p.display()))?,
+        Some(p) => {
+            std::fs::read_to_string(p).with_context(|| format!("reading corpus {}", p.display()))?
+        }
         None => BUILTIN_CORPUS.to_string(),
     };
-    let docs: Vec<String> =
-        text.split("\n---\n").map(str::trim).filter(|d| !d.is_empty()).map(str::to_string).collect();
-    anyhow::ensure!(!docs.is_empty() && args.repeat > 0, "empty corpus or zero repeats");
+    let docs: Vec<String> = text
+        .split("\n---\n")
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(str::to_string)
+        .collect();
+    anyhow::ensure!(
+        !docs.is_empty() && args.repeat > 0,
+        "empty corpus or zero repeats"
+    );
     let total_kb: f64 = docs.iter().map(|d| d.len() as f64).sum::<f64>() / 1024.0;
     let gates = [
         ("patterns", Gate::identifiers_only(Policy::default_policy())),
         ("all tiers", build_gate(Policy::default_policy(), false)?),
     ];
     let mut out = std::io::stdout().lock();
-    writeln!(out, "corpus: {} documents, {total_kb:.1} KB; {} timed runs each; one thread", docs.len(), args.repeat)?;
-    writeln!(out, "{:<10} {:>12} {:>12} {:>12}", "tiers", "p50 ms/KB", "p95 ms/KB", "max ms/KB")?;
+    writeln!(
+        out,
+        "corpus: {} documents, {total_kb:.1} KB; {} timed runs each; one thread",
+        docs.len(),
+        args.repeat
+    )?;
+    writeln!(
+        out,
+        "{:<10} {:>12} {:>12} {:>12}",
+        "tiers", "p50 ms/KB", "p95 ms/KB", "max ms/KB"
+    )?;
     for (name, gate) in &gates {
         // Warm-up: compiles the lazily built regexes and touches the model weights.
         time_runs(gate, &docs, 1);
         let runs = time_runs(gate, &docs, args.repeat);
-        let (p50, p95, max) = (percentile(&runs, 50.0), percentile(&runs, 95.0), runs[runs.len() - 1]);
+        let (p50, p95, max) = (
+            percentile(&runs, 50.0),
+            percentile(&runs, 95.0),
+            runs[runs.len() - 1],
+        );
         writeln!(out, "{name:<10} {p50:>12.4} {p95:>12.4} {max:>12.4}")?;
     }
     // Scaling: the corpus concatenated to growing sizes; ms/KB should stay flat (linear time).
@@ -186,10 +218,14 @@ fn bench(args: BenchArgs) -> anyhow::Result<()> {
             doc.push_str(&joined);
             doc.push_str("\n\n");
         }
-        let cut = (size_kb * 1024..=doc.len()).find(|&i| doc.is_char_boundary(i)).unwrap_or(doc.len());
+        let cut = (size_kb * 1024..=doc.len())
+            .find(|&i| doc.is_char_boundary(i))
+            .unwrap_or(doc.len());
         doc.truncate(cut);
         for (name, gate) in &gates {
-            let best = (0..3).map(|_| time_runs(gate, std::slice::from_ref(&doc), 1)[0]).fold(f64::INFINITY, f64::min);
+            let best = (0..3)
+                .map(|_| time_runs(gate, std::slice::from_ref(&doc), 1)[0])
+                .fold(f64::INFINITY, f64::min);
             writeln!(out, "{name:<10} {:>8} KB {best:>12.4}", size_kb)?;
         }
     }
@@ -213,7 +249,10 @@ mod tests {
     #[test]
     fn text_verdict_has_decision_spans_mask_and_trace() {
         let (raw, v) = verdict(b"write to eve@example.org");
-        assert!(raw.trim_start().starts_with("{\n  \"decision\""), "decision comes first: {raw}");
+        assert!(
+            raw.trim_start().starts_with("{\n  \"decision\""),
+            "decision comes first: {raw}"
+        );
         assert_eq!(v["decision"], "mask");
         assert_eq!(v["spans"][0]["category"], "email");
         assert_eq!(v["spans"][0]["start"], 9);
@@ -224,9 +263,14 @@ mod tests {
 
     #[test]
     fn chat_request_is_detected_and_masked() {
-        let (_, v) = verdict(br#"{"model": "m", "messages": [{"role": "user", "content": "mail eve@example.org"}]}"#);
+        let (_, v) = verdict(
+            br#"{"model": "m", "messages": [{"role": "user", "content": "mail eve@example.org"}]}"#,
+        );
         assert_eq!(v["spans"][0]["message"], 0);
-        assert_eq!(v["masked_request"]["messages"][0]["content"], "mail <EMAIL_1>");
+        assert_eq!(
+            v["masked_request"]["messages"][0]["content"],
+            "mail <EMAIL_1>"
+        );
     }
 
     #[test]

@@ -6,7 +6,11 @@ use clap::{Parser, Subcommand};
 mod gate;
 
 #[derive(Parser)]
-#[command(name = "lily", version, about = "A specialist runtime for Qwen3.6-35B-A3B on NVIDIA Hopper")]
+#[command(
+    name = "lily",
+    version,
+    about = "A specialist runtime for Qwen3.6-35B-A3B on NVIDIA Hopper"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

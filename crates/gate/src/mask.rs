@@ -25,10 +25,12 @@ use crate::span::{Category, Span, Tier};
 /// Longest placeholder the stream unmasker will wait for: `<` + label + `_` + number + `>`.
 const MAX_PLACEHOLDER_LEN: usize = 40;
 
-static PLACEHOLDER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"<([A-Z]+(?:_[A-Z]+)*)_([0-9]{1,9})>").expect("placeholder regex"));
-static PLACEHOLDER_BYTES: LazyLock<BytesRegex> =
-    LazyLock::new(|| BytesRegex::new(r"<([A-Z]+(?:_[A-Z]+)*)_([0-9]{1,9})>").expect("placeholder regex"));
+static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"<([A-Z]+(?:_[A-Z]+)*)_([0-9]{1,9})>").expect("placeholder regex")
+});
+static PLACEHOLDER_BYTES: LazyLock<BytesRegex> = LazyLock::new(|| {
+    BytesRegex::new(r"<([A-Z]+(?:_[A-Z]+)*)_([0-9]{1,9})>").expect("placeholder regex")
+});
 
 /// The placeholder type for a category.
 pub fn label(category: Category) -> &'static str {
@@ -93,7 +95,10 @@ impl Default for Vault {
 
 impl std::fmt::Debug for Vault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Vault").field("placeholders", &self.entries.len()).field("reserved", &self.reserved.len()).finish()
+        f.debug_struct("Vault")
+            .field("placeholders", &self.entries.len())
+            .field("reserved", &self.reserved.len())
+            .finish()
     }
 }
 
@@ -134,7 +139,8 @@ impl Vault {
     pub fn mask(&mut self, text: &str, spans: &[Span]) -> String {
         let masked = self.mask_bytes(text.as_bytes(), spans);
         // Spans start and end on character boundaries and placeholders are ASCII.
-        String::from_utf8(masked).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        String::from_utf8(masked)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 
     /// Like `mask` for input that need not be UTF-8 (spans index the bytes).
@@ -143,10 +149,16 @@ impl Vault {
         for m in PLACEHOLDER_BYTES.find_iter(text) {
             let literal = String::from_utf8_lossy(m.as_bytes()).into_owned();
             if self.by_placeholder.contains_key(&literal) {
-                let caps = PLACEHOLDER_BYTES.captures(m.as_bytes()).expect("matched above");
+                let caps = PLACEHOLDER_BYTES
+                    .captures(m.as_bytes())
+                    .expect("matched above");
                 let label = String::from_utf8_lossy(&caps[1]).into_owned();
                 let canonical = format!("\u{0}literal:{literal}");
-                pieces.push((m.start(), m.end(), self.placeholder_for(&label, canonical, literal)));
+                pieces.push((
+                    m.start(),
+                    m.end(),
+                    self.placeholder_for(&label, canonical, literal),
+                ));
             } else {
                 self.reserved.insert(literal);
             }
@@ -175,16 +187,21 @@ impl Vault {
     /// Restores every placeholder this vault handed out; anything else is left as is.
     pub fn unmask(&self, text: &str) -> String {
         PLACEHOLDER
-            .replace_all(text, |caps: &regex::Captures| match self.by_placeholder.get(&caps[0]) {
-                Some(&i) => self.entries[i].original.clone(),
-                None => caps[0].to_string(),
+            .replace_all(text, |caps: &regex::Captures| {
+                match self.by_placeholder.get(&caps[0]) {
+                    Some(&i) => self.entries[i].original.clone(),
+                    None => caps[0].to_string(),
+                }
             })
             .into_owned()
     }
 
     /// An unmasker for a reply that arrives in chunks.
     pub fn stream(&self) -> StreamUnmasker<'_> {
-        StreamUnmasker { vault: self, held: String::new() }
+        StreamUnmasker {
+            vault: self,
+            held: String::new(),
+        }
     }
 
     fn placeholder_for(&mut self, label: &str, canonical: String, original: String) -> String {
@@ -206,7 +223,12 @@ impl Vault {
             }
         };
         let index = self.entries.len();
-        self.entries.push(Entry { label: label.to_string(), canonical, original, placeholder: placeholder.clone() });
+        self.entries.push(Entry {
+            label: label.to_string(),
+            canonical,
+            original,
+            placeholder: placeholder.clone(),
+        });
         self.by_value.entry(hash).or_default().push(index);
         self.by_placeholder.insert(placeholder.clone(), index);
         placeholder
@@ -218,9 +240,18 @@ impl Vault {
 fn canonical(category: Category, original: &str) -> String {
     let lower = original.trim().to_lowercase();
     match category.tier() {
-        Tier::Identifier if category != Category::StreetAddress && category != Category::DateOfBirth => {
-            let compact: String = lower.chars().filter(|c| c.is_alphanumeric() || matches!(c, '@' | '.' | '_' | '+')).collect();
-            if compact.is_empty() { lower } else { compact }
+        Tier::Identifier
+            if category != Category::StreetAddress && category != Category::DateOfBirth =>
+        {
+            let compact: String = lower
+                .chars()
+                .filter(|c| c.is_alphanumeric() || matches!(c, '@' | '.' | '_' | '+'))
+                .collect();
+            if compact.is_empty() {
+                lower
+            } else {
+                compact
+            }
         }
         _ => lower.split_whitespace().collect::<Vec<_>>().join(" "),
     }
@@ -229,7 +260,10 @@ fn canonical(category: Category, original: &str) -> String {
 /// Overlapping spans become one, typed by the most specific tier (identifier over name);
 /// topic spans describe a document and are never masked. Out-of-range spans are clipped.
 fn merge(spans: &[Span], len: usize) -> Vec<(usize, usize, Category)> {
-    let mut maskable: Vec<&Span> = spans.iter().filter(|s| s.category.tier() != Tier::Topic && s.start < s.end.min(len)).collect();
+    let mut maskable: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.category.tier() != Tier::Topic && s.start < s.end.min(len))
+        .collect();
     maskable.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
     let rank = |c: Category| match c.tier() {
         Tier::Identifier => 0,
@@ -276,11 +310,19 @@ impl StreamUnmasker<'_> {
 
 /// Where an unfinished placeholder might start at the end of `s` (or `s.len()` if none).
 fn possible_placeholder_start(s: &str) -> usize {
-    let Some(i) = s.rfind('<') else { return s.len() };
+    let Some(i) = s.rfind('<') else {
+        return s.len();
+    };
     let tail = &s[i + 1..];
     let could_continue = s.len() - i < MAX_PLACEHOLDER_LEN
-        && tail.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
-    if could_continue { i } else { s.len() }
+        && tail
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    if could_continue {
+        i
+    } else {
+        s.len()
+    }
 }
 
 #[cfg(test)]
@@ -289,7 +331,13 @@ mod tests {
 
     fn span(text: &str, needle: &str, category: Category) -> Span {
         let start = text.find(needle).unwrap();
-        Span { start, end: start + needle.len(), category, detector: "test".into(), confidence: 1.0 }
+        Span {
+            start,
+            end: start + needle.len(),
+            category,
+            detector: "test".into(),
+            confidence: 1.0,
+        }
     }
 
     #[test]
@@ -301,18 +349,33 @@ mod tests {
             span(a, "ann@example.com", Category::Email),
             span(a, "ANN@example.com", Category::Email),
         ];
-        assert_eq!(vault.mask(a, &spans), "Mail <PERSON_1> at <EMAIL_1> or <EMAIL_1>");
+        assert_eq!(
+            vault.mask(a, &spans),
+            "Mail <PERSON_1> at <EMAIL_1> or <EMAIL_1>"
+        );
         let b = "Did ann lee reply? Bob Ray did.";
-        let spans = [span(b, "ann lee", Category::Person), span(b, "Bob Ray", Category::Person)];
-        assert_eq!(vault.mask(b, &spans), "Did <PERSON_1> reply? <PERSON_2> did.");
-        assert_eq!(vault.unmask("<PERSON_2> wrote to <EMAIL_1>."), "Bob Ray wrote to ann@example.com.");
+        let spans = [
+            span(b, "ann lee", Category::Person),
+            span(b, "Bob Ray", Category::Person),
+        ];
+        assert_eq!(
+            vault.mask(b, &spans),
+            "Did <PERSON_1> reply? <PERSON_2> did."
+        );
+        assert_eq!(
+            vault.unmask("<PERSON_2> wrote to <EMAIL_1>."),
+            "Bob Ray wrote to ann@example.com."
+        );
     }
 
     #[test]
     fn overlapping_spans_merge_with_identifier_type() {
         let mut vault = Vault::new();
         let t = "write to john.smith@acme.com now";
-        let spans = [span(t, "john.smith", Category::Person), span(t, "john.smith@acme.com", Category::Email)];
+        let spans = [
+            span(t, "john.smith", Category::Person),
+            span(t, "john.smith@acme.com", Category::Email),
+        ];
         assert_eq!(vault.mask(t, &spans), "write to <EMAIL_1> now");
     }
 
@@ -322,12 +385,18 @@ mod tests {
         let t = "Template says <EMAIL_1>; mine is me@x.org";
         let masked = vault.mask(t, &[span(t, "me@x.org", Category::Email)]);
         assert_eq!(masked, "Template says <EMAIL_1>; mine is <EMAIL_2>");
-        assert_eq!(vault.unmask("<EMAIL_1> vs <EMAIL_2>"), "<EMAIL_1> vs me@x.org");
+        assert_eq!(
+            vault.unmask("<EMAIL_1> vs <EMAIL_2>"),
+            "<EMAIL_1> vs me@x.org"
+        );
         // A later literal equal to a handed-out placeholder is escaped with a fresh one.
         let t2 = "what does <EMAIL_2> mean?";
         let masked2 = vault.mask(t2, &[]);
         assert_eq!(masked2, "what does <EMAIL_3> mean?");
-        assert_eq!(vault.unmask("<EMAIL_3> is a tag, <EMAIL_2> your mail"), "<EMAIL_2> is a tag, me@x.org your mail");
+        assert_eq!(
+            vault.unmask("<EMAIL_3> is a tag, <EMAIL_2> your mail"),
+            "<EMAIL_2> is a tag, me@x.org your mail"
+        );
     }
 
     #[test]
@@ -349,7 +418,10 @@ mod tests {
                 rest = &rest[n..];
             }
             out.push_str(&stream.finish());
-            assert_eq!(out, "Hello Zoë Brandt, nice <b>day</b> Zoë Brandt<PERSON_9> < 3 <PERS", "chunk size {split}");
+            assert_eq!(
+                out, "Hello Zoë Brandt, nice <b>day</b> Zoë Brandt<PERSON_9> < 3 <PERS",
+                "chunk size {split}"
+            );
         }
     }
 

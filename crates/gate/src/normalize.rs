@@ -18,7 +18,10 @@ pub struct Normalized {
 
 impl Normalized {
     pub fn from_bytes(input: &[u8]) -> Normalized {
-        let mut out = Normalized { text: String::with_capacity(input.len()), origin: Vec::with_capacity(input.len() + 1) };
+        let mut out = Normalized {
+            text: String::with_capacity(input.len()),
+            origin: Vec::with_capacity(input.len() + 1),
+        };
         let mut token: Vec<(char, usize)> = Vec::new();
         let mut offset = 0;
         for chunk in input.utf8_chunks() {
@@ -63,7 +66,11 @@ impl Normalized {
     fn flush(&mut self, token: &mut Vec<(char, usize)>) {
         let mixed = token.iter().any(|(c, _)| c.is_ascii_alphanumeric());
         for &(c, at) in token.iter() {
-            let c = if mixed { latin_lookalike(c).unwrap_or(c) } else { c };
+            let c = if mixed {
+                latin_lookalike(c).unwrap_or(c)
+            } else {
+                c
+            };
             self.push(c, at);
         }
         token.clear();
@@ -86,11 +93,22 @@ enum Folded {
 fn fold(c: char) -> Folded {
     match c {
         // Zero-width, joiners, bidi controls, word joiner and invisible operators, BOM, soft hyphen.
-        '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}'
-        | '\u{FEFF}' | '\u{00AD}' | '\u{180E}' | '\u{034F}' => Folded::Drop,
+        '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{FEFF}'
+        | '\u{00AD}'
+        | '\u{180E}'
+        | '\u{034F}' => Folded::Drop,
         '\t' | '\n' | '\r' | ' ' => Folded::Separator(c),
         c if c.is_control() => Folded::Separator(' '),
-        '\u{00A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => Folded::Separator(' '),
+        '\u{00A0}'
+        | '\u{1680}'
+        | '\u{2000}'..='\u{200A}'
+        | '\u{202F}'
+        | '\u{205F}'
+        | '\u{3000}' => Folded::Separator(' '),
         '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' => Folded::Char('-'),
         // Fullwidth ASCII.
         '\u{FF01}'..='\u{FF5E}' => Folded::Char(char::from_u32(c as u32 - 0xFEE0).unwrap_or(c)),
@@ -103,12 +121,18 @@ fn fold(c: char) -> Folded {
 
 /// Decimal digits of other scripts (Arabic-Indic, Devanagari, Bengali, math bold...) as ASCII.
 fn other_script_digit(c: char) -> Option<char> {
-    const ZEROS: [u32; 8] = [0x0660, 0x06F0, 0x0966, 0x09E6, 0x0E50, 0x1D7CE, 0x1D7D8, 0x1D7E2];
+    const ZEROS: [u32; 8] = [
+        0x0660, 0x06F0, 0x0966, 0x09E6, 0x0E50, 0x1D7CE, 0x1D7D8, 0x1D7E2,
+    ];
     let u = c as u32;
-    ZEROS.iter().find(|&&z| (z..z + 10).contains(&u)).map(|&z| (b'0' + (u - z) as u8) as char)
+    ZEROS
+        .iter()
+        .find(|&&z| (z..z + 10).contains(&u))
+        .map(|&z| (b'0' + (u - z) as u8) as char)
 }
 
 /// Cyrillic and Greek letters that render like Latin ones.
+#[rustfmt::skip]
 fn latin_lookalike(c: char) -> Option<char> {
     Some(match c {
         'а' => 'a', 'в' => 'b', 'е' => 'e', 'к' => 'k', 'м' => 'm', 'н' => 'h', 'о' => 'o', 'р' => 'p',
@@ -139,7 +163,10 @@ mod tests {
         let input = "mail: jo\u{200B}hn@ex\u{200D}ample.com!";
         let n = Normalized::from_text(input);
         assert_eq!(n.text, "mail: john@example.com!");
-        assert_eq!(back(&n, input, "john@example.com"), "jo\u{200B}hn@ex\u{200D}ample.com");
+        assert_eq!(
+            back(&n, input, "john@example.com"),
+            "jo\u{200B}hn@ex\u{200D}ample.com"
+        );
     }
 
     #[test]

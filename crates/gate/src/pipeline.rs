@@ -57,7 +57,10 @@ impl Gate {
 
     /// Only the pattern tier: no model files, the fastest configuration.
     pub fn identifiers_only(policy: Policy) -> Gate {
-        Gate { policy, tiers: Vec::new() }
+        Gate {
+            policy,
+            tiers: Vec::new(),
+        }
     }
 
     pub fn with_tier(mut self, tier: Box<dyn Detector>) -> Gate {
@@ -71,7 +74,9 @@ impl Gate {
 
     /// Names of the tiers that run, identifier patterns first.
     pub fn tier_names(&self) -> Vec<String> {
-        std::iter::once("patterns".to_string()).chain(self.tiers.iter().map(|t| t.name().to_string())).collect()
+        std::iter::once("patterns".to_string())
+            .chain(self.tiers.iter().map(|t| t.name().to_string()))
+            .collect()
     }
 
     /// Inspects one text; placeholders are numbered in a fresh vault that is then dropped.
@@ -112,7 +117,13 @@ impl Gate {
                 input.len(),
                 self.policy.max_input_bytes
             ));
-            return Verdict { decision: Decision::Refuse, findings: Vec::new(), categories: BTreeSet::new(), masked_text: None, trace };
+            return Verdict {
+                decision: Decision::Refuse,
+                findings: Vec::new(),
+                categories: BTreeSet::new(),
+                masked_text: None,
+                trace,
+            };
         }
         if std::str::from_utf8(input).is_err() {
             trace.push("input is not valid UTF-8: invalid bytes read as U+FFFD, offsets index the original bytes".to_string());
@@ -134,9 +145,16 @@ impl Gate {
             let why = if s.confidence < self.policy.ignore_below {
                 format!("ignored: confidence below {:.2}", self.policy.ignore_below)
             } else if f.outcome != rule {
-                format!("rule says {rule}, but confidence is below {:.2}: ask", self.policy.consent_below)
+                format!(
+                    "rule says {rule}, but confidence is below {:.2}: ask",
+                    self.policy.consent_below
+                )
             } else {
-                format!("rule for {} on {}", crate::mask::label(s.category).to_lowercase(), dest.as_str())
+                format!(
+                    "rule for {} on {}",
+                    crate::mask::label(s.category).to_lowercase(),
+                    dest.as_str()
+                )
             };
             trace.push(format!(
                 "{:?} at bytes {}..{} ({}, confidence {:.2}) -> {} ({why})",
@@ -158,16 +176,26 @@ impl Gate {
             .filter(|f| f.outcome == Decision::Mask || (any_masked && alongside(f)))
             .map(|f| f.span.clone())
             .collect();
-        let masked_text = if matches!(decision, Decision::Mask | Decision::Consent) && !to_mask.is_empty() {
-            Some(String::from_utf8_lossy(&vault.mask_bytes(input, &to_mask)).into_owned())
-        } else {
-            None
-        };
+        let masked_text =
+            if matches!(decision, Decision::Mask | Decision::Consent) && !to_mask.is_empty() {
+                Some(String::from_utf8_lossy(&vault.mask_bytes(input, &to_mask)).into_owned())
+            } else {
+                None
+            };
         trace.push(match findings.len() {
             0 => format!("nothing sensitive found: {decision}"),
-            n => format!("decision {decision}: the strictest outcome of {n} finding(s) for destination {}", dest.as_str()),
+            n => format!(
+                "decision {decision}: the strictest outcome of {n} finding(s) for destination {}",
+                dest.as_str()
+            ),
         });
-        Verdict { decision, findings, categories, masked_text, trace }
+        Verdict {
+            decision,
+            findings,
+            categories,
+            masked_text,
+            trace,
+        }
     }
 }
 
@@ -192,7 +220,10 @@ mod tests {
 
     #[test]
     fn harmless_text_is_allowed() {
-        let v = gate().inspect("How do I reverse a linked list in Rust?", Destination::Cloud);
+        let v = gate().inspect(
+            "How do I reverse a linked list in Rust?",
+            Destination::Cloud,
+        );
         assert_eq!(v.decision, Decision::Allow);
         assert!(v.findings.is_empty() && v.masked_text.is_none());
     }
@@ -202,11 +233,21 @@ mod tests {
         let text = "Email bob@example.com about card 4111 1111 1111 1111";
         let v = gate().inspect(text, Destination::Cloud);
         assert_eq!(v.decision, Decision::Mask);
-        assert_eq!(v.masked_text.as_deref(), Some("Email <EMAIL_1> about card <CARD_1>"));
-        assert!(v.trace.iter().all(|line| !line.contains("bob@")), "trace must not leak values");
+        assert_eq!(
+            v.masked_text.as_deref(),
+            Some("Email <EMAIL_1> about card <CARD_1>")
+        );
+        assert!(
+            v.trace.iter().all(|line| !line.contains("bob@")),
+            "trace must not leak values"
+        );
         let local = gate().inspect(text, Destination::Local);
         assert_eq!(local.decision, Decision::Allow);
-        assert_eq!(local.categories.len(), 2, "found categories are reported whatever the outcome");
+        assert_eq!(
+            local.categories.len(),
+            2,
+            "found categories are reported whatever the outcome"
+        );
     }
 
     #[test]
@@ -220,15 +261,32 @@ mod tests {
             (Category::Health, 0.1, Decision::Mask),
         ];
         for (category, confidence, expect) in extra {
-            let tier = Fixed(vec![Span { start: 0, end: 5, category, detector: "fake".into(), confidence }]);
-            let v = gate().with_tier(Box::new(tier)).inspect(text, Destination::Cloud);
+            let tier = Fixed(vec![Span {
+                start: 0,
+                end: 5,
+                category,
+                detector: "fake".into(),
+                confidence,
+            }]);
+            let v = gate()
+                .with_tier(Box::new(tier))
+                .inspect(text, Destination::Cloud);
             assert!(v.decision >= base.decision);
             assert_eq!(v.decision, expect, "{category:?} {confidence}");
             if expect == Decision::Consent {
-                assert!(v.trace.iter().any(|l| l.contains("rule says local, but confidence is below")), "{:?}", v.trace);
+                assert!(
+                    v.trace
+                        .iter()
+                        .any(|l| l.contains("rule says local, but confidence is below")),
+                    "{:?}",
+                    v.trace
+                );
             }
             // The rule finding is still there and still masked.
-            assert!(v.findings.iter().any(|f| f.span.category == Category::Email && f.outcome == Decision::Mask));
+            assert!(v
+                .findings
+                .iter()
+                .any(|f| f.span.category == Category::Email && f.outcome == Decision::Mask));
         }
     }
 
@@ -236,22 +294,41 @@ mod tests {
     fn all_tiers_load_and_run() {
         let gate = Gate::new(Policy::default_policy()).expect("embedded models load");
         assert_eq!(gate.tier_names(), ["patterns", "names", "topics"]);
-        let v = gate.inspect("Write to bob@example.com about the invoice.", Destination::Cloud);
-        assert!(v.findings.iter().any(|f| f.span.category == Category::Email));
+        let v = gate.inspect(
+            "Write to bob@example.com about the invoice.",
+            Destination::Cloud,
+        );
+        assert!(v
+            .findings
+            .iter()
+            .any(|f| f.span.category == Category::Email));
     }
 
     #[test]
     fn places_are_masked_only_alongside_something_else() {
         let place = |text: &str, needle: &str| {
             let start = text.find(needle).unwrap();
-            Fixed(vec![Span { start, end: start + needle.len(), category: Category::Location, detector: "fake".into(), confidence: 0.9 }])
+            Fixed(vec![Span {
+                start,
+                end: start + needle.len(),
+                category: Category::Location,
+                detector: "fake".into(),
+                confidence: 0.9,
+            }])
         };
         let alone = "What is the weather like in Lisbon?";
-        let v = gate().with_tier(Box::new(place(alone, "Lisbon"))).inspect(alone, Destination::Cloud);
+        let v = gate()
+            .with_tier(Box::new(place(alone, "Lisbon")))
+            .inspect(alone, Destination::Cloud);
         assert_eq!(v.decision, Decision::Allow);
         let with_mail = "Mail ann@example.com in Lisbon";
-        let v = gate().with_tier(Box::new(place(with_mail, "Lisbon"))).inspect(with_mail, Destination::Cloud);
-        assert_eq!(v.masked_text.as_deref(), Some("Mail <EMAIL_1> in <LOCATION_1>"));
+        let v = gate()
+            .with_tier(Box::new(place(with_mail, "Lisbon")))
+            .inspect(with_mail, Destination::Cloud);
+        assert_eq!(
+            v.masked_text.as_deref(),
+            Some("Mail <EMAIL_1> in <LOCATION_1>")
+        );
     }
 
     #[test]

@@ -63,11 +63,23 @@ impl FromStr for Destination {
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
     #[error("cannot read policy file {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("policy {origin}, line {line}, column {column}: {message}")]
-    Parse { origin: String, line: usize, column: usize, message: String },
+    Parse {
+        origin: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     #[error("policy {origin}: field `{field}`: {message}")]
-    Invalid { origin: String, field: String, message: String },
+    Invalid {
+        origin: String,
+        field: String,
+        message: String,
+    },
     #[error("unknown destination `{0}` (expected `cloud` or `local`)")]
     UnknownDestination(String),
 }
@@ -112,8 +124,10 @@ impl Policy {
     }
 
     pub fn load(path: &Path) -> Result<Policy, PolicyError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| PolicyError::Io { path: path.display().to_string(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
         Policy::from_json(&text, &path.display().to_string())
     }
 
@@ -126,7 +140,8 @@ impl Policy {
             // serde_json appends " at line L column C"; the error already says where.
             message: {
                 let m = e.to_string();
-                m.rsplit_once(" at line ").map_or(m.clone(), |(head, _)| head.to_string())
+                m.rsplit_once(" at line ")
+                    .map_or(m.clone(), |(head, _)| head.to_string())
             },
         })?;
         policy.validate(origin)?;
@@ -139,7 +154,10 @@ impl Policy {
             field: field.to_string(),
             message,
         };
-        for (field, value) in [("ignore_below", self.ignore_below), ("consent_below", self.consent_below)] {
+        for (field, value) in [
+            ("ignore_below", self.ignore_below),
+            ("consent_below", self.consent_below),
+        ] {
             if !(0.0..=1.0).contains(&value) {
                 return Err(invalid(field, format!("must be within 0..=1, got {value}")));
             }
@@ -147,7 +165,10 @@ impl Policy {
         if self.consent_below < self.ignore_below {
             return Err(invalid(
                 "consent_below",
-                format!("must be >= ignore_below ({}), got {}", self.ignore_below, self.consent_below),
+                format!(
+                    "must be >= ignore_below ({}), got {}",
+                    self.ignore_below, self.consent_below
+                ),
             ));
         }
         if self.max_input_bytes == 0 {
@@ -167,7 +188,11 @@ impl Policy {
     /// The rule for a category, before confidence is considered.
     pub fn rule(&self, category: Category, dest: Destination) -> Decision {
         let rules = &self.destinations[&dest];
-        rules.categories.get(&category).copied().unwrap_or(rules.default)
+        rules
+            .categories
+            .get(&category)
+            .copied()
+            .unwrap_or(rules.default)
     }
 
     /// The outcome of one finding.
@@ -189,25 +214,62 @@ mod tests {
     use super::*;
 
     fn span(category: Category, confidence: f32) -> Span {
-        Span { start: 0, end: 1, category, detector: "test".into(), confidence }
+        Span {
+            start: 0,
+            end: 1,
+            category,
+            detector: "test".into(),
+            confidence,
+        }
     }
 
     #[test]
     fn default_policy_is_safe() {
         let p = Policy::default_policy();
         let cloud = Destination::Cloud;
-        assert_eq!(p.outcome(&span(Category::Secret, 1.0), cloud), Decision::Refuse);
-        assert_eq!(p.outcome(&span(Category::Email, 1.0), cloud), Decision::Mask);
-        assert_eq!(p.outcome(&span(Category::Person, 0.9), cloud), Decision::Mask);
-        assert_eq!(p.outcome(&span(Category::Location, 0.9), cloud), Decision::Allow);
-        for special in [Category::Health, Category::MentalHealth, Category::Sexuality, Category::Religion,
-            Category::Ethnicity, Category::Biometrics, Category::Politics]
-        {
-            assert_eq!(p.outcome(&span(special, 0.95), cloud), Decision::Local, "{special:?}");
+        assert_eq!(
+            p.outcome(&span(Category::Secret, 1.0), cloud),
+            Decision::Refuse
+        );
+        assert_eq!(
+            p.outcome(&span(Category::Email, 1.0), cloud),
+            Decision::Mask
+        );
+        assert_eq!(
+            p.outcome(&span(Category::Person, 0.9), cloud),
+            Decision::Mask
+        );
+        assert_eq!(
+            p.outcome(&span(Category::Location, 0.9), cloud),
+            Decision::Allow
+        );
+        for special in [
+            Category::Health,
+            Category::MentalHealth,
+            Category::Sexuality,
+            Category::Religion,
+            Category::Ethnicity,
+            Category::Biometrics,
+            Category::Politics,
+        ] {
+            assert_eq!(
+                p.outcome(&span(special, 0.95), cloud),
+                Decision::Local,
+                "{special:?}"
+            );
         }
-        assert_eq!(p.outcome(&span(Category::Health, 0.55), cloud), Decision::Consent);
-        assert_eq!(p.outcome(&span(Category::Health, 0.05), cloud), Decision::Allow);
-        assert_eq!(p.outcome(&span(Category::Secret, 1.0), Destination::Local), Decision::Allow);
+        assert_eq!(
+            p.outcome(&span(Category::Health, 0.55), cloud),
+            Decision::Consent
+        );
+        assert_eq!(
+            p.outcome(&span(Category::Health, 0.05), cloud),
+            Decision::Allow
+        );
+        assert_eq!(
+            p.outcome(&span(Category::Secret, 1.0), Destination::Local),
+            Decision::Allow
+        );
     }
 
     #[test]
@@ -246,6 +308,10 @@ mod tests {
     #[test]
     fn destination_parses() {
         assert_eq!("cloud".parse::<Destination>().unwrap(), Destination::Cloud);
-        assert!("moon".parse::<Destination>().unwrap_err().to_string().contains("moon"));
+        assert!("moon"
+            .parse::<Destination>()
+            .unwrap_err()
+            .to_string()
+            .contains("moon"));
     }
 }

@@ -63,10 +63,15 @@ fn type_name(v: &Value) -> &'static str {
 
 /// (message index, JSON pointer, text) of every text in the request.
 fn texts(request: &Value) -> Result<Vec<(usize, String, &str)>, RequestError> {
-    let messages = request.get("messages").and_then(Value::as_array).ok_or(RequestError::NotAChatRequest)?;
+    let messages = request
+        .get("messages")
+        .and_then(Value::as_array)
+        .ok_or(RequestError::NotAChatRequest)?;
     let mut out = Vec::new();
     for (i, message) in messages.iter().enumerate() {
-        let message = message.as_object().ok_or(RequestError::MessageNotObject { index: i })?;
+        let message = message
+            .as_object()
+            .ok_or(RequestError::MessageNotObject { index: i })?;
         match message.get("content") {
             None | Some(Value::Null) => {}
             Some(Value::String(s)) => out.push((i, format!("/messages/{i}/content"), s.as_str())),
@@ -77,12 +82,21 @@ fn texts(request: &Value) -> Result<Vec<(usize, String, &str)>, RequestError> {
                     }
                 }
             }
-            Some(other) => return Err(RequestError::BadContent { index: i, found: type_name(other) }),
+            Some(other) => {
+                return Err(RequestError::BadContent {
+                    index: i,
+                    found: type_name(other),
+                })
+            }
         }
         if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
             for (k, call) in calls.iter().enumerate() {
                 if let Some(s) = call.pointer("/function/arguments").and_then(Value::as_str) {
-                    out.push((i, format!("/messages/{i}/tool_calls/{k}/function/arguments"), s));
+                    out.push((
+                        i,
+                        format!("/messages/{i}/tool_calls/{k}/function/arguments"),
+                        s,
+                    ));
                 }
             }
         }
@@ -90,7 +104,12 @@ fn texts(request: &Value) -> Result<Vec<(usize, String, &str)>, RequestError> {
     Ok(out)
 }
 
-pub fn inspect_request(gate: &Gate, request: &Value, dest: Destination, vault: &mut Vault) -> Result<RequestVerdict, RequestError> {
+pub fn inspect_request(
+    gate: &Gate,
+    request: &Value,
+    dest: Destination,
+    vault: &mut Vault,
+) -> Result<RequestVerdict, RequestError> {
     let mut decision = Decision::Allow;
     let mut spans = Vec::new();
     let mut categories = BTreeSet::new();
@@ -100,25 +119,43 @@ pub fn inspect_request(gate: &Gate, request: &Value, dest: Destination, vault: &
         let verdict = gate.inspect_in(text, dest, vault);
         decision = decision.max(verdict.decision);
         categories.extend(verdict.categories);
-        trace.extend(verdict.trace.into_iter().map(|line| format!("{pointer}: {line}")));
+        trace.extend(
+            verdict
+                .trace
+                .into_iter()
+                .map(|line| format!("{pointer}: {line}")),
+        );
         if let Some(m) = verdict.masked_text {
             masked.push((pointer.clone(), m));
         }
-        spans.extend(verdict.findings.into_iter().map(|finding| MessageFinding { message, pointer: pointer.clone(), finding }));
+        spans.extend(verdict.findings.into_iter().map(|finding| MessageFinding {
+            message,
+            pointer: pointer.clone(),
+            finding,
+        }));
     }
-    trace.push(format!("request decision {decision}: the strictest over its texts"));
-    let masked_request = if matches!(decision, Decision::Mask | Decision::Consent) && !masked.is_empty() {
-        let mut copy = request.clone();
-        for (pointer, text) in masked {
-            if let Some(slot) = copy.pointer_mut(&pointer) {
-                *slot = Value::String(text);
+    trace.push(format!(
+        "request decision {decision}: the strictest over its texts"
+    ));
+    let masked_request =
+        if matches!(decision, Decision::Mask | Decision::Consent) && !masked.is_empty() {
+            let mut copy = request.clone();
+            for (pointer, text) in masked {
+                if let Some(slot) = copy.pointer_mut(&pointer) {
+                    *slot = Value::String(text);
+                }
             }
-        }
-        Some(copy)
-    } else {
-        None
-    };
-    Ok(RequestVerdict { decision, spans, categories, masked_request, trace })
+            Some(copy)
+        } else {
+            None
+        };
+    Ok(RequestVerdict {
+        decision,
+        spans,
+        categories,
+        masked_request,
+        trace,
+    })
 }
 
 #[cfg(test)]
@@ -149,10 +186,19 @@ mod tests {
         assert_eq!(v.decision, Decision::Mask);
         let masked = v.masked_request.unwrap();
         assert_eq!(masked["messages"][1]["content"], "Mail <EMAIL_1>");
-        assert_eq!(masked["messages"][2]["tool_calls"][0]["function"]["arguments"], "{\"to\": \"<EMAIL_1>\"}");
-        assert_eq!(masked["messages"][3]["content"][0]["text"], "and cc <EMAIL_2>");
+        assert_eq!(
+            masked["messages"][2]["tool_calls"][0]["function"]["arguments"],
+            "{\"to\": \"<EMAIL_1>\"}"
+        );
+        assert_eq!(
+            masked["messages"][3]["content"][0]["text"],
+            "and cc <EMAIL_2>"
+        );
         assert_eq!(masked["model"], "gpt-x");
-        assert_eq!(v.spans.iter().map(|s| s.message).collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(
+            v.spans.iter().map(|s| s.message).collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
         assert_eq!(vault.unmask("sent to <EMAIL_2>"), "sent to bo@example.org");
     }
 
@@ -169,8 +215,16 @@ mod tests {
 
     #[test]
     fn malformed_requests_are_named() {
-        let err = inspect_request(&gate(), &json!({"messages": [{"content": 5}]}), Destination::Cloud, &mut Vault::new());
-        assert!(err.unwrap_err().to_string().contains("messages[0].content is a number"));
+        let err = inspect_request(
+            &gate(),
+            &json!({"messages": [{"content": 5}]}),
+            Destination::Cloud,
+            &mut Vault::new(),
+        );
+        assert!(err
+            .unwrap_err()
+            .to_string()
+            .contains("messages[0].content is a number"));
         assert!(!is_chat_request(&json!({"prompt": "hi"})));
     }
 }

@@ -5,34 +5,100 @@ use lily_gate::{Category, Decision, Destination, Gate, Policy};
 
 fn categories(text: &str) -> (Decision, Vec<Category>) {
     let v = Gate::identifiers_only(Policy::default_policy()).inspect(text, Destination::Cloud);
-    (v.decision, v.findings.iter().map(|f| f.span.category).collect())
+    (
+        v.decision,
+        v.findings.iter().map(|f| f.span.category).collect(),
+    )
 }
 
 #[test]
 fn realistic_positives() {
     use Category::*;
     let cases: &[(&str, Category, Decision)] = &[
-        ("Can you draft a reply to priya.sharma@acme-corp.com declining the meeting?", Email, Decision::Mask),
-        ("My number changed, it's now +1 (646) 555-0199, update the contact card", Phone, Decision::Mask),
+        (
+            "Can you draft a reply to priya.sharma@acme-corp.com declining the meeting?",
+            Email,
+            Decision::Mask,
+        ),
+        (
+            "My number changed, it's now +1 (646) 555-0199, update the contact card",
+            Phone,
+            Decision::Mask,
+        ),
         ("Ruf mich unter 0171 2345678 an", Phone, Decision::Mask),
-        ("Why was my Mastercard 5555 5555 5555 4444 declined abroad?", PaymentCard, Decision::Mask),
-        ("Is IBAN GB33BUKB20201555555555 a UK account?", Iban, Decision::Mask),
-        ("Fill the form: SSN 219-09-9999, born 1970", NationalId, Decision::Mask),
-        ("Mi DNI es 87654321X y necesito renovarlo", NationalId, Decision::Mask),
-        ("Passport no: 533380006, expiry 2031", Passport, Decision::Mask),
+        (
+            "Why was my Mastercard 5555 5555 5555 4444 declined abroad?",
+            PaymentCard,
+            Decision::Mask,
+        ),
+        (
+            "Is IBAN GB33BUKB20201555555555 a UK account?",
+            Iban,
+            Decision::Mask,
+        ),
+        (
+            "Fill the form: SSN 219-09-9999, born 1970",
+            NationalId,
+            Decision::Mask,
+        ),
+        (
+            "Mi DNI es 87654321X y necesito renovarlo",
+            NationalId,
+            Decision::Mask,
+        ),
+        (
+            "Passport no: 533380006, expiry 2031",
+            Passport,
+            Decision::Mask,
+        ),
         ("server 172.16.254.1 refuses ssh", IpAddress, Decision::Mask),
-        ("git remote add origin https://deploy:gh4Kx9Lm2Qp@git.example.com/repo.git", UrlCredentials, Decision::Refuse),
-        ("here is my key AKIAIOSFODNN7EXAMPLE can you check the policy", Secret, Decision::Refuse),
-        ("donate to bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", CryptoWallet, Decision::Mask),
-        ("The patient (DOB 04/12/1961) reports", DateOfBirth, Decision::Mask),
-        ("Send it to 350 Fifth Avenue, New York, NY 10118", StreetAddress, Decision::Mask),
-        ("MRN: 4471902 admitted yesterday", MedicalRecord, Decision::Mask),
-        ("Versichertennummer A123456780", InsuranceNumber, Decision::Mask),
-        ("router MAC is a4:5e:60:c2:1b:0f", MacAddress, Decision::Mask),
+        (
+            "git remote add origin https://deploy:gh4Kx9Lm2Qp@git.example.com/repo.git",
+            UrlCredentials,
+            Decision::Refuse,
+        ),
+        (
+            "here is my key AKIAIOSFODNN7EXAMPLE can you check the policy",
+            Secret,
+            Decision::Refuse,
+        ),
+        (
+            "donate to bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",
+            CryptoWallet,
+            Decision::Mask,
+        ),
+        (
+            "The patient (DOB 04/12/1961) reports",
+            DateOfBirth,
+            Decision::Mask,
+        ),
+        (
+            "Send it to 350 Fifth Avenue, New York, NY 10118",
+            StreetAddress,
+            Decision::Mask,
+        ),
+        (
+            "MRN: 4471902 admitted yesterday",
+            MedicalRecord,
+            Decision::Mask,
+        ),
+        (
+            "Versichertennummer A123456780",
+            InsuranceNumber,
+            Decision::Mask,
+        ),
+        (
+            "router MAC is a4:5e:60:c2:1b:0f",
+            MacAddress,
+            Decision::Mask,
+        ),
     ];
     for &(text, category, decision) in cases {
         let (got, cats) = categories(text);
-        assert!(cats.contains(&category), "{text}: expected {category:?}, got {cats:?}");
+        assert!(
+            cats.contains(&category),
+            "{text}: expected {category:?}, got {cats:?}"
+        );
         assert_eq!(got, decision, "{text}: {cats:?}");
     }
 }

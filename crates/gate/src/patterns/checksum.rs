@@ -2,12 +2,22 @@
 //! uppercase alphanumerics; anything else makes the check fail (never panic).
 
 fn digit_values(s: &str) -> Option<Vec<u32>> {
-    s.bytes().map(|b| if b.is_ascii_digit() { Some((b - b'0') as u32) } else { None }).collect()
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_digit() {
+                Some((b - b'0') as u32)
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 /// Luhn (payment cards, Swedish personnummer, Canadian SIN).
 pub fn luhn(digits: &str) -> bool {
-    let Some(d) = digit_values(digits) else { return false };
+    let Some(d) = digit_values(digits) else {
+        return false;
+    };
     if d.len() < 2 {
         return false;
     }
@@ -15,21 +25,44 @@ pub fn luhn(digits: &str) -> bool {
         .iter()
         .rev()
         .enumerate()
-        .map(|(i, &x)| if i % 2 == 1 { let y = x * 2; if y > 9 { y - 9 } else { y } } else { x })
+        .map(|(i, &x)| {
+            if i % 2 == 1 {
+                let y = x * 2;
+                if y > 9 {
+                    y - 9
+                } else {
+                    y
+                }
+            } else {
+                x
+            }
+        })
         .sum();
     sum % 10 == 0
 }
 
 /// ISO 13616 IBAN check: first four characters moved to the end, letters as 10..35, mod 97 == 1.
 pub fn iban_mod97(iban: &str) -> bool {
-    if iban.len() < 5 || !iban.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_uppercase()) {
+    if iban.len() < 5
+        || !iban
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
+    {
         return false;
     }
     let (head, tail) = iban.split_at(4);
     let mut rem: u32 = 0;
     for b in tail.bytes().chain(head.bytes()) {
-        let v = if b.is_ascii_digit() { (b - b'0') as u32 } else { (b - b'A') as u32 + 10 };
-        rem = if v >= 10 { (rem * 100 + v) % 97 } else { (rem * 10 + v) % 97 };
+        let v = if b.is_ascii_digit() {
+            (b - b'0') as u32
+        } else {
+            (b - b'A') as u32 + 10
+        };
+        rem = if v >= 10 {
+            (rem * 100 + v) % 97
+        } else {
+            (rem * 10 + v) % 97
+        };
     }
     rem == 1
 }
@@ -58,7 +91,9 @@ pub fn verhoeff(digits: &str) -> bool {
         [2, 7, 9, 3, 8, 0, 6, 4, 1, 5],
         [7, 0, 4, 6, 9, 1, 3, 2, 5, 8],
     ];
-    let Some(d) = digit_values(digits) else { return false };
+    let Some(d) = digit_values(digits) else {
+        return false;
+    };
     let mut c = 0u8;
     for (i, &x) in d.iter().rev().enumerate() {
         c = D[c as usize][P[i % 8][x as usize] as usize];
@@ -74,7 +109,9 @@ pub fn cn_resident_id(id: &str) -> bool {
     if b.len() != 18 {
         return false;
     }
-    let Some(d) = digit_values(&id[..17]) else { return false };
+    let Some(d) = digit_values(&id[..17]) else {
+        return false;
+    };
     let sum: u32 = d.iter().zip(W).map(|(x, w)| x * w).sum();
     b[17].to_ascii_uppercase() == CHECK[(sum % 11) as usize]
 }
@@ -82,7 +119,9 @@ pub fn cn_resident_id(id: &str) -> bool {
 /// ISO 7064 MOD 11,10 (German Steuer-ID) plus its digit rule: among the first ten digits
 /// exactly one digit occurs two or three times, and no digit more.
 pub fn de_steuer_id(id: &str) -> bool {
-    let Some(d) = digit_values(id) else { return false };
+    let Some(d) = digit_values(id) else {
+        return false;
+    };
     if d.len() != 11 || d[0] == 0 {
         return false;
     }
@@ -113,14 +152,28 @@ pub fn fr_nir(nir: &str) -> bool {
         return false;
     }
     let (body, key) = nir.split_at(13);
-    let Ok(key) = key.parse::<u64>() else { return false };
+    let Ok(key) = key.parse::<u64>() else {
+        return false;
+    };
     let upper = body.to_ascii_uppercase();
     let n = if upper.contains("2A") || upper.contains("2B") {
-        let corsica = if upper.contains("2A") { 1_000_000 } else { 2_000_000 };
-        let Ok(n) = upper.replacen("2A", "19", 1).replacen("2B", "18", 1).parse::<u64>() else { return false };
+        let corsica = if upper.contains("2A") {
+            1_000_000
+        } else {
+            2_000_000
+        };
+        let Ok(n) = upper
+            .replacen("2A", "19", 1)
+            .replacen("2B", "18", 1)
+            .parse::<u64>()
+        else {
+            return false;
+        };
         n - corsica
     } else {
-        let Ok(n) = body.parse::<u64>() else { return false };
+        let Ok(n) = body.parse::<u64>() else {
+            return false;
+        };
         n
     };
     body.bytes().all(|b| b.is_ascii_alphanumeric()) && 97 - n % 97 == key
@@ -142,20 +195,33 @@ pub fn es_dni_nie(id: &str) -> bool {
         _ => return false,
     }
     number.push_str(&id[1..8]);
-    let Ok(n) = number.parse::<u32>() else { return false };
+    let Ok(n) = number.parse::<u32>() else {
+        return false;
+    };
     b[8] == LETTERS[(n % 23) as usize]
 }
 
 /// Italian codice fiscale: 15 characters and a check letter from odd/even position tables.
 pub fn it_codice_fiscale(cf: &str) -> bool {
-    const ODD: [u32; 26] = [1, 0, 5, 7, 9, 13, 15, 17, 19, 21, 2, 4, 18, 20, 11, 3, 6, 8, 12, 14, 16, 10, 22, 25, 24, 23];
+    const ODD: [u32; 26] = [
+        1, 0, 5, 7, 9, 13, 15, 17, 19, 21, 2, 4, 18, 20, 11, 3, 6, 8, 12, 14, 16, 10, 22, 25, 24,
+        23,
+    ];
     let b = cf.as_bytes();
-    if b.len() != 16 || !b.iter().all(|c| c.is_ascii_digit() || c.is_ascii_uppercase()) {
+    if b.len() != 16
+        || !b
+            .iter()
+            .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+    {
         return false;
     }
     let mut sum = 0;
     for (i, &c) in b[..15].iter().enumerate() {
-        let index = if c.is_ascii_digit() { (c - b'0') as usize } else { (c - b'A') as usize };
+        let index = if c.is_ascii_digit() {
+            (c - b'0') as usize
+        } else {
+            (c - b'A') as usize
+        };
         // Positions are counted from 1, so index 0 is "odd".
         sum += if i % 2 == 0 { ODD[index] } else { index as u32 };
     }
@@ -164,35 +230,58 @@ pub fn it_codice_fiscale(cf: &str) -> bool {
 
 /// Dutch BSN "11-test": weights 9..2 and -1 on the last digit.
 pub fn nl_bsn(id: &str) -> bool {
-    let Some(d) = digit_values(id) else { return false };
+    let Some(d) = digit_values(id) else {
+        return false;
+    };
     if d.len() != 9 || d.iter().all(|&x| x == 0) {
         return false;
     }
-    let sum: i64 = d[..8].iter().enumerate().map(|(i, &x)| (9 - i as i64) * x as i64).sum::<i64>() - d[8] as i64;
+    let sum: i64 = d[..8]
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| (9 - i as i64) * x as i64)
+        .sum::<i64>()
+        - d[8] as i64;
     sum % 11 == 0
 }
 
 /// Brazilian CPF: two mod-11 check digits; all-equal numbers are invalid.
 pub fn br_cpf(id: &str) -> bool {
-    let Some(d) = digit_values(id) else { return false };
+    let Some(d) = digit_values(id) else {
+        return false;
+    };
     if d.len() != 11 || d.iter().all(|&x| x == d[0]) {
         return false;
     }
     let check = |n: usize| {
-        let sum: u32 = d[..n].iter().enumerate().map(|(i, &x)| x * (n as u32 + 1 - i as u32)).sum();
+        let sum: u32 = d[..n]
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| x * (n as u32 + 1 - i as u32))
+            .sum();
         let r = (sum * 10) % 11;
-        if r == 10 { 0 } else { r }
+        if r == 10 {
+            0
+        } else {
+            r
+        }
     };
     check(9) == d[9] && check(10) == d[10]
 }
 
 /// UK NHS number: weights 10..2, check = 11 - sum mod 11 (11 -> 0, 10 invalid).
 pub fn nhs_number(id: &str) -> bool {
-    let Some(d) = digit_values(id) else { return false };
+    let Some(d) = digit_values(id) else {
+        return false;
+    };
     if d.len() != 10 {
         return false;
     }
-    let sum: u32 = d[..9].iter().enumerate().map(|(i, &x)| x * (10 - i as u32)).sum();
+    let sum: u32 = d[..9]
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| x * (10 - i as u32))
+        .sum();
     let check = 11 - sum % 11;
     match check {
         11 => d[9] == 0,
@@ -218,9 +307,16 @@ pub fn isbn(s: &str) -> bool {
             sum % 11 == 0
         }
         13 => {
-            let Some(d) = digit_values(s) else { return false };
+            let Some(d) = digit_values(s) else {
+                return false;
+            };
             (s.starts_with("978") || s.starts_with("979"))
-                && d.iter().enumerate().map(|(i, &x)| if i % 2 == 0 { x } else { 3 * x }).sum::<u32>() % 10 == 0
+                && d.iter()
+                    .enumerate()
+                    .map(|(i, &x)| if i % 2 == 0 { x } else { 3 * x })
+                    .sum::<u32>()
+                    % 10
+                    == 0
         }
         _ => false,
     }

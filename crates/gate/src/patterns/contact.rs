@@ -5,7 +5,10 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::checksum::isbn;
-use super::context::{after, ascii_digits, before, char_after, char_before, digit_bounded, looks_like_reference, near, span};
+use super::context::{
+    after, ascii_digits, before, char_after, char_before, digit_bounded, looks_like_reference,
+    near, span,
+};
 use crate::span::{Category, Span};
 
 static EMAIL: LazyLock<Regex> = LazyLock::new(|| {
@@ -13,7 +16,8 @@ static EMAIL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"[\p{L}\p{N}][\p{L}\p{N}._%+\-]*@[\p{L}\p{N}](?:[\p{L}\p{N}\-]*[\p{L}\p{N}])?(?:\.[\p{L}\p{N}](?:[\p{L}\p{N}\-]*[\p{L}\p{N}])?)*\.\p{L}{2,24}").expect("email regex")
 });
 /// Image names like `icon@2x.png` share the shape of an address.
-static RETINA: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"@[1-4]x\.[a-z]+$").expect("retina regex"));
+static RETINA: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"@[1-4]x\.[a-z]+$").expect("retina regex"));
 
 pub fn scan_email(text: &str, out: &mut Vec<Span>) {
     for m in EMAIL.find_iter(text) {
@@ -31,17 +35,23 @@ pub fn scan_email(text: &str, out: &mut Vec<Span>) {
 }
 
 /// `+` and a country code, any grouping: "+44 20 7946 0958", "+1 (415) 555-0132", "+4915112345678".
-static INTERNATIONAL: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?:\+|(?-u:\b)00)[1-9](?:[ .\-/]{0,3}\(?[0-9]\)?){6,14}").expect("phone regex"));
+static INTERNATIONAL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:\+|(?-u:\b)00)[1-9](?:[ .\-/]{0,3}\(?[0-9]\)?){6,14}").expect("phone regex")
+});
 /// North American formatted: "(415) 555-0132", "415-555-0132", "415.555.0132".
 static NANP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:(?-u:\b)1[ .\-])?(?:\([2-9][0-9]{2}\) ?|(?-u:\b)[2-9][0-9]{2}[ .\-])[2-9][0-9]{2}[ .\-][0-9]{4}(?-u:\b)").expect("phone regex")
 });
 /// National styles with a trunk 0: "020 7946 0958", "(020) 7946 0958", "030 12345678", "06 12 34 56 78", "0171/1234567".
-static TRUNK: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?:\(0[1-9][0-9]{0,3}\)|(?-u:\b)0[1-9][0-9]{0,3})(?:[ .\-/][0-9]{2,8}){1,4}(?-u:\b)").expect("phone regex"));
+static TRUNK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?:\(0[1-9][0-9]{0,3}\)|(?-u:\b)0[1-9][0-9]{0,3})(?:[ .\-/][0-9]{2,8}){1,4}(?-u:\b)",
+    )
+    .expect("phone regex")
+});
 /// Bare digits, only taken when a phone word is near.
-static BARE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?-u:\b)[0-9]{7,15}(?-u:\b)").expect("phone regex"));
+static BARE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?-u:\b)[0-9]{7,15}(?-u:\b)").expect("phone regex"));
 static PHONE_WORD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(?-u:\b)(?:phone|tel|telephone|mobile|mob|cell|call|text|sms|fax|whatsapp|signal|telefon|telefonnummer|handy|mobil|téléphone|portable|teléfono|móvil|celular|telefono|cellulare|numéro|number|ring)(?-u:\b)")
         .expect("phone word regex")
@@ -51,24 +61,35 @@ static DATE_LIKE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 pub fn scan_phone(text: &str, out: &mut Vec<Span>) {
-    let mut push = |start: usize, end: usize, detector: &str, confidence: f32, min_digits: usize| {
-        let s = &text[start..end];
-        let digits = ascii_digits(s);
-        if digits.len() < min_digits
-            || digits.len() > 15
-            || !digit_bounded(text, start, end)
-            || inside_digit_groups(text, start, end)
-            || DATE_LIKE.is_match(s)
-            || isbn(&digits)
-        {
-            return;
-        }
-        let phone_word = near(text, start, end, &PHONE_WORD, 40, 0);
-        if !phone_word && (looks_like_reference(text, start) || before(text, start, 1) == "v") {
-            return;
-        }
-        out.push(span(start, end, Category::Phone, detector, if phone_word { confidence.max(0.95) } else { confidence }));
-    };
+    let mut push =
+        |start: usize, end: usize, detector: &str, confidence: f32, min_digits: usize| {
+            let s = &text[start..end];
+            let digits = ascii_digits(s);
+            if digits.len() < min_digits
+                || digits.len() > 15
+                || !digit_bounded(text, start, end)
+                || inside_digit_groups(text, start, end)
+                || DATE_LIKE.is_match(s)
+                || isbn(&digits)
+            {
+                return;
+            }
+            let phone_word = near(text, start, end, &PHONE_WORD, 40, 0);
+            if !phone_word && (looks_like_reference(text, start) || before(text, start, 1) == "v") {
+                return;
+            }
+            out.push(span(
+                start,
+                end,
+                Category::Phone,
+                detector,
+                if phone_word {
+                    confidence.max(0.95)
+                } else {
+                    confidence
+                },
+            ));
+        };
     for m in INTERNATIONAL.find_iter(text) {
         let end = trim_closing(text, m.start(), m.end());
         push(m.start(), end, "phone_international", 0.95, 8);
@@ -90,8 +111,10 @@ pub fn scan_phone(text: &str, out: &mut Vec<Span>) {
 
 /// "8 045 311 447": the candidate continues a longer grouped number on either side.
 fn inside_digit_groups(text: &str, start: usize, end: usize) -> bool {
-    static BEFORE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[0-9][ .\-/]$").expect("group regex"));
-    static AFTER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[ .\-/][0-9]").expect("group regex"));
+    static BEFORE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"[0-9][ .\-/]$").expect("group regex"));
+    static AFTER: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^[ .\-/][0-9]").expect("group regex"));
     BEFORE.is_match(before(text, start, 2)) || AFTER.is_match(after(text, end, 2))
 }
 
@@ -122,9 +145,15 @@ mod tests {
 
     #[test]
     fn emails_found() {
-        assert_eq!(emails("write to jane.doe+news@mail.example.co.uk."), ["jane.doe+news@mail.example.co.uk"]);
+        assert_eq!(
+            emails("write to jane.doe+news@mail.example.co.uk."),
+            ["jane.doe+news@mail.example.co.uk"]
+        );
         assert_eq!(emails("<ANN_LEE@Firma-GmbH.de>"), ["ANN_LEE@Firma-GmbH.de"]);
-        assert_eq!(emails("à aurélie.devries65@libero.it, merci"), ["aurélie.devries65@libero.it"]);
+        assert_eq!(
+            emails("à aurélie.devries65@libero.it, merci"),
+            ["aurélie.devries65@libero.it"]
+        );
     }
 
     #[test]
@@ -170,6 +199,9 @@ mod tests {
         assert!(phones("version 10.0.19041").is_empty());
         assert!(phones("it costs 1234567 dollars").is_empty());
         assert!(phones("population 8 045 311 447 in 2023").is_empty());
-        assert!(phones("see 978-0-306-40615-7 for details").is_empty(), "a valid ISBN-13");
+        assert!(
+            phones("see 978-0-306-40615-7 for details").is_empty(),
+            "a valid ISBN-13"
+        );
     }
 }

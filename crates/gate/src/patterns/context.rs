@@ -7,7 +7,13 @@ use regex::Regex;
 use crate::span::{Category, Span};
 
 pub fn span(start: usize, end: usize, category: Category, detector: &str, confidence: f32) -> Span {
-    Span { start, end, category, detector: detector.to_string(), confidence }
+    Span {
+        start,
+        end,
+        category,
+        detector: detector.to_string(),
+        confidence,
+    }
 }
 
 fn floor_boundary(text: &str, mut i: usize) -> usize {
@@ -58,8 +64,16 @@ pub fn digit_bounded(text: &str, start: usize, end: usize) -> bool {
 }
 
 /// `re` matches within `n_before` bytes before or `n_after` bytes after the candidate.
-pub fn near(text: &str, start: usize, end: usize, re: &Regex, n_before: usize, n_after: usize) -> bool {
-    re.is_match(before(text, start, n_before)) || (n_after > 0 && re.is_match(after(text, end, n_after)))
+pub fn near(
+    text: &str,
+    start: usize,
+    end: usize,
+    re: &Regex,
+    n_before: usize,
+    n_after: usize,
+) -> bool {
+    re.is_match(before(text, start, n_before))
+        || (n_after > 0 && re.is_match(after(text, end, n_after)))
 }
 
 pub fn ascii_digits(s: &str) -> String {
@@ -67,7 +81,10 @@ pub fn ascii_digits(s: &str) -> String {
 }
 
 pub fn ascii_alnum_upper(s: &str) -> String {
-    s.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_uppercase()).collect()
+    s.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_uppercase())
+        .collect()
 }
 
 /// Shannon entropy in bits per character.
@@ -77,7 +94,14 @@ pub fn entropy(s: &str) -> f32 {
         counts[b as usize] += 1;
     }
     let n = s.len() as f32;
-    counts.iter().filter(|&&c| c > 0).map(|&c| { let p = c as f32 / n; -p * p.log2() }).sum()
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = c as f32 / n;
+            -p * p.log2()
+        })
+        .sum()
 }
 
 /// Words that say a number is a reference, not a person's: order, invoice, tracking...

@@ -8,7 +8,8 @@ use regex::Regex;
 use super::context::span;
 use crate::span::{Category, Span};
 
-static RUN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/_\-]{24,}={0,2}").expect("base64 regex"));
+static RUN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/_\-]{24,}={0,2}").expect("base64 regex"));
 /// Runs longer than this are data (images, archives), not a hidden secret.
 const MAX_RUN_BYTES: usize = 64 * 1024;
 /// Total decoded bytes scanned per input: keeps megabyte inputs of base64 linear and cheap.
@@ -46,7 +47,10 @@ pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
 /// Decoded bytes that read as text: valid UTF-8, almost all printable.
 fn reads_as_text(bytes: &[u8]) -> Option<&str> {
     let text = std::str::from_utf8(bytes).ok()?;
-    let printable = text.chars().filter(|c| !c.is_control() || c.is_whitespace()).count();
+    let printable = text
+        .chars()
+        .filter(|c| !c.is_control() || c.is_whitespace())
+        .count();
     (printable * 100 >= text.chars().count() * 95).then_some(text)
 }
 
@@ -59,18 +63,29 @@ pub fn scan(text: &str, out: &mut Vec<Span>, inner: fn(&str) -> Vec<Span>) {
         }
         // A run of one character class is an identifier or a word, not base64.
         let s = m.as_str();
-        if !(s.bytes().any(|b| b.is_ascii_uppercase()) && s.bytes().any(|b| b.is_ascii_lowercase())) {
+        if !(s.bytes().any(|b| b.is_ascii_uppercase()) && s.bytes().any(|b| b.is_ascii_lowercase()))
+        {
             continue;
         }
-        let Some(decoded) = decode_base64(s) else { continue };
+        let Some(decoded) = decode_base64(s) else {
+            continue;
+        };
         budget = budget.saturating_sub(decoded.len());
-        let Some(decoded) = reads_as_text(&decoded) else { continue };
+        let Some(decoded) = reads_as_text(&decoded) else {
+            continue;
+        };
         let mut seen: Vec<Category> = Vec::new();
         for found in inner(decoded) {
             if !seen.contains(&found.category) {
                 seen.push(found.category);
                 let detector = format!("base64:{}", found.detector);
-                out.push(span(m.start(), m.end(), found.category, &detector, found.confidence * 0.95));
+                out.push(span(
+                    m.start(),
+                    m.end(),
+                    found.category,
+                    &detector,
+                    found.confidence * 0.95,
+                ));
             }
         }
     }

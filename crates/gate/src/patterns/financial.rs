@@ -11,7 +11,8 @@ use crate::span::{Category, Span};
 /// Digits with up to three separator characters between them: "4111 1111 1111 1111",
 /// "4111-1111-1111-1111", "4111/1111/1111/1111", "4 1 1 1 - 1 1 1 1 ...". A card may sit anywhere inside such a run
 /// (between other numbers), so candidates start and end at group edges.
-static DIGIT_RUN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[0-9](?:[ .\-/]{0,3}[0-9])*").expect("digit run regex"));
+static DIGIT_RUN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[0-9](?:[ .\-/]{0,3}[0-9])*").expect("digit run regex"));
 static CARD_WORD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(?-u:\b)(?:card|credit|debit|visa|mastercard|amex|american express|cc|pan|karte|kreditkarte|carte|tarjeta|carta)(?-u:\b)").expect("card word regex")
 });
@@ -27,12 +28,22 @@ fn card_network(d: &str) -> Option<&'static str> {
         b'2' if (2200..=2204).contains(&prefix(4)) && (16..=19).contains(&n) => "mir",
         b'3' if matches!(prefix(2), 34 | 37) && n == 15 => "amex",
         b'3' if (3528..=3589).contains(&prefix(4)) && (16..=19).contains(&n) => "jcb",
-        b'3' if ((300..=305).contains(&prefix(3)) || matches!(prefix(2), 36 | 38 | 39)) && (14..=19).contains(&n) => "diners",
-        b'6' if (prefix(4) == 6011 || (644..=649).contains(&prefix(3)) || prefix(2) == 65) && (16..=19).contains(&n) => "discover",
+        b'3' if ((300..=305).contains(&prefix(3)) || matches!(prefix(2), 36 | 38 | 39))
+            && (14..=19).contains(&n) =>
+        {
+            "diners"
+        }
+        b'6' if (prefix(4) == 6011 || (644..=649).contains(&prefix(3)) || prefix(2) == 65)
+            && (16..=19).contains(&n) =>
+        {
+            "discover"
+        }
         b'6' if prefix(2) == 62 && (16..=19).contains(&n) => "unionpay",
         b'6' if (prefix(4) == 6304 || prefix(2) == 67) && (13..=19).contains(&n) => "maestro",
         b'6' if prefix(2) == 60 && n == 16 => "rupay",
-        b'5' if (prefix(2) == 50 || (56..=58).contains(&prefix(2))) && (13..=19).contains(&n) => "maestro",
+        b'5' if (prefix(2) == 50 || (56..=58).contains(&prefix(2))) && (13..=19).contains(&n) => {
+            "maestro"
+        }
         _ => return None,
     };
     Some(network)
@@ -46,13 +57,22 @@ pub fn scan_card(text: &str, out: &mut Vec<Span>) {
             continue;
         }
         // (byte offset, digit) of every digit, and where groups start and end.
-        let digits: Vec<(usize, u8)> =
-            run.as_str().bytes().enumerate().filter(|(_, b)| b.is_ascii_digit()).map(|(i, b)| (run.start() + i, b)).collect();
+        let digits: Vec<(usize, u8)> = run
+            .as_str()
+            .bytes()
+            .enumerate()
+            .filter(|(_, b)| b.is_ascii_digit())
+            .map(|(i, b)| (run.start() + i, b))
+            .collect();
         if digits.len() < 13 {
             continue;
         }
-        let group_start: Vec<bool> = (0..digits.len()).map(|i| i == 0 || digits[i].0 != digits[i - 1].0 + 1).collect();
-        let group_end: Vec<bool> = (0..digits.len()).map(|i| i + 1 == digits.len() || group_start[i + 1]).collect();
+        let group_start: Vec<bool> = (0..digits.len())
+            .map(|i| i == 0 || digits[i].0 != digits[i - 1].0 + 1)
+            .collect();
+        let group_end: Vec<bool> = (0..digits.len())
+            .map(|i| i + 1 == digits.len() || group_start[i + 1])
+            .collect();
         let mut i = 0;
         while i < digits.len() {
             let mut taken = false;
@@ -70,7 +90,9 @@ pub fn scan_card(text: &str, out: &mut Vec<Span>) {
                     }
                     let number: String = digits[i..j].iter().map(|&(_, b)| b as char).collect();
                     let (start, end) = (digits[i].0, digits[j - 1].0 + 1);
-                    let Some(network) = card_network(&number) else { continue };
+                    let Some(network) = card_network(&number) else {
+                        continue;
+                    };
                     if !luhn(&number) || isbn(&number) || looks_like_reference(text, start) {
                         continue;
                     }
@@ -81,7 +103,13 @@ pub fn scan_card(text: &str, out: &mut Vec<Span>) {
                         continue;
                     }
                     let confidence = if card_word { 0.99 } else { 0.93 };
-                    out.push(span(start, end, Category::PaymentCard, &format!("card_luhn_{network}"), confidence));
+                    out.push(span(
+                        start,
+                        end,
+                        Category::PaymentCard,
+                        &format!("card_luhn_{network}"),
+                        confidence,
+                    ));
                     i = j;
                     taken = true;
                     break;
@@ -94,10 +122,12 @@ pub fn scan_card(text: &str, out: &mut Vec<Span>) {
     }
 }
 
-static IBAN: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?-u:\b)[A-Za-z]{2}[0-9]{2}(?:[ \-]?[A-Za-z0-9]){11,32}").expect("iban regex"));
+static IBAN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?-u:\b)[A-Za-z]{2}[0-9]{2}(?:[ \-]?[A-Za-z0-9]){11,32}").expect("iban regex")
+});
 
 /// Length of the IBAN for each country (ISO 13616 registry).
+#[rustfmt::skip]
 fn iban_length(country: &str) -> Option<usize> {
     const LENGTHS: &[(&str, usize)] = &[
         ("AD", 24), ("AE", 23), ("AL", 28), ("AT", 20), ("AZ", 28), ("BA", 20), ("BE", 16), ("BG", 22), ("BH", 22),
@@ -116,7 +146,9 @@ fn iban_length(country: &str) -> Option<usize> {
 pub fn scan_iban(text: &str, out: &mut Vec<Span>) {
     for m in IBAN.find_iter(text) {
         let country = m.as_str()[..2].to_ascii_uppercase();
-        let Some(length) = iban_length(&country) else { continue };
+        let Some(length) = iban_length(&country) else {
+            continue;
+        };
         // The match may run into following words; keep exactly `length` characters.
         let mut compact = String::with_capacity(length);
         let mut end = m.start();
@@ -129,12 +161,20 @@ pub fn scan_iban(text: &str, out: &mut Vec<Span>) {
                 }
             }
         }
-        if compact.len() != length || char_after(text, end).is_some_and(|c| c.is_ascii_alphanumeric()) {
+        if compact.len() != length
+            || char_after(text, end).is_some_and(|c| c.is_ascii_alphanumeric())
+        {
             continue;
         }
         if iban_mod97(&compact) {
             let lowercase = m.as_str().bytes().any(|b| b.is_ascii_lowercase());
-            out.push(span(m.start(), end, Category::Iban, "iban_mod97", if lowercase { 0.9 } else { 0.99 }));
+            out.push(span(
+                m.start(),
+                end,
+                Category::Iban,
+                "iban_mod97",
+                if lowercase { 0.9 } else { 0.99 },
+            ));
         }
     }
 }
@@ -157,13 +197,25 @@ mod tests {
 
     #[test]
     fn cards_found() {
-        assert_eq!(cards("visa 4111 1111 1111 1111 exp 12/27"), ["4111 1111 1111 1111"]);
+        assert_eq!(
+            cards("visa 4111 1111 1111 1111 exp 12/27"),
+            ["4111 1111 1111 1111"]
+        );
         assert_eq!(cards("5500-0000-0000-0004"), ["5500-0000-0000-0004"]);
         assert_eq!(cards("amex 378282246310005."), ["378282246310005"]);
-        assert_eq!(cards("4 1 1 1 - 1 1 1 1 - 1 1 1 1 - 1 1 1 1"), ["4 1 1 1 - 1 1 1 1 - 1 1 1 1 - 1 1 1 1"]);
-        assert_eq!(cards("paid 25.00 with 4111 1111 1111 1111 2027"), ["4111 1111 1111 1111"]);
+        assert_eq!(
+            cards("4 1 1 1 - 1 1 1 1 - 1 1 1 1 - 1 1 1 1"),
+            ["4 1 1 1 - 1 1 1 1 - 1 1 1 1 - 1 1 1 1"]
+        );
+        assert_eq!(
+            cards("paid 25.00 with 4111 1111 1111 1111 2027"),
+            ["4111 1111 1111 1111"]
+        );
         assert_eq!(cards("mc 2223003122003222"), ["2223003122003222"]);
-        assert_eq!(cards("visa card 4222222222222222224"), ["4222222222222222224"]);
+        assert_eq!(
+            cards("visa card 4222222222222222224"),
+            ["4222222222222222224"]
+        );
     }
 
     #[test]
@@ -172,23 +224,47 @@ mod tests {
         assert!(cards("ISBN 978-0-306-40615-7").is_empty());
         assert!(cards("9780306406157").is_empty());
         assert!(cards("order #4111111111111111").is_empty());
-        assert!(cards("1234567890123452").is_empty(), "no issuer starts with 1");
+        assert!(
+            cards("1234567890123452").is_empty(),
+            "no issuer starts with 1"
+        );
         assert!(cards("sha 4111111111111111abc").is_empty());
         assert!(cards("e = 2.718281828459045").is_empty(), "a decimal");
-        assert!(cards("const P: [u64; 2] = [4044404959645932768, 1];").is_empty(), "a 19-digit constant");
+        assert!(
+            cards("const P: [u64; 2] = [4044404959645932768, 1];").is_empty(),
+            "a 19-digit constant"
+        );
     }
 
     #[test]
     fn ibans_found() {
-        assert_eq!(ibans("IBAN: DE89 3704 0044 0532 0130 00, thanks"), ["DE89 3704 0044 0532 0130 00"]);
-        assert_eq!(ibans("GB82WEST12345698765432 PLEASE"), ["GB82WEST12345698765432"]);
-        assert_eq!(ibans("fr14 2004 1010 0505 0001 3m02 606"), ["fr14 2004 1010 0505 0001 3m02 606"]);
+        assert_eq!(
+            ibans("IBAN: DE89 3704 0044 0532 0130 00, thanks"),
+            ["DE89 3704 0044 0532 0130 00"]
+        );
+        assert_eq!(
+            ibans("GB82WEST12345698765432 PLEASE"),
+            ["GB82WEST12345698765432"]
+        );
+        assert_eq!(
+            ibans("fr14 2004 1010 0505 0001 3m02 606"),
+            ["fr14 2004 1010 0505 0001 3m02 606"]
+        );
     }
 
     #[test]
     fn iban_hard_negatives() {
-        assert!(ibans("DE89 3704 0044 0532 0130 01").is_empty(), "mod 97 fails");
-        assert!(ibans("DE89 3704 0044 0532 0130").is_empty(), "too short for DE");
-        assert!(ibans("XX89370400440532013000").is_empty(), "no such country");
+        assert!(
+            ibans("DE89 3704 0044 0532 0130 01").is_empty(),
+            "mod 97 fails"
+        );
+        assert!(
+            ibans("DE89 3704 0044 0532 0130").is_empty(),
+            "too short for DE"
+        );
+        assert!(
+            ibans("XX89370400440532013000").is_empty(),
+            "no such country"
+        );
     }
 }

@@ -66,14 +66,21 @@ fn scan_plain_unresolved(text: &str) -> Vec<Span> {
 /// wins: a card number is not also a phone number.
 pub(crate) fn resolve(mut found: Vec<Span>) -> Vec<Span> {
     found.sort_by(|a, b| {
-        b.confidence.total_cmp(&a.confidence).then((b.end - b.start).cmp(&(a.end - a.start))).then(a.start.cmp(&b.start))
+        b.confidence
+            .total_cmp(&a.confidence)
+            .then((b.end - b.start).cmp(&(a.end - a.start)))
+            .then(a.start.cmp(&b.start))
     });
     let mut kept: Vec<Span> = Vec::with_capacity(found.len());
     // Kept spans never overlap, so only the last one starting before `s.end` can overlap
     // `s`: O(log n) per finding even for inputs with many findings.
     let mut taken: BTreeMap<usize, usize> = BTreeMap::new();
     for s in found {
-        if taken.range(..s.end).next_back().is_some_and(|(_, &end)| end > s.start) {
+        if taken
+            .range(..s.end)
+            .next_back()
+            .is_some_and(|(_, &end)| end > s.start)
+        {
             continue;
         }
         taken.insert(s.start, s.end);

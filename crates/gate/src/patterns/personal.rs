@@ -14,7 +14,8 @@ fn re(pattern: &str) -> Regex {
 }
 
 /// An id-shaped token: 5 to 20 letters, digits and inner hyphens, at least three digits.
-static ID_TOKEN: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Za-z0-9](?:[A-Za-z0-9\-/]{3,18})[A-Za-z0-9]"));
+static ID_TOKEN: LazyLock<Regex> =
+    LazyLock::new(|| re(r"[A-Za-z0-9](?:[A-Za-z0-9\-/]{3,18})[A-Za-z0-9]"));
 /// Which kind of number the nearest keyword before a token announces.
 static ID_WORD: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
@@ -27,17 +28,24 @@ static ID_WORD: LazyLock<Regex> = LazyLock::new(|| {
 /// Keyword and token must be this close, with only filler words between.
 const WINDOW: usize = 48;
 static FILLER: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)^[\s:#=\-–.,()]*(?:(?:no|nr|number|num|id|is|was|#|card|details?|reads|ends|in|with|the|my|his|her|their|of|n[º°o]|numéro|nummer|número|:)[\s:#=\-–.,()]*){0,5}$")
+    re(
+        r"(?i)^[\s:#=\-–.,()]*(?:(?:no|nr|number|num|id|is|was|#|card|details?|reads|ends|in|with|the|my|his|her|their|of|n[º°o]|numéro|nummer|número|:)[\s:#=\-–.,()]*){0,5}$",
+    )
 });
 
 pub fn scan_contextual_ids(text: &str, out: &mut Vec<Span>) {
     for m in ID_TOKEN.find_iter(text) {
         let token = m.as_str();
-        if ascii_digits(token).len() < 3 || !word_bounded(text, m.start(), m.end()) || looks_like_date(token) {
+        if ascii_digits(token).len() < 3
+            || !word_bounded(text, m.start(), m.end())
+            || looks_like_date(token)
+        {
             continue;
         }
         let window = before(text, m.start(), WINDOW);
-        let Some(caps) = ID_WORD.captures_iter(window).last() else { continue };
+        let Some(caps) = ID_WORD.captures_iter(window).last() else {
+            continue;
+        };
         let keyword_end = caps.get(0).expect("whole match").end();
         if !FILLER.is_match(&window[keyword_end..]) {
             continue;
@@ -55,18 +63,29 @@ pub fn scan_contextual_ids(text: &str, out: &mut Vec<Span>) {
     }
     // NHS numbers are written in three groups, which the token above does not cover.
     for m in NHS.find_iter(text) {
-        if nhs_number(&ascii_digits(m.as_str())) && NHS_WORD.is_match(before(text, m.start(), WINDOW)) {
-            out.push(span(m.start(), m.end(), Category::MedicalRecord, "nhs_number", 0.97));
+        if nhs_number(&ascii_digits(m.as_str()))
+            && NHS_WORD.is_match(before(text, m.start(), WINDOW))
+        {
+            out.push(span(
+                m.start(),
+                m.end(),
+                Category::MedicalRecord,
+                "nhs_number",
+                0.97,
+            ));
         }
     }
 }
 
-static NHS: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u:\b)[0-9]{3}[ \-][0-9]{3}[ \-][0-9]{4}(?-u:\b)"));
-static NHS_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)(?-u:\b)NHS(?-u:\b)|health\s+service"));
+static NHS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?-u:\b)[0-9]{3}[ \-][0-9]{3}[ \-][0-9]{4}(?-u:\b)"));
+static NHS_WORD: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)(?-u:\b)NHS(?-u:\b)|health\s+service"));
 
 fn looks_like_date(token: &str) -> bool {
-    static DATE: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^(?:[0-9]{1,2}[\-/][0-9]{1,2}[\-/][0-9]{2,4}|[0-9]{4}[\-/][0-9]{1,2}[\-/][0-9]{1,2})$"));
+    static DATE: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"^(?:[0-9]{1,2}[\-/][0-9]{1,2}[\-/][0-9]{2,4}|[0-9]{4}[\-/][0-9]{1,2}[\-/][0-9]{1,2})$")
+    });
     DATE.is_match(token)
 }
 
@@ -80,7 +99,9 @@ static DATE: LazyLock<Regex> = LazyLock::new(|| {
 /// Unicode word boundaries here ("née"): this only runs on short windows, so the slower
 /// engine they need costs nothing.
 static BIRTH_WORD: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\bborn\b|\bbirth|\bdob\b|d\.o\.b|birthday|geboren|geburtsdatum|\bgeb\.|\bné\b|\bnée\b|naissance|nacimiento|nacid[oa]|\bnat[oa]\b|nascita|geboortedatum|\bf\.\s?d\.|fødselsdato|födelsedatum")
+    re(
+        r"(?i)\bborn\b|\bbirth|\bdob\b|d\.o\.b|birthday|geboren|geburtsdatum|\bgeb\.|\bné\b|\bnée\b|naissance|nacimiento|nacid[oa]|\bnat[oa]\b|nascita|geboortedatum|\bf\.\s?d\.|fødselsdato|födelsedatum",
+    )
 });
 
 pub fn scan_date_of_birth(text: &str, out: &mut Vec<Span>) {
@@ -88,17 +109,30 @@ pub fn scan_date_of_birth(text: &str, out: &mut Vec<Span>) {
         if !BIRTH_WORD.is_match(before(text, m.start(), WINDOW)) || !plausible_date(m.as_str()) {
             continue;
         }
-        out.push(span(m.start(), m.end(), Category::DateOfBirth, "date_of_birth_in_context", 0.9));
+        out.push(span(
+            m.start(),
+            m.end(),
+            Category::DateOfBirth,
+            "date_of_birth_in_context",
+            0.9,
+        ));
     }
 }
 
 /// Numeric dates: some reading (day-month or month-day) must give month <= 12 and day <= 31.
 fn plausible_date(s: &str) -> bool {
-    let parts: Vec<u32> = s.split(['.', '/', '-']).filter_map(|p| p.trim().parse().ok()).collect();
+    let parts: Vec<u32> = s
+        .split(['.', '/', '-'])
+        .filter_map(|p| p.trim().parse().ok())
+        .collect();
     if parts.len() != 3 {
         return true; // a written month: the regex already bounded the day
     }
-    let (a, b) = if parts[0] > 31 { (parts[1], parts[2]) } else { (parts[0], parts[1]) };
+    let (a, b) = if parts[0] > 31 {
+        (parts[1], parts[2])
+    } else {
+        (parts[0], parts[1])
+    };
     (1..=31).contains(&a) && (1..=31).contains(&b) && (a <= 12 || b <= 12)
 }
 
@@ -109,24 +143,58 @@ mod tests {
     fn run(f: fn(&str, &mut Vec<Span>), t: &str) -> Vec<(Category, String)> {
         let mut out = Vec::new();
         f(t, &mut out);
-        out.iter().map(|s| (s.category, t[s.start..s.end].to_string())).collect()
+        out.iter()
+            .map(|s| (s.category, t[s.start..s.end].to_string()))
+            .collect()
     }
 
     #[test]
     fn contextual_ids() {
         let cases = [
-            ("my passport number is X12345678.", Category::Passport, "X12345678"),
+            (
+                "my passport number is X12345678.",
+                Category::Passport,
+                "X12345678",
+            ),
             ("Reisepass Nr. C01X00T47", Category::Passport, "C01X00T47"),
-            ("driver's license: D123-4567-8901", Category::DriversLicence, "D123-4567-8901"),
-            ("DL# S530-4412-9981", Category::DriversLicence, "S530-4412-9981"),
+            (
+                "driver's license: D123-4567-8901",
+                Category::DriversLicence,
+                "D123-4567-8901",
+            ),
+            (
+                "DL# S530-4412-9981",
+                Category::DriversLicence,
+                "S530-4412-9981",
+            ),
             ("MRN 00482913", Category::MedicalRecord, "00482913"),
-            ("patient id: PT-7781234", Category::MedicalRecord, "PT-7781234"),
-            ("insurance policy number: POL88812345", Category::InsuranceNumber, "POL88812345"),
-            ("Member ID W123456789", Category::InsuranceNumber, "W123456789"),
-            ("NHS number 943 476 5919", Category::MedicalRecord, "943 476 5919"),
+            (
+                "patient id: PT-7781234",
+                Category::MedicalRecord,
+                "PT-7781234",
+            ),
+            (
+                "insurance policy number: POL88812345",
+                Category::InsuranceNumber,
+                "POL88812345",
+            ),
+            (
+                "Member ID W123456789",
+                Category::InsuranceNumber,
+                "W123456789",
+            ),
+            (
+                "NHS number 943 476 5919",
+                Category::MedicalRecord,
+                "943 476 5919",
+            ),
         ];
         for (t, cat, value) in cases {
-            assert_eq!(run(scan_contextual_ids, t), [(cat, value.to_string())], "{t}");
+            assert_eq!(
+                run(scan_contextual_ids, t),
+                [(cat, value.to_string())],
+                "{t}"
+            );
         }
     }
 
@@ -140,7 +208,11 @@ mod tests {
             "NHS number 943 476 5918",
             "they were all removed in svn r262489 long ago",
         ] {
-            assert!(run(scan_contextual_ids, t).is_empty(), "{t}: {:?}", run(scan_contextual_ids, t));
+            assert!(
+                run(scan_contextual_ids, t).is_empty(),
+                "{t}: {:?}",
+                run(scan_contextual_ids, t)
+            );
         }
     }
 
@@ -152,16 +224,27 @@ mod tests {
             ("date of birth 1987-03-15", "1987-03-15"),
             ("geboren am 15.03.1987", "15.03.1987"),
             ("née le 15 mars 1987", "15 mars 1987"),
-            ("fecha de nacimiento: 15 de marzo de 1987", "15 de marzo de 1987"),
+            (
+                "fecha de nacimiento: 15 de marzo de 1987",
+                "15 de marzo de 1987",
+            ),
             ("Birthday: March 15th, 1987", "March 15th, 1987"),
         ] {
-            assert_eq!(run(scan_date_of_birth, t), [(Category::DateOfBirth, value.to_string())], "{t}");
+            assert_eq!(
+                run(scan_date_of_birth, t),
+                [(Category::DateOfBirth, value.to_string())],
+                "{t}"
+            );
         }
     }
 
     #[test]
     fn date_hard_negatives() {
-        for t in ["the meeting is on 03/15/2024", "released 2024-01-15", "born 45/13/1987 in an unknown place"] {
+        for t in [
+            "the meeting is on 03/15/2024",
+            "released 2024-01-15",
+            "born 45/13/1987 in an unknown place",
+        ] {
             assert!(run(scan_date_of_birth, t).is_empty(), "{t}");
         }
     }

@@ -21,7 +21,8 @@ pub fn scan(text: &str, out: &mut Vec<Span>, inner: fn(&str) -> Vec<Span>) {
         let s = run.as_str();
         // Single characters must really stand alone: "A-B-C" inside a word is not a run.
         let glued = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
-        if glued(text[..run.start()].chars().next_back()) || glued(text[run.end()..].chars().next())
+        if glued(text[..run.start()].chars().next_back())
+            || glued(text[run.end()..].chars().next())
             || s.bytes().filter(u8::is_ascii_digit).count() < 4
         {
             continue;
@@ -46,7 +47,12 @@ pub fn scan(text: &str, out: &mut Vec<Span>, inner: fn(&str) -> Vec<Span>) {
             let start = origin[found.start - run_from];
             let end = origin[found.end - 1 - run_from] + 1;
             let detector = format!("spaced:{}", found.detector);
-            out.push(Span { start, end, detector, ..found });
+            out.push(Span {
+                start,
+                end,
+                detector,
+                ..found
+            });
         }
     }
 }
