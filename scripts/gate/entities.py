@@ -40,13 +40,7 @@ UNSEEN_PLACES = [
     "Brno", "Cluj-Napoca", "Plovdiv", "Esbjerg", "Namur", "Eupen", "Gouda", "Leer", "Celle",
     "Vannes", "Cuenca", "Lugo", "Matera", "Treviso", "Zwolle", "Évora", "Guimarães", "Bath",
 ]
-BRANDS = [
-    "Siemens", "Deutsche Bank", "Allianz", "Bosch", "SAP", "Lufthansa", "Telefónica", "Banco Santander",
-    "Iberdrola", "BNP Paribas", "Carrefour", "Renault", "Enel", "Ferrero", "Philips", "Heineken",
-    "Rabobank", "ING", "Galp", "Sonae", "Vodafone", "Google", "Microsoft", "Amazon", "Airbus",
-    "Deutsche Bahn", "Sparkasse", "Commerzbank", "Crédit Agricole", "Société Générale", "Unilever",
-    "Nestlé", "Novartis", "Accenture", "Deloitte", "KPMG", "IKEA", "Zalando", "Spotify",
-]
+BRANDS = _read_list("organisations.txt")
 LEGAL = ["GmbH", "AG", "Inc.", "Ltd", "LLC", "SA", "SAS", "SARL", "S.p.A.", "Srl", "BV", "NV", "Lda", "PLC", "GmbH & Co. KG"]
 ORG_WORDS = ["Solutions", "Systems", "Consulting", "Logistics", "Software", "Bau", "Technik", "Partners", "Immobilien", "Services", "Digital", "Media"]
 INSTITUTIONS = [

@@ -8,7 +8,7 @@ crates/gate/tests/learned_features.rs check the Rust side against fixtures writt
 
 from pathlib import Path
 
-FEATURE_VERSION = 3
+FEATURE_VERSION = 4
 GAZ_DIR = Path(__file__).resolve().parents[2] / "crates/gate/src/learned/gazetteers"
 
 
@@ -97,6 +97,7 @@ class Gazetteers:
         self.titles = {t.lower() for t in _read_list("titles.txt")}
         self.places = self._seq_set(_read_list("places.txt"))
         self.public = self._seq_set(_read_list("public_names.txt"))
+        self.orgnames = self._seq_set(_read_list("organisations.txt"))
 
     @staticmethod
     def _token_set(entries):
@@ -132,6 +133,7 @@ class Gazetteers:
         lower = [strip_possessive(t.lower()) for t in toks]
         places = self.seq_flags(lower, self.places)
         public = self.seq_flags(lower, self.public)
+        orgnames = self.seq_flags(lower, self.orgnames)
         out = []
         for i, w in enumerate(lower):
             f = []
@@ -147,6 +149,8 @@ class Gazetteers:
                 f.append("pub")
             if w in self.titles:
                 f.append("title")
+            if orgnames[i]:
+                f.append("orgn")
             out.append(f)
         return out
 

@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-pub const FEATURE_VERSION: u32 = 3;
+pub const FEATURE_VERSION: u32 = 4;
 
 /// One token: byte offsets into the text it came from, and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +99,7 @@ pub struct Gazetteers {
     titles: HashSet<String>,
     places: SeqSet,
     public: SeqSet,
+    org_names: SeqSet,
 }
 
 /// Token sequences, indexed by their first token, matched longest first.
@@ -152,6 +153,7 @@ pub struct GazFlags {
     pub place: bool,
     pub public: bool,
     pub title: bool,
+    pub org_name: bool,
 }
 
 impl GazFlags {
@@ -163,6 +165,7 @@ impl GazFlags {
             (self.place, "pl"),
             (self.public, "pub"),
             (self.title, "title"),
+            (self.org_name, "orgn"),
         ]
         .into_iter()
         .filter_map(|(on, name)| on.then_some(name))
@@ -179,10 +182,19 @@ impl Gazetteers {
             include_str!("gazetteers/places.txt"),
             include_str!("gazetteers/public_names.txt"),
             include_str!("gazetteers/titles.txt"),
+            include_str!("gazetteers/organisations.txt"),
         )
     }
 
-    fn from_lists(first: &str, last: &str, org: &str, places: &str, public: &str, titles: &str) -> Self {
+    fn from_lists(
+        first: &str,
+        last: &str,
+        org: &str,
+        places: &str,
+        public: &str,
+        titles: &str,
+        org_names: &str,
+    ) -> Self {
         // Multi-word given names and surnames ("de Jong") contribute their capitalised words only,
         // so that particles like "de" or "van" do not look like names.
         let token_set = |list: &str| -> HashSet<String> {
@@ -199,6 +211,7 @@ impl Gazetteers {
             titles: entries(titles).map(str::to_lowercase).collect(),
             places: SeqSet::new(places),
             public: SeqSet::new(public),
+            org_names: SeqSet::new(org_names),
         }
     }
 
@@ -208,6 +221,7 @@ impl Gazetteers {
         let keys: Vec<&str> = lower.iter().map(|w| strip_possessive(w)).collect();
         let places = self.places.flags(&keys);
         let public = self.public.flags(&keys);
+        let org_names = self.org_names.flags(&keys);
         keys.iter()
             .enumerate()
             .map(|(i, &w)| GazFlags {
@@ -217,6 +231,7 @@ impl Gazetteers {
                 place: places[i],
                 public: public[i],
                 title: self.titles.contains(w),
+                org_name: org_names[i],
             })
             .collect()
     }
@@ -343,7 +358,7 @@ mod tests {
     #[test]
     fn token_offsets_are_bytes() {
         let toks = tokenize("Grüße aus Köln");
-        assert_eq!((toks[2].start, toks[2].end), (12, 16));
+        assert_eq!((toks[2].start, toks[2].end), (12, 17));
         assert_eq!(toks[2].text, "Köln");
     }
 

@@ -16,6 +16,9 @@ const MIN_CONFIDENCE: f32 = 0.5;
 /// Confidence of a gazetteer-only hit: two listed name parts in a row, or a name followed by a
 /// legal form, are usually right but carry no context evidence.
 const GAZETTEER_CONFIDENCE: f32 = 0.75;
+/// A listed given name before a capitalised word that is on no list: usually a surname, but in
+/// German the word may be any noun.
+const UNLISTED_SURNAME_CONFIDENCE: f32 = 0.6;
 /// Legal forms that end a company name; unlike "University" or "Bank" they never start one.
 const LEGAL_FORMS: [&str; 20] = [
     "inc", "ltd", "llc", "llp", "plc", "corp", "gmbh", "ag", "kg", "ug", "se", "sa", "sas", "sarl",
@@ -37,6 +40,10 @@ fn allowed(prev: Option<usize>, label: usize) -> bool {
         Some((entity, false)) => prev.and_then(decode_label).is_some_and(|(e, _)| e == entity),
         _ => true,
     }
+}
+
+fn is_word(s: &str) -> bool {
+    s.chars().all(|c| c.is_alphabetic() || matches!(c, '\'' | '’' | '-'))
 }
 
 fn is_capitalised(s: &str) -> bool {
@@ -84,7 +91,12 @@ impl NameTagger {
             i = j;
         }
         for g in self.gazetteer_spans(&tokens, &flags) {
-            if !spans.iter().any(|s| s.start < g.end && g.start < s.end) {
+            let overlaps = |s: &Span| s.start < g.end && g.start < s.end;
+            // A gazetteer span may widen what the tagger found ("Markus" -> "Markus Feldhaus")
+            // but never override a different reading of the same words.
+            let widens = spans.iter().filter(|s| overlaps(s)).all(|s| s.category == g.category && g.start <= s.start && s.end <= g.end);
+            if widens {
+                spans.retain(|s| !overlaps(s));
                 spans.push(g);
             }
         }
@@ -105,20 +117,27 @@ impl NameTagger {
             .collect()
     }
 
-    /// "Given-name Surname" where both are listed and capitalised, and "Xxx GmbH"-style company
-    /// names. Public and fictional names are skipped like in the tagger.
+    /// "Given-name Surname" where the given name is listed and both are capitalised (the
+    /// surname need not be listed unless it is a place, a title or an organisation word), and
+    /// "Xxx GmbH"-style company names. Public and fictional names are skipped like in the tagger.
     fn gazetteer_spans(&self, tokens: &[Token<'_>], flags: &[GazFlags]) -> Vec<Span> {
         let mut out = Vec::new();
         for i in 0..tokens.len() {
             let cap = |k: usize| is_capitalised(tokens[k].text);
             if i + 1 < tokens.len()
                 && flags[i].first_name
-                && flags[i + 1].surname
                 && cap(i)
                 && cap(i + 1)
+                && is_word(tokens[i + 1].text)
                 && !(flags[i].public && flags[i + 1].public)
             {
-                out.push(span(tokens, i, i + 2, Category::Person, "gazetteer", GAZETTEER_CONFIDENCE));
+                let next = flags[i + 1];
+                let other_list = next.place || next.title || next.org_word || next.org_name || next.public;
+                if next.surname {
+                    out.push(span(tokens, i, i + 2, Category::Person, "gazetteer", GAZETTEER_CONFIDENCE));
+                } else if !other_list {
+                    out.push(span(tokens, i, i + 2, Category::Person, "gazetteer", UNLISTED_SURNAME_CONFIDENCE));
+                }
             }
             // Legal forms are written capitalised ("SE", "GmbH"); lowercase "se", "sa" or "sl"
             // are ordinary words in French, Spanish, Italian and Portuguese.
