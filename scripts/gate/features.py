@@ -247,6 +247,7 @@ def write_feature_fixture(path):
         "iPhone 15 Pro, ISBN 978-3-16-148410-0, order AB-4431-X\nthanks",
         "",
         "Zoë's café l’été Jean-Pierre, Macron's plan, Emmanuel Macron’s speech",
+        "Frau Dr. Weber von der Deutschen Bank und Markus Feldhaus (Deutsche Bank AG) in Den Haag",
     ]
     gaz = Gazetteers()
     rows = []

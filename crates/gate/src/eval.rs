@@ -46,9 +46,16 @@ pub const MIN_IOU: f32 = 0.5;
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
     #[error("cannot read corpus {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("corpus {origin}, line {line}: {message}")]
-    Item { origin: String, line: usize, message: String },
+    Item {
+        origin: String,
+        line: usize,
+        message: String,
+    },
     #[error("loading the learned tiers: {0}")]
     Model(#[from] LearnedError),
 }
@@ -76,15 +83,36 @@ pub struct Item {
 /// Parses JSON lines; `origin` names the source in errors. Offsets are checked against the text.
 pub fn parse_corpus(text: &str, origin: &str) -> Result<Vec<Item>, EvalError> {
     let mut items = Vec::new();
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let err = |message: String| EvalError::Item { origin: origin.to_string(), line: i + 1, message };
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let err = |message: String| EvalError::Item {
+            origin: origin.to_string(),
+            line: i + 1,
+            message,
+        };
         let item: Item = serde_json::from_str(line).map_err(|e| err(e.to_string()))?;
         for s in &item.spans {
-            if s.start >= s.end || s.end > item.text.len() || !item.text.is_char_boundary(s.start) || !item.text.is_char_boundary(s.end) {
-                return Err(err(format!("item {}: span {}..{} is not a range of char boundaries in a text of {} bytes", item.id, s.start, s.end, item.text.len())));
+            if s.start >= s.end
+                || s.end > item.text.len()
+                || !item.text.is_char_boundary(s.start)
+                || !item.text.is_char_boundary(s.end)
+            {
+                return Err(err(format!(
+                    "item {}: span {}..{} is not a range of char boundaries in a text of {} bytes",
+                    item.id,
+                    s.start,
+                    s.end,
+                    item.text.len()
+                )));
             }
             if s.category.tier() == Tier::Topic {
-                return Err(err(format!("item {}: topic {:?} belongs in `topics`, not `spans`", item.id, s.category)));
+                return Err(err(format!(
+                    "item {}: topic {:?} belongs in `topics`, not `spans`",
+                    item.id, s.category
+                )));
             }
         }
         items.push(item);
@@ -93,17 +121,24 @@ pub fn parse_corpus(text: &str, origin: &str) -> Result<Vec<Item>, EvalError> {
 }
 
 pub fn load_corpus(path: &Path) -> Result<Vec<Item>, EvalError> {
-    let text = std::fs::read_to_string(path).map_err(|source| EvalError::Io { path: path.display().to_string(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| EvalError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
     parse_corpus(&text, &path.display().to_string())
 }
 
 /// The committed corpus: generated items, hand-written ones, and the blind topic set.
 pub fn default_corpus() -> Vec<Item> {
     // The files are checked by the eval test; a parse failure here is a build defect.
-    [(GENERATED, "data/eval_generated.jsonl"), (HANDWRITTEN, "data/eval_handwritten.jsonl"), (BLIND, "data/eval_blind.jsonl")]
-        .into_iter()
-        .flat_map(|(text, origin)| parse_corpus(text, origin).expect("committed corpus parses"))
-        .collect()
+    [
+        (GENERATED, "data/eval_generated.jsonl"),
+        (HANDWRITTEN, "data/eval_handwritten.jsonl"),
+        (BLIND, "data/eval_blind.jsonl"),
+    ]
+    .into_iter()
+    .flat_map(|(text, origin)| parse_corpus(text, origin).expect("committed corpus parses"))
+    .collect()
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -122,7 +157,11 @@ impl Counts {
     }
     pub fn f1(&self) -> f64 {
         let (p, r) = (self.precision(), self.recall());
-        if p + r == 0.0 { 0.0 } else { 2.0 * p * r / (p + r) }
+        if p + r == 0.0 {
+            0.0
+        } else {
+            2.0 * p * r / (p + r)
+        }
     }
     fn add(&mut self, o: Counts) {
         self.tp += o.tp;
@@ -133,10 +172,20 @@ impl Counts {
 
 /// Empty denominators score 1: nothing to find and nothing wrongly found is not a failure.
 fn ratio(num: usize, den: usize) -> f64 {
-    if den == 0 { 1.0 } else { num as f64 / den as f64 }
+    if den == 0 {
+        1.0
+    } else {
+        num as f64 / den as f64
+    }
 }
 
-pub const DECISIONS: [Decision; 5] = [Decision::Allow, Decision::Mask, Decision::Consent, Decision::Local, Decision::Refuse];
+pub const DECISIONS: [Decision; 5] = [
+    Decision::Allow,
+    Decision::Mask,
+    Decision::Consent,
+    Decision::Local,
+    Decision::Refuse,
+];
 
 #[derive(Debug, Default)]
 pub struct Report {
@@ -160,7 +209,11 @@ pub struct Report {
 fn iou(a: (usize, usize), b: (usize, usize)) -> f32 {
     let inter = a.1.min(b.1).saturating_sub(a.0.max(b.0));
     let union = a.1.max(b.1) - a.0.min(b.0);
-    if union == 0 { 0.0 } else { inter as f32 / union as f32 }
+    if union == 0 {
+        0.0
+    } else {
+        inter as f32 / union as f32
+    }
 }
 
 /// Span counts of one item per category (greedy one-to-one matching by best overlap).
@@ -208,7 +261,10 @@ pub fn run(corpus: Option<&Path>, policy: Policy) -> Result<Report, EvalError> {
 
 /// Runs the gate over every item for destination `cloud`.
 pub fn evaluate(gate: &Gate, items: &[Item]) -> Report {
-    let mut r = Report { items: items.len(), ..Report::default() };
+    let mut r = Report {
+        items: items.len(),
+        ..Report::default()
+    };
     let ignore_below = gate.policy().ignore_below;
     let start = Instant::now();
     for item in items {
@@ -217,16 +273,30 @@ pub fn evaluate(gate: &Gate, items: &[Item]) -> Report {
         r.item_ms.push(t.elapsed().as_secs_f64() * 1e3);
         r.bytes += item.text.len();
 
-        let found: Vec<_> = verdict.spans().filter(|s| s.confidence >= ignore_below).collect();
-        let pred: Vec<(usize, usize, Category)> =
-            found.iter().filter(|s| s.category.tier() != Tier::Topic).map(|s| (s.start, s.end, s.category)).collect();
+        let found: Vec<_> = verdict
+            .spans()
+            .filter(|s| s.confidence >= ignore_below)
+            .collect();
+        let pred: Vec<(usize, usize, Category)> = found
+            .iter()
+            .filter(|s| s.category.tier() != Tier::Topic)
+            .map(|s| (s.start, s.end, s.category))
+            .collect();
         let mut counts = match_spans(&item.spans, &pred);
-        let mut pred_topics: Vec<Category> = found.iter().filter(|s| s.category.tier() == Tier::Topic).map(|s| s.category).collect();
+        let mut pred_topics: Vec<Category> = found
+            .iter()
+            .filter(|s| s.category.tier() == Tier::Topic)
+            .map(|s| s.category)
+            .collect();
         pred_topics.sort();
         pred_topics.dedup();
         for t in &pred_topics {
             let c = counts.entry(*t).or_default();
-            if item.topics.contains(t) { c.tp += 1 } else { c.fp += 1 }
+            if item.topics.contains(t) {
+                c.tp += 1
+            } else {
+                c.fp += 1
+            }
         }
         for t in item.topics.iter().filter(|t| !pred_topics.contains(t)) {
             counts.entry(*t).or_default().fn_ += 1;
@@ -237,8 +307,14 @@ pub fn evaluate(gate: &Gate, items: &[Item]) -> Report {
             per_source.entry(cat).or_default().add(c);
         }
 
-        let gi = DECISIONS.iter().position(|&d| d == item.decision).unwrap_or(0);
-        let pi = DECISIONS.iter().position(|&d| d == verdict.decision).unwrap_or(0);
+        let gi = DECISIONS
+            .iter()
+            .position(|&d| d == item.decision)
+            .unwrap_or(0);
+        let pi = DECISIONS
+            .iter()
+            .position(|&d| d == verdict.decision)
+            .unwrap_or(0);
         r.confusion[gi][pi] += 1;
         let rates = r.rates_by_source.entry(item.source.clone()).or_default();
         if item.decision == Decision::Allow {
@@ -246,19 +322,29 @@ pub fn evaluate(gate: &Gate, items: &[Item]) -> Report {
             rates[2] += 1;
             if verdict.decision != Decision::Allow {
                 rates[3] += 1;
-                r.held_back.push(format!("{} ({}): {}", item.id, verdict.decision, item.text));
+                r.held_back
+                    .push(format!("{} ({}): {}", item.id, verdict.decision, item.text));
             }
         } else {
             r.sensitive += 1;
             rates[0] += 1;
             let sent = verdict.masked_text.as_deref().unwrap_or(&item.text);
-            let must_stay = matches!(item.decision, Decision::Local | Decision::Refuse | Decision::Consent);
+            let must_stay = matches!(
+                item.decision,
+                Decision::Local | Decision::Refuse | Decision::Consent
+            );
             let visible = item.spans.iter().any(|s| {
-                (s.category.tier() == Tier::Identifier || s.category == Category::Person) && sent.contains(&item.text[s.start..s.end])
+                (s.category.tier() == Tier::Identifier || s.category == Category::Person)
+                    && sent.contains(&item.text[s.start..s.end])
             });
-            if leaves(verdict.decision) && (must_stay || verdict.decision == Decision::Allow || visible) {
+            if leaves(verdict.decision)
+                && (must_stay || verdict.decision == Decision::Allow || visible)
+            {
                 rates[1] += 1;
-                r.leaks.push(format!("{} (gold {}, gate {}): {}", item.id, item.decision, verdict.decision, item.text));
+                r.leaks.push(format!(
+                    "{} (gold {}, gate {}): {}",
+                    item.id, item.decision, verdict.decision, item.text
+                ));
             }
         }
     }
@@ -302,21 +388,46 @@ impl Report {
     pub fn p95_item_ms(&self) -> f64 {
         let mut v = self.item_ms.clone();
         v.sort_by(f64::total_cmp);
-        v.get(((v.len() as f64 * 0.95).ceil() as usize).saturating_sub(1)).copied().unwrap_or(0.0)
+        v.get(((v.len() as f64 * 0.95).ceil() as usize).saturating_sub(1))
+            .copied()
+            .unwrap_or(0.0)
     }
 }
 
 fn row(f: &mut fmt::Formatter<'_>, name: &str, c: Counts) -> fmt::Result {
-    writeln!(f, "  {name:<18} {:>6.3} {:>6.3} {:>6.3} {:>5} {:>5} {:>5}", c.precision(), c.recall(), c.f1(), c.tp, c.fp, c.fn_)
+    writeln!(
+        f,
+        "  {name:<18} {:>6.3} {:>6.3} {:>6.3} {:>5} {:>5} {:>5}",
+        c.precision(),
+        c.recall(),
+        c.f1(),
+        c.tp,
+        c.fp,
+        c.fn_
+    )
 }
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "gate evaluation: {} items, destination cloud", self.items)?;
+        writeln!(
+            f,
+            "gate evaluation: {} items, destination cloud",
+            self.items
+        )?;
         writeln!(f)?;
-        writeln!(f, "Spans (identifiers, names: match = same category and IoU >= {MIN_IOU}, one to one;")?;
-        writeln!(f, "topics: per item, predicted topic among the gold topics)")?;
-        writeln!(f, "  {:<18} {:>6} {:>6} {:>6} {:>5} {:>5} {:>5}", "category", "P", "R", "F1", "TP", "FP", "FN")?;
+        writeln!(
+            f,
+            "Spans (identifiers, names: match = same category and IoU >= {MIN_IOU}, one to one;"
+        )?;
+        writeln!(
+            f,
+            "topics: per item, predicted topic among the gold topics)"
+        )?;
+        writeln!(
+            f,
+            "  {:<18} {:>6} {:>6} {:>6} {:>5} {:>5} {:>5}",
+            "category", "P", "R", "F1", "TP", "FP", "FN"
+        )?;
         for (cat, c) in &self.spans {
             row(f, &format!("{cat:?}"), *c)?;
         }
@@ -382,29 +493,67 @@ mod tests {
     use super::*;
 
     fn g(start: usize, end: usize, category: Category) -> GoldSpan {
-        GoldSpan { start, end, category }
+        GoldSpan {
+            start,
+            end,
+            category,
+        }
     }
 
     #[test]
     fn spans_match_one_to_one_by_overlap_and_category() {
         let gold = [g(0, 10, Category::Person), g(20, 30, Category::Email)];
-        let pred = [(0, 8, Category::Person), (1, 9, Category::Person), (20, 30, Category::Phone)];
+        let pred = [
+            (0, 8, Category::Person),
+            (1, 9, Category::Person),
+            (20, 30, Category::Phone),
+        ];
         let c = match_spans(&gold, &pred);
-        assert_eq!(c[&Category::Person], Counts { tp: 1, fp: 1, fn_: 0 });
-        assert_eq!(c[&Category::Email], Counts { tp: 0, fp: 0, fn_: 1 });
-        assert_eq!(c[&Category::Phone], Counts { tp: 0, fp: 1, fn_: 0 });
+        assert_eq!(
+            c[&Category::Person],
+            Counts {
+                tp: 1,
+                fp: 1,
+                fn_: 0
+            }
+        );
+        assert_eq!(
+            c[&Category::Email],
+            Counts {
+                tp: 0,
+                fp: 0,
+                fn_: 1
+            }
+        );
+        assert_eq!(
+            c[&Category::Phone],
+            Counts {
+                tp: 0,
+                fp: 1,
+                fn_: 0
+            }
+        );
     }
 
     #[test]
     fn small_overlap_is_not_a_match() {
         let c = match_spans(&[g(0, 10, Category::Person)], &[(8, 20, Category::Person)]);
-        assert_eq!(c[&Category::Person], Counts { tp: 0, fp: 1, fn_: 1 });
+        assert_eq!(
+            c[&Category::Person],
+            Counts {
+                tp: 0,
+                fp: 1,
+                fn_: 1
+            }
+        );
     }
 
     #[test]
     fn bad_offsets_are_reported_with_the_line() {
         let line = r#"{"id":"x","source":"handwritten","text":"héllo","spans":[{"start":1,"end":2,"category":"person"}],"decision":"mask"}"#;
-        let err = parse_corpus(&format!("\n{line}\n"), "c.jsonl").unwrap_err().to_string();
+        let err = parse_corpus(&format!("\n{line}\n"), "c.jsonl")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("line 2") && err.contains("1..2"), "{err}");
     }
 }

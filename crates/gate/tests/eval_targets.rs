@@ -17,7 +17,11 @@ fn corpus_has_the_promised_shape() {
     let items = default_corpus();
     let handwritten = items.iter().filter(|i| i.source == "handwritten").count();
     assert!(handwritten >= 150, "{handwritten} hand-written items");
-    let locales: BTreeSet<&str> = items.iter().filter(|i| i.source == "generated").map(|i| i.locale.as_str()).collect();
+    let locales: BTreeSet<&str> = items
+        .iter()
+        .filter(|i| i.source == "generated")
+        .map(|i| i.locale.as_str())
+        .collect();
     assert_eq!(locales.len(), 7, "{locales:?}");
     let ids: BTreeSet<&str> = items.iter().map(|i| i.id.as_str()).collect();
     assert_eq!(ids.len(), items.len(), "ids are unique");

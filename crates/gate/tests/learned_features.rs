@@ -21,7 +21,17 @@ fn rust_features_match_the_training_features() {
         let tokens = tokenize(&case.text);
         let offsets: Vec<[usize; 2]> = tokens.iter().map(|t| [t.start, t.end]).collect();
         assert_eq!(offsets, case.tokens, "tokens of {:?}", case.text);
-        assert_eq!(name_features(&tokens, &gaz), case.name_features, "name features of {:?}", case.text);
-        assert_eq!(topic_features(&tokens), case.topic_features, "topic features of {:?}", case.text);
+        assert_eq!(
+            name_features(&tokens, &gaz),
+            case.name_features,
+            "name features of {:?}",
+            case.text
+        );
+        assert_eq!(
+            topic_features(&tokens),
+            case.topic_features,
+            "topic features of {:?}",
+            case.text
+        );
     }
 }

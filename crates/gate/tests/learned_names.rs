@@ -6,15 +6,29 @@ use lily_gate::Category;
 
 fn tagged(text: &str) -> Vec<(String, Category)> {
     let tagger = NameTagger::load_default().expect("embedded names model loads");
-    tagger.tag(text).into_iter().map(|s| (text[s.start..s.end].to_string(), s.category)).collect()
+    tagger
+        .tag(text)
+        .into_iter()
+        .map(|s| (text[s.start..s.end].to_string(), s.category))
+        .collect()
 }
 
 #[test]
 fn finds_people_places_and_organisations() {
-    let got = tagged("Remind Katharina Vogelsang that the Siemens offsite in Leipzig starts at nine.");
-    assert!(got.contains(&("Katharina Vogelsang".into(), Category::Person)), "{got:?}");
-    assert!(got.contains(&("Siemens".into(), Category::Organization)), "{got:?}");
-    assert!(got.contains(&("Leipzig".into(), Category::Location)), "{got:?}");
+    let got =
+        tagged("Remind Katharina Vogelsang that the Siemens offsite in Leipzig starts at nine.");
+    assert!(
+        got.contains(&("Katharina Vogelsang".into(), Category::Person)),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&("Siemens".into(), Category::Organization)),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&("Leipzig".into(), Category::Location)),
+        "{got:?}"
+    );
 }
 
 #[test]
@@ -22,11 +36,26 @@ fn finds_names_in_german_where_every_noun_is_capitalised() {
     // One sentence can go either way between retrainings; most of these must be found, and no
     // capitalised common noun may be taken for a person.
     let cases = [
-        ("Die Rechnung von Herrn Brinkhoff liegt noch im Büro, sagt Jürgen Albers.", ["Brinkhoff", "Jürgen Albers"]),
-        ("Bitte schick Sabine Wendler die Unterlagen für die Versicherung.", ["Sabine Wendler", ""]),
-        ("Gestern hat Frau Kowalczyk wegen der Heizung angerufen.", ["Kowalczyk", ""]),
-        ("Kannst du Torben Aschenbrenner und Lea Voss zum Grillen einladen?", ["Torben Aschenbrenner", "Lea Voss"]),
-        ("Der Termin mit Markus Feldhaus ist auf Dienstag verschoben.", ["Markus Feldhaus", ""]),
+        (
+            "Die Rechnung von Herrn Brinkhoff liegt noch im Büro, sagt Jürgen Albers.",
+            ["Brinkhoff", "Jürgen Albers"],
+        ),
+        (
+            "Bitte schick Sabine Wendler die Unterlagen für die Versicherung.",
+            ["Sabine Wendler", ""],
+        ),
+        (
+            "Gestern hat Frau Kowalczyk wegen der Heizung angerufen.",
+            ["Kowalczyk", ""],
+        ),
+        (
+            "Kannst du Torben Aschenbrenner und Lea Voss zum Grillen einladen?",
+            ["Torben Aschenbrenner", "Lea Voss"],
+        ),
+        (
+            "Der Termin mit Markus Feldhaus ist auf Dienstag verschoben.",
+            ["Markus Feldhaus", ""],
+        ),
     ];
     let (mut found, mut total) = (0, 0);
     for (text, names) in cases {
@@ -35,8 +64,20 @@ fn finds_names_in_german_where_every_noun_is_capitalised() {
             total += 1;
             found += usize::from(got.contains(&(name.to_string(), Category::Person)));
         }
-        for noun in ["Rechnung", "Büro", "Unterlagen", "Versicherung", "Heizung", "Grillen", "Termin", "Dienstag"] {
-            assert!(!got.iter().any(|(t, c)| t == noun && *c == Category::Person), "{text}: {got:?}");
+        for noun in [
+            "Rechnung",
+            "Büro",
+            "Unterlagen",
+            "Versicherung",
+            "Heizung",
+            "Grillen",
+            "Termin",
+            "Dienstag",
+        ] {
+            assert!(
+                !got.iter().any(|(t, c)| t == noun && *c == Category::Person),
+                "{text}: {got:?}"
+            );
         }
     }
     assert!(found * 10 >= total * 8, "{found} of {total} names found");
@@ -49,7 +90,10 @@ fn public_figures_fictional_characters_and_products_are_not_people() {
         "Write a poem in which Sherlock Holmes solves a crossword.",
         "Is the Galaxy S24 better than the Pixel 8 for photos?",
     ] {
-        let people: Vec<_> = tagged(text).into_iter().filter(|(_, c)| *c == Category::Person).collect();
+        let people: Vec<_> = tagged(text)
+            .into_iter()
+            .filter(|(_, c)| *c == Category::Person)
+            .collect();
         assert!(people.is_empty(), "{text}: {people:?}");
     }
 }
@@ -79,7 +123,11 @@ fn megabyte_input_is_tagged_in_one_pass_with_valid_offsets() {
     let sentence = "Remind Anna Keller that the parcel from Köln arrived. ";
     let text = sentence.repeat((1 << 20) / sentence.len());
     let spans = NameTagger::load_default().unwrap().tag(&text);
-    assert!(spans.len() >= (1 << 20) / sentence.len(), "{} spans", spans.len());
+    assert!(
+        spans.len() >= (1 << 20) / sentence.len(),
+        "{} spans",
+        spans.len()
+    );
     for s in &spans {
         assert!(s.start < s.end && text.is_char_boundary(s.start) && text.is_char_boundary(s.end));
     }

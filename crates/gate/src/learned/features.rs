@@ -51,7 +51,11 @@ pub fn tokenize(text: &str) -> Vec<Token<'_>> {
             }
         }
         let (start, end) = (byte_at(i), byte_at(j));
-        out.push(Token { start, end, text: &text[start..end] });
+        out.push(Token {
+            start,
+            end,
+            text: &text[start..end],
+        });
         i = j;
     }
     out
@@ -88,7 +92,9 @@ pub fn fnv1a(s: &str) -> u32 {
 }
 
 fn entries(list: &str) -> impl Iterator<Item = &str> {
-    list.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'))
+    list.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
 }
 
 /// Word lists the tagger uses as features and the gazetteer detector uses directly.
@@ -129,7 +135,9 @@ impl SeqSet {
         while i < lower.len() {
             let len = self.by_first.get(lower[i]).and_then(|seqs| {
                 seqs.iter()
-                    .find(|s| lower.len() - i >= s.len() && lower[i..i + s.len()].iter().eq(s.iter()))
+                    .find(|s| {
+                        lower.len() - i >= s.len() && lower[i..i + s.len()].iter().eq(s.iter())
+                    })
                     .map(Vec::len)
             });
             match len {
@@ -246,7 +254,10 @@ fn strip_possessive(w: &str) -> &str {
 
 /// Tokens after which a capitalised word says nothing: the start of a sentence or quote.
 fn starts_sentence(prev: &str) -> bool {
-    matches!(prev, "." | "!" | "?" | ":" | ";" | "\"" | "«" | "»" | "“" | "„" | "¿" | "¡" | "(" | "\n")
+    matches!(
+        prev,
+        "." | "!" | "?" | ":" | ";" | "\"" | "«" | "»" | "“" | "„" | "¿" | "¡" | "(" | "\n"
+    )
 }
 
 /// Feature strings of every token, for the names tagger.
@@ -264,15 +275,29 @@ pub fn name_features(tokens: &[Token<'_>], gaz: &Gazetteers) -> Vec<Vec<String>>
             &lower[i as usize]
         }
     };
-    let sh = |i: isize| -> &str { if (0..n).contains(&i) { &shapes[i as usize] } else { "_" } };
+    let sh = |i: isize| -> &str {
+        if (0..n).contains(&i) {
+            &shapes[i as usize]
+        } else {
+            "_"
+        }
+    };
     let g = |i: isize| -> GazFlags {
-        if (0..n).contains(&i) { flags[i as usize] } else { GazFlags::default() }
+        if (0..n).contains(&i) {
+            flags[i as usize]
+        } else {
+            GazFlags::default()
+        }
     };
 
     (0..n)
         .map(|i| {
             let word = w(i);
-            let cap = tokens[i as usize].text.chars().next().is_some_and(char::is_uppercase);
+            let cap = tokens[i as usize]
+                .text
+                .chars()
+                .next()
+                .is_some_and(char::is_uppercase);
             let first = i == 0 || starts_sentence(tokens[i as usize - 1].text);
             let mut f = vec![
                 "b".to_string(),
@@ -319,7 +344,10 @@ pub fn name_features(tokens: &[Token<'_>], gaz: &Gazetteers) -> Vec<Vec<String>>
 pub fn topic_features(tokens: &[Token<'_>]) -> Vec<String> {
     let mut f: Vec<String> = vec!["b".to_string()];
     let mut prev = "<s>".to_string();
-    for t in tokens.iter().filter(|t| t.text.chars().next().is_some_and(is_word_char)) {
+    for t in tokens
+        .iter()
+        .filter(|t| t.text.chars().next().is_some_and(is_word_char))
+    {
         let w = t.text.to_lowercase();
         f.push(format!("u={w}"));
         f.push(format!("bg={prev} {w}"));
@@ -351,7 +379,10 @@ mod tests {
 
     #[test]
     fn tokens_keep_inner_apostrophes_and_hyphens() {
-        let toks: Vec<&str> = tokenize("O'Brien-Smith, Jean-Pierre's car.").iter().map(|t| t.text).collect();
+        let toks: Vec<&str> = tokenize("O'Brien-Smith, Jean-Pierre's car.")
+            .iter()
+            .map(|t| t.text)
+            .collect();
         assert_eq!(toks, ["O'Brien-Smith", ",", "Jean-Pierre's", "car", "."]);
     }
 

@@ -31,9 +31,23 @@ pub use topics::TopicClassifier;
 #[derive(Debug, thiserror::Error)]
 pub enum LearnedError {
     #[error("{file}: expected magic {expected:?}, found {found:?}: not a model file of this kind")]
-    BadMagic { file: &'static str, expected: [u8; 4], found: Vec<u8> },
+    BadMagic {
+        file: &'static str,
+        expected: [u8; 4],
+        found: Vec<u8>,
+    },
     #[error("{file}: truncated while reading {field} at byte {offset} of {len}")]
-    Truncated { file: &'static str, field: &'static str, offset: usize, len: usize },
+    Truncated {
+        file: &'static str,
+        field: &'static str,
+        offset: usize,
+        len: usize,
+    },
     #[error("{file}: {field} is {found}, expected {expected}")]
-    Mismatch { file: &'static str, field: &'static str, expected: String, found: String },
+    Mismatch {
+        file: &'static str,
+        field: &'static str,
+        expected: String,
+        found: String,
+    },
 }

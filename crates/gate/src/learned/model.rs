@@ -46,9 +46,16 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], LearnedError> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len()).ok_or(
-            LearnedError::Truncated { file: self.file, field, offset: self.pos, len: self.bytes.len() },
-        )?;
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or(LearnedError::Truncated {
+                file: self.file,
+                field,
+                offset: self.pos,
+                len: self.bytes.len(),
+            })?;
         let out = &self.bytes[self.pos..end];
         self.pos = end;
         Ok(out)
@@ -61,7 +68,9 @@ impl<'a> Reader<'a> {
 
     fn f32s(&mut self, n: usize, field: &'static str) -> Result<Vec<f32>, LearnedError> {
         let b = self.take(n * 4, field)?;
-        Ok(b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+        Ok(b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
     }
 }
 
@@ -74,20 +83,37 @@ impl LinearModel {
         magic: &[u8; 4],
         labels: &[&str],
     ) -> Result<Self, LearnedError> {
-        let mut r = Reader { bytes, pos: 0, file };
+        let mut r = Reader {
+            bytes,
+            pos: 0,
+            file,
+        };
         let found = r.take(4, "magic")?;
         if found != magic {
-            return Err(LearnedError::BadMagic { file, expected: *magic, found: found.to_vec() });
+            return Err(LearnedError::BadMagic {
+                file,
+                expected: *magic,
+                found: found.to_vec(),
+            });
         }
         let check = |field: &'static str, expected: u32, found: u32| {
             if expected == found {
                 Ok(())
             } else {
-                Err(LearnedError::Mismatch { file, field, expected: expected.to_string(), found: found.to_string() })
+                Err(LearnedError::Mismatch {
+                    file,
+                    field,
+                    expected: expected.to_string(),
+                    found: found.to_string(),
+                })
             }
         };
         check("format version", FORMAT_VERSION, r.u32("format version")?)?;
-        check("feature version", FEATURE_VERSION, r.u32("feature version")?)?;
+        check(
+            "feature version",
+            FEATURE_VERSION,
+            r.u32("feature version")?,
+        )?;
         let log2_rows = r.u32("log2_rows")?;
         if log2_rows == 0 || log2_rows > MAX_LOG2_ROWS {
             return Err(LearnedError::Mismatch {
@@ -113,7 +139,11 @@ impl LinearModel {
             let b = r.take(len, "label")?;
             found_labels.push(String::from_utf8_lossy(b).into_owned());
         }
-        if found_labels.iter().map(String::as_str).ne(labels.iter().copied()) {
+        if found_labels
+            .iter()
+            .map(String::as_str)
+            .ne(labels.iter().copied())
+        {
             return Err(LearnedError::Mismatch {
                 file,
                 field: "labels",
@@ -126,7 +156,11 @@ impl LinearModel {
         let calib_a = r.f32s(n, "calib_a")?;
         let calib_b = r.f32s(n, "calib_b")?;
         let rows = 1usize << log2_rows;
-        let weights: Vec<i8> = r.take(rows * n, "weights")?.iter().map(|&b| b as i8).collect();
+        let weights: Vec<i8> = r
+            .take(rows * n, "weights")?
+            .iter()
+            .map(|&b| b as i8)
+            .collect();
         if r.pos != bytes.len() {
             return Err(LearnedError::Mismatch {
                 file,
@@ -135,7 +169,15 @@ impl LinearModel {
                 found: bytes.len().to_string(),
             });
         }
-        Ok(LinearModel { labels: found_labels, mask: (rows - 1) as u32, scale, bias, calib_a, calib_b, weights })
+        Ok(LinearModel {
+            labels: found_labels,
+            mask: (rows - 1) as u32,
+            scale,
+            bias,
+            calib_a,
+            calib_b,
+            weights,
+        })
     }
 
     pub fn n_labels(&self) -> usize {

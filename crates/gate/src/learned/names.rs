@@ -37,13 +37,16 @@ fn decode_label(label: usize) -> Option<(usize, bool)> {
 
 fn allowed(prev: Option<usize>, label: usize) -> bool {
     match decode_label(label) {
-        Some((entity, false)) => prev.and_then(decode_label).is_some_and(|(e, _)| e == entity),
+        Some((entity, false)) => prev
+            .and_then(decode_label)
+            .is_some_and(|(e, _)| e == entity),
         _ => true,
     }
 }
 
 fn is_word(s: &str) -> bool {
-    s.chars().all(|c| c.is_alphabetic() || matches!(c, '\'' | '’' | '-'))
+    s.chars()
+        .all(|c| c.is_alphabetic() || matches!(c, '\'' | '’' | '-'))
 }
 
 fn is_capitalised(s: &str) -> bool {
@@ -94,7 +97,10 @@ impl NameTagger {
             let overlaps = |s: &Span| s.start < g.end && g.start < s.end;
             // A gazetteer span may widen what the tagger found ("Markus" -> "Markus Feldhaus")
             // but never override a different reading of the same words.
-            let widens = spans.iter().filter(|s| overlaps(s)).all(|s| s.category == g.category && g.start <= s.start && s.end <= g.end);
+            let widens = spans
+                .iter()
+                .filter(|s| overlaps(s))
+                .all(|s| s.category == g.category && g.start <= s.start && s.end <= g.end);
             if widens {
                 spans.retain(|s| !overlaps(s));
                 spans.push(g);
@@ -132,30 +138,64 @@ impl NameTagger {
                 && !(flags[i].public && flags[i + 1].public)
             {
                 let next = flags[i + 1];
-                let other_list = next.place || next.title || next.org_word || next.org_name || next.public;
+                let other_list =
+                    next.place || next.title || next.org_word || next.org_name || next.public;
                 if next.surname {
-                    out.push(span(tokens, i, i + 2, Category::Person, "gazetteer", GAZETTEER_CONFIDENCE));
+                    out.push(span(
+                        tokens,
+                        i,
+                        i + 2,
+                        Category::Person,
+                        "gazetteer",
+                        GAZETTEER_CONFIDENCE,
+                    ));
                 } else if !other_list {
-                    out.push(span(tokens, i, i + 2, Category::Person, "gazetteer", UNLISTED_SURNAME_CONFIDENCE));
+                    out.push(span(
+                        tokens,
+                        i,
+                        i + 2,
+                        Category::Person,
+                        "gazetteer",
+                        UNLISTED_SURNAME_CONFIDENCE,
+                    ));
                 }
             }
             // Legal forms are written capitalised ("SE", "GmbH"); lowercase "se", "sa" or "sl"
             // are ordinary words in French, Spanish, Italian and Portuguese.
-            let legal = cap(i) && LEGAL_FORMS.contains(&tokens[i].text.to_lowercase().trim_end_matches('.'));
+            let legal = cap(i)
+                && LEGAL_FORMS.contains(&tokens[i].text.to_lowercase().trim_end_matches('.'));
             if legal && i > 0 && cap(i - 1) && !flags[i - 1].public {
                 // Up to three capitalised words before the legal form name the company.
                 let mut start = i - 1;
-                while start > 0 && i - start < 3 && cap(start - 1) && tokens[start - 1].text.len() > 1 {
+                while start > 0
+                    && i - start < 3
+                    && cap(start - 1)
+                    && tokens[start - 1].text.len() > 1
+                {
                     start -= 1;
                 }
-                out.push(span(tokens, start, i + 1, Category::Organization, "gazetteer", GAZETTEER_CONFIDENCE));
+                out.push(span(
+                    tokens,
+                    start,
+                    i + 1,
+                    Category::Organization,
+                    "gazetteer",
+                    GAZETTEER_CONFIDENCE,
+                ));
             }
         }
         out
     }
 }
 
-fn span(tokens: &[Token<'_>], i: usize, j: usize, category: Category, detector: &str, confidence: f32) -> Span {
+fn span(
+    tokens: &[Token<'_>],
+    i: usize,
+    j: usize,
+    category: Category,
+    detector: &str,
+    confidence: f32,
+) -> Span {
     Span {
         start: tokens[i].start,
         end: tokens[j - 1].end,
@@ -181,8 +221,15 @@ fn softmax(x: &mut [f32]) {
 fn viterbi(probs: &[Vec<f32>]) -> Vec<usize> {
     let n = probs[0].len();
     let logp = |p: f32| p.max(1e-9).ln();
-    let mut score: Vec<f32> =
-        (0..n).map(|l| if allowed(None, l) { logp(probs[0][l]) } else { f32::NEG_INFINITY }).collect();
+    let mut score: Vec<f32> = (0..n)
+        .map(|l| {
+            if allowed(None, l) {
+                logp(probs[0][l])
+            } else {
+                f32::NEG_INFINITY
+            }
+        })
+        .collect();
     let mut back = vec![vec![0usize; n]; probs.len()];
     for t in 1..probs.len() {
         let mut next = vec![f32::NEG_INFINITY; n];
@@ -197,7 +244,9 @@ fn viterbi(probs: &[Vec<f32>]) -> Vec<usize> {
         }
         score = next;
     }
-    let mut best = (0..n).max_by(|&a, &b| score[a].total_cmp(&score[b])).unwrap_or(0);
+    let mut best = (0..n)
+        .max_by(|&a, &b| score[a].total_cmp(&score[b]))
+        .unwrap_or(0);
     let mut path = vec![0; probs.len()];
     for t in (0..probs.len()).rev() {
         path[t] = best;
@@ -223,7 +272,10 @@ mod tests {
         // Token 1 prefers I-PER after O; the constrained path must start the entity with B-PER
         // or drop it, never emit I-PER after O.
         let p = |v: [f32; 7]| v.to_vec();
-        let probs = vec![p([0.9, 0.02, 0.02, 0.02, 0.02, 0.01, 0.01]), p([0.3, 0.2, 0.4, 0.025, 0.025, 0.025, 0.025])];
+        let probs = vec![
+            p([0.9, 0.02, 0.02, 0.02, 0.02, 0.01, 0.01]),
+            p([0.3, 0.2, 0.4, 0.025, 0.025, 0.025, 0.025]),
+        ];
         let path = viterbi(&probs);
         assert_eq!(path, vec![0, 0]);
     }

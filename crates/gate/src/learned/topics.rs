@@ -62,7 +62,12 @@ fn sentences(text: &str) -> Vec<(usize, usize)> {
         if matches!(c, '.' | '!' | '?' | '\n') {
             let end = i + c.len_utf8();
             // A dot inside a number or abbreviation ("3.5", "e.g.x") does not end a sentence.
-            if c == '.' && text[end..].chars().next().is_some_and(|n| !n.is_whitespace()) {
+            if c == '.'
+                && text[end..]
+                    .chars()
+                    .next()
+                    .is_some_and(|n| !n.is_whitespace())
+            {
                 continue;
             }
             push(start, end);
@@ -76,7 +81,9 @@ fn sentences(text: &str) -> Vec<(usize, usize)> {
 impl TopicClassifier {
     pub fn load_default() -> Result<Self, LearnedError> {
         let bytes = include_bytes!("../../models/topics.lgm");
-        Ok(TopicClassifier { model: LinearModel::parse(bytes, MODEL_FILE, b"LGTP", &LABELS)? })
+        Ok(TopicClassifier {
+            model: LinearModel::parse(bytes, MODEL_FILE, b"LGTP", &LABELS)?,
+        })
     }
 
     /// Calibrated probability of every topic for one piece of text, in `LABELS` order.
@@ -87,7 +94,9 @@ impl TopicClassifier {
         scores
             .iter()
             .enumerate()
-            .map(|(l, &s)| 1.0 / (1.0 + (-(self.model.calib_a[l] * s + self.model.calib_b[l])).exp()))
+            .map(|(l, &s)| {
+                1.0 / (1.0 + (-(self.model.calib_a[l] * s + self.model.calib_b[l])).exp())
+            })
             .collect()
     }
 
