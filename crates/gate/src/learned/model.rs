@@ -199,3 +199,68 @@ impl LinearModel {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NAMES: &[u8] = include_bytes!("../../models/names.lgm");
+    const LABELS: [&str; 7] = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG"];
+
+    fn parse(bytes: &[u8], magic: &[u8; 4], labels: &[&str]) -> Result<LinearModel, LearnedError> {
+        LinearModel::parse(bytes, "names.lgm", magic, labels)
+    }
+
+    #[test]
+    fn committed_model_parses() {
+        let m = parse(NAMES, b"LGNM", &LABELS).unwrap();
+        assert_eq!(m.n_labels(), 7);
+    }
+
+    #[test]
+    fn a_topic_model_is_not_read_as_a_names_model() {
+        let err = parse(NAMES, b"LGTP", &LABELS).err().unwrap().to_string();
+        assert!(err.contains("names.lgm") && err.contains("magic"), "{err}");
+    }
+
+    #[test]
+    fn truncation_names_the_field_and_offset() {
+        let err = parse(&NAMES[..NAMES.len() - 1], b"LGNM", &LABELS)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("weights") && err.contains("truncated"),
+            "{err}"
+        );
+        let err = parse(&NAMES[..10], b"LGNM", &LABELS)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("feature version"), "{err}");
+    }
+
+    #[test]
+    fn stale_feature_version_and_other_labels_are_refused() {
+        let mut stale = NAMES.to_vec();
+        stale[8..12].copy_from_slice(&(FEATURE_VERSION + 1).to_le_bytes());
+        let err = parse(&stale, b"LGNM", &LABELS).err().unwrap().to_string();
+        assert!(err.contains("feature version"), "{err}");
+        let err = parse(NAMES, b"LGNM", &["O", "B-PER"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("labels") && err.contains("B-PER,I-PER"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn trailing_bytes_are_refused() {
+        let mut long = NAMES.to_vec();
+        long.push(0);
+        let err = parse(&long, b"LGNM", &LABELS).err().unwrap().to_string();
+        assert!(err.contains("file length"), "{err}");
+    }
+}
