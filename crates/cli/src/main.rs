@@ -2,15 +2,19 @@
 //! its clap `Args` struct and a `run` function.
 
 mod bench;
-
-use clap::{Parser, Subcommand};
-
 mod detokenize;
+mod gate;
 mod generate;
 mod tokenize;
 
+use clap::{Parser, Subcommand};
+
 #[derive(Parser)]
-#[command(name = "lily", version, about = "A specialist runtime for Qwen3.6-35B-A3B on NVIDIA Hopper")]
+#[command(
+    name = "lily",
+    version,
+    about = "A specialist runtime for Qwen3.6-35B-A3B on NVIDIA Hopper"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -26,6 +30,8 @@ enum Command {
     Tokenize(tokenize::Args),
     /// JSON token ids on stdin; their text on stdout.
     Detokenize(detokenize::Args),
+    /// Privacy gate: inspect text or a chat request on stdin and decide what may leave the machine.
+    Gate(gate::GateArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -43,5 +49,6 @@ fn main() -> anyhow::Result<()> {
         Command::Generate(args) => generate::run(args),
         Command::Tokenize(args) => tokenize::run(args),
         Command::Detokenize(args) => detokenize::run(args),
+        Command::Gate(args) => gate::run(args),
     }
 }

@@ -1,1 +1,23 @@
 //! The privacy gate: decides what may leave the machine. Depends on nothing of the engine.
+//!
+//! `Gate::inspect` normalises the input (`normalize`), runs the identifier tier (`patterns`)
+//! and the learned tiers, applies the `policy` per finding and destination, and masks
+//! (`mask`) what the policy says to mask; `request` does the same for an OpenAI chat request.
+
+pub mod mask;
+pub mod normalize;
+pub mod patterns;
+pub mod pipeline;
+pub mod policy;
+pub mod request;
+pub mod eval;
+pub mod learned;
+pub mod span;
+pub mod verdict;
+
+pub use mask::{StreamUnmasker, Vault};
+pub use pipeline::{Detector, Gate};
+pub use policy::{Destination, Policy, PolicyError};
+pub use request::{inspect_request, is_chat_request, RequestError, RequestVerdict};
+pub use span::{Category, Span, Tier};
+pub use verdict::{Decision, Finding, Verdict};

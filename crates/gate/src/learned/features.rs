@@ -1,0 +1,410 @@
+//! Tokeniser and feature extraction of the learned tiers.
+//!
+//! This is the Rust twin of `scripts/gate/features.py`, which the training scripts use. A model
+//! is only valid when both sides produce identical feature strings for the same text;
+//! `tests/learned_features.rs` checks this against a fixture written by the Python side.
+//! Bump `FEATURE_VERSION` in both files on any change; models record the version they were
+//! trained with and refuse to load under another.
+
+use std::collections::{HashMap, HashSet};
+
+pub const FEATURE_VERSION: u32 = 4;
+
+/// One token: byte offsets into the text it came from, and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Token<'a> {
+    pub start: usize,
+    pub end: usize,
+    pub text: &'a str,
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Word runs (letters, digits, `_`, with an inner `'`, `’` or `-` joining two runs, as in
+/// "O'Brien" or "Jean-Pierre") and single punctuation characters. Whitespace separates.
+pub fn tokenize(text: &str) -> Vec<Token<'_>> {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let byte_at = |i: usize| chars.get(i).map_or(text.len(), |&(b, _)| b);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i].1;
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        if is_word_char(c) {
+            while j < chars.len() {
+                let d = chars[j].1;
+                if is_word_char(d) {
+                    j += 1;
+                } else if matches!(d, '\'' | '’' | '-')
+                    && chars.get(j + 1).is_some_and(|&(_, e)| is_word_char(e))
+                {
+                    j += 2;
+                } else {
+                    break;
+                }
+            }
+        }
+        let (start, end) = (byte_at(i), byte_at(j));
+        out.push(Token {
+            start,
+            end,
+            text: &text[start..end],
+        });
+        i = j;
+    }
+    out
+}
+
+/// Character classes of a token with repeats collapsed: "Müller" -> "Xx", "AB-12" -> "X-d".
+pub fn shape(token: &str) -> String {
+    let mut s = String::new();
+    for c in token.chars() {
+        let class = if c.is_uppercase() {
+            'X'
+        } else if c.is_lowercase() {
+            'x'
+        } else if c.is_numeric() {
+            'd'
+        } else {
+            '-'
+        };
+        if !s.ends_with(class) {
+            s.push(class);
+        }
+    }
+    s
+}
+
+/// 32-bit FNV-1a: tiny, fast on short strings, and trivially identical in Python.
+pub fn fnv1a(s: &str) -> u32 {
+    let mut h: u32 = 0x811C_9DC5;
+    for &b in s.as_bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+fn entries(list: &str) -> impl Iterator<Item = &str> {
+    list.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+}
+
+/// Word lists the tagger uses as features and the gazetteer detector uses directly.
+pub struct Gazetteers {
+    first: HashSet<String>,
+    last: HashSet<String>,
+    org: HashSet<String>,
+    titles: HashSet<String>,
+    places: SeqSet,
+    public: SeqSet,
+    org_names: SeqSet,
+}
+
+/// Token sequences, indexed by their first token, matched longest first.
+struct SeqSet {
+    by_first: HashMap<String, Vec<Vec<String>>>,
+}
+
+impl SeqSet {
+    fn new(list: &str) -> Self {
+        let mut by_first: HashMap<String, Vec<Vec<String>>> = HashMap::new();
+        for e in entries(list) {
+            let seq: Vec<String> = tokenize(e).iter().map(|t| t.text.to_lowercase()).collect();
+            if let Some(first) = seq.first() {
+                by_first.entry(first.clone()).or_default().push(seq);
+            }
+        }
+        for seqs in by_first.values_mut() {
+            seqs.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        }
+        SeqSet { by_first }
+    }
+
+    /// Marks every token covered by a longest match.
+    fn flags(&self, lower: &[&str]) -> Vec<bool> {
+        let mut flags = vec![false; lower.len()];
+        let mut i = 0;
+        while i < lower.len() {
+            let len = self.by_first.get(lower[i]).and_then(|seqs| {
+                seqs.iter()
+                    .find(|s| {
+                        lower.len() - i >= s.len() && lower[i..i + s.len()].iter().eq(s.iter())
+                    })
+                    .map(Vec::len)
+            });
+            match len {
+                Some(len) => {
+                    flags[i..i + len].iter_mut().for_each(|f| *f = true);
+                    i += len;
+                }
+                None => i += 1,
+            }
+        }
+        flags
+    }
+}
+
+/// Which lists a token is on, in the fixed order the feature strings use.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GazFlags {
+    pub first_name: bool,
+    pub surname: bool,
+    pub org_word: bool,
+    pub place: bool,
+    pub public: bool,
+    pub title: bool,
+    pub org_name: bool,
+}
+
+impl GazFlags {
+    fn names(self) -> impl Iterator<Item = &'static str> {
+        [
+            (self.first_name, "fn"),
+            (self.surname, "sn"),
+            (self.org_word, "org"),
+            (self.place, "pl"),
+            (self.public, "pub"),
+            (self.title, "title"),
+            (self.org_name, "orgn"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+    }
+}
+
+impl Gazetteers {
+    /// The lists committed under `src/learned/gazetteers/`, compiled into the binary.
+    pub fn builtin() -> Self {
+        Self::from_lists(
+            include_str!("gazetteers/first_names.txt"),
+            include_str!("gazetteers/surnames.txt"),
+            include_str!("gazetteers/org_suffixes.txt"),
+            include_str!("gazetteers/places.txt"),
+            include_str!("gazetteers/public_names.txt"),
+            include_str!("gazetteers/titles.txt"),
+            include_str!("gazetteers/organisations.txt"),
+        )
+    }
+
+    fn from_lists(
+        first: &str,
+        last: &str,
+        org: &str,
+        places: &str,
+        public: &str,
+        titles: &str,
+        org_names: &str,
+    ) -> Self {
+        // Multi-word given names and surnames ("de Jong") contribute their capitalised words only,
+        // so that particles like "de" or "van" do not look like names.
+        let token_set = |list: &str| -> HashSet<String> {
+            entries(list)
+                .flat_map(tokenize)
+                .filter(|t| t.text.chars().next().is_some_and(char::is_uppercase))
+                .map(|t| t.text.to_lowercase())
+                .collect()
+        };
+        Gazetteers {
+            first: token_set(first),
+            last: token_set(last),
+            org: entries(org).map(str::to_lowercase).collect(),
+            titles: entries(titles).map(str::to_lowercase).collect(),
+            places: SeqSet::new(places),
+            public: SeqSet::new(public),
+            org_names: SeqSet::new(org_names),
+        }
+    }
+
+    /// List membership of every token (lowercased by the caller).
+    pub fn flags(&self, lower: &[String]) -> Vec<GazFlags> {
+        // "Macron's" is looked up as "macron": the tokeniser keeps the possessive on the word.
+        let keys: Vec<&str> = lower.iter().map(|w| strip_possessive(w)).collect();
+        let places = self.places.flags(&keys);
+        let public = self.public.flags(&keys);
+        let org_names = self.org_names.flags(&keys);
+        keys.iter()
+            .enumerate()
+            .map(|(i, &w)| GazFlags {
+                first_name: self.first.contains(w),
+                surname: self.last.contains(w),
+                org_word: self.org.contains(w),
+                place: places[i],
+                public: public[i],
+                title: self.titles.contains(w),
+                org_name: org_names[i],
+            })
+            .collect()
+    }
+}
+
+fn strip_possessive(w: &str) -> &str {
+    ["'s", "’s"]
+        .iter()
+        .find_map(|suffix| w.strip_suffix(suffix).filter(|rest| !rest.is_empty()))
+        .unwrap_or(w)
+}
+
+/// Tokens after which a capitalised word says nothing: the start of a sentence or quote.
+fn starts_sentence(prev: &str) -> bool {
+    matches!(
+        prev,
+        "." | "!" | "?" | ":" | ";" | "\"" | "«" | "»" | "“" | "„" | "¿" | "¡" | "(" | "\n"
+    )
+}
+
+/// Feature strings of every token, for the names tagger.
+pub fn name_features(tokens: &[Token<'_>], gaz: &Gazetteers) -> Vec<Vec<String>> {
+    let lower: Vec<String> = tokens.iter().map(|t| t.text.to_lowercase()).collect();
+    let shapes: Vec<String> = tokens.iter().map(|t| shape(t.text)).collect();
+    let flags = gaz.flags(&lower);
+    let n = tokens.len() as isize;
+    let w = |i: isize| -> &str {
+        if i < 0 {
+            "<s>"
+        } else if i >= n {
+            "</s>"
+        } else {
+            &lower[i as usize]
+        }
+    };
+    let sh = |i: isize| -> &str {
+        if (0..n).contains(&i) {
+            &shapes[i as usize]
+        } else {
+            "_"
+        }
+    };
+    let g = |i: isize| -> GazFlags {
+        if (0..n).contains(&i) {
+            flags[i as usize]
+        } else {
+            GazFlags::default()
+        }
+    };
+
+    (0..n)
+        .map(|i| {
+            let word = w(i);
+            let cap = tokens[i as usize]
+                .text
+                .chars()
+                .next()
+                .is_some_and(char::is_uppercase);
+            let first = i == 0 || starts_sentence(tokens[i as usize - 1].text);
+            let mut f = vec![
+                "b".to_string(),
+                format!("w={word}"),
+                format!("p3={}", prefix(word, 3)),
+                format!("s3={}", suffix(word, 3)),
+                format!("s2={}", suffix(word, 2)),
+                format!("sh={}", sh(i)),
+                format!("w-1={}", w(i - 1)),
+                format!("w+1={}", w(i + 1)),
+                format!("w-2={}", w(i - 2)),
+                format!("w+2={}", w(i + 2)),
+                format!("sh-1={}", sh(i - 1)),
+                format!("sh+1={}", sh(i + 1)),
+                format!("w-1|sh={}|{}", w(i - 1), sh(i)),
+                format!("sh+1|w+1={}|{}", sh(i), w(i + 1)),
+                format!("shs={}|{}|{}", sh(i - 1), sh(i), sh(i + 1)),
+                format!("w-2|w-1={}|{}", w(i - 2), w(i - 1)),
+            ];
+            if first {
+                f.push(format!("first|sh={}", sh(i)));
+            }
+            let cap_name = if cap { "True" } else { "False" };
+            for x in g(i).names() {
+                f.push(format!("g={x}"));
+                f.push(format!("g={x}|cap={cap_name}"));
+                if first {
+                    f.push(format!("g={x}|first"));
+                }
+            }
+            for (offset, key) in [(-1, "g-1"), (1, "g+1"), (-2, "g-2"), (2, "g+2")] {
+                for x in g(i + offset).names() {
+                    f.push(format!("{key}={x}"));
+                }
+            }
+            f
+        })
+        .collect()
+}
+
+/// Feature strings of one text for the topic classifier: lowercased words, word bigrams and
+/// 5-character prefixes (a cheap stem that carries across inflections in all locales). Sorted
+/// and deduplicated: the classifier sees presence, not counts.
+pub fn topic_features(tokens: &[Token<'_>]) -> Vec<String> {
+    let mut f: Vec<String> = vec!["b".to_string()];
+    let mut prev = "<s>".to_string();
+    for t in tokens
+        .iter()
+        .filter(|t| t.text.chars().next().is_some_and(is_word_char))
+    {
+        let w = t.text.to_lowercase();
+        f.push(format!("u={w}"));
+        f.push(format!("bg={prev} {w}"));
+        if w.chars().count() > 5 {
+            f.push(format!("p5={}", prefix(&w, 5)));
+        }
+        prev = w;
+    }
+    f.sort();
+    f.dedup();
+    f
+}
+
+fn prefix(s: &str, n: usize) -> &str {
+    s.char_indices().nth(n).map_or(s, |(b, _)| &s[..b])
+}
+
+fn suffix(s: &str, n: usize) -> &str {
+    let count = s.chars().count();
+    if count <= n {
+        return s;
+    }
+    s.char_indices().nth(count - n).map_or(s, |(b, _)| &s[b..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_keep_inner_apostrophes_and_hyphens() {
+        let toks: Vec<&str> = tokenize("O'Brien-Smith, Jean-Pierre's car.")
+            .iter()
+            .map(|t| t.text)
+            .collect();
+        assert_eq!(toks, ["O'Brien-Smith", ",", "Jean-Pierre's", "car", "."]);
+    }
+
+    #[test]
+    fn token_offsets_are_bytes() {
+        let toks = tokenize("Grüße aus Köln");
+        assert_eq!((toks[2].start, toks[2].end), (12, 17));
+        assert_eq!(toks[2].text, "Köln");
+    }
+
+    #[test]
+    fn shapes_collapse_repeats() {
+        assert_eq!(shape("Müller"), "Xx");
+        assert_eq!(shape("AB-12"), "X-d");
+        assert_eq!(shape("iPhone"), "xXx");
+    }
+
+    #[test]
+    fn places_match_longest_sequence() {
+        let gaz = Gazetteers::builtin();
+        let lower: Vec<String> = ["in", "new", "york", "new"].map(String::from).to_vec();
+        let places: Vec<bool> = gaz.flags(&lower).iter().map(|f| f.place).collect();
+        assert_eq!(places, [false, true, true, false]);
+    }
+}

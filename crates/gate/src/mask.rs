@@ -1,0 +1,451 @@
+//! Reversible masking. Sensitive spans become typed, numbered placeholders (`<EMAIL_1>`,
+//! `<PERSON_2>`) that stay the same for the same value through a conversation; the `Vault`
+//! remembers what each stands for so the reply can be unmasked, also when it arrives as a
+//! stream that may split a placeholder across chunks.
+//!
+//! The vault never leaves the process: it implements neither `Serialize` nor `Clone`, its
+//! `Debug` shows only counts, and its values are overwritten with zeros when it is dropped
+//! (best effort: copies made by earlier reallocations are out of reach).
+//!
+//! Collisions: the user's own text may already contain something shaped like a placeholder.
+//! Such a literal that the vault has not handed out is reserved (never handed out later), so a
+//! reply that repeats it is left alone; one that equals a placeholder already handed out is
+//! itself masked with a fresh placeholder standing for the literal, so unmasking restores it.
+
+use std::collections::hash_map::RandomState;
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasher;
+use std::sync::LazyLock;
+
+use regex::bytes::Regex as BytesRegex;
+use regex::Regex;
+
+use crate::span::{Category, Span, Tier};
+
+/// Longest placeholder the stream unmasker will wait for: `<` + label + `_` + number + `>`.
+const MAX_PLACEHOLDER_LEN: usize = 40;
+
+static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"<([A-Z]+(?:_[A-Z]+)*)_([0-9]{1,9})>").expect("placeholder regex")
+});
+static PLACEHOLDER_BYTES: LazyLock<BytesRegex> = LazyLock::new(|| {
+    BytesRegex::new(r"<([A-Z]+(?:_[A-Z]+)*)_([0-9]{1,9})>").expect("placeholder regex")
+});
+
+/// The placeholder type for a category.
+pub fn label(category: Category) -> &'static str {
+    use Category::*;
+    match category {
+        Email => "EMAIL",
+        Phone => "PHONE",
+        PaymentCard => "CARD",
+        Iban => "IBAN",
+        NationalId => "NATIONAL_ID",
+        Passport => "PASSPORT",
+        DriversLicence => "DRIVERS_LICENCE",
+        IpAddress => "IP",
+        MacAddress => "MAC",
+        UrlCredentials => "URL",
+        Secret => "SECRET",
+        CryptoWallet => "WALLET",
+        DateOfBirth => "DOB",
+        StreetAddress => "ADDRESS",
+        MedicalRecord => "MEDICAL_RECORD",
+        InsuranceNumber => "INSURANCE",
+        Person => "PERSON",
+        Location => "LOCATION",
+        Organization => "ORG",
+        Health => "HEALTH",
+        MentalHealth => "MENTAL_HEALTH",
+        Sexuality => "SEXUALITY",
+        Religion => "RELIGION",
+        Politics => "POLITICS",
+        Ethnicity => "ETHNICITY",
+        Finances => "FINANCES",
+        Legal => "LEGAL",
+        Children => "CHILDREN",
+        Biometrics => "BIOMETRICS",
+    }
+}
+
+struct Entry {
+    label: String,
+    /// The value as compared for "same value": e-mail case, spacing in numbers do not matter.
+    canonical: String,
+    original: String,
+    placeholder: String,
+}
+
+/// Placeholders handed out in one conversation and what they stand for.
+pub struct Vault {
+    entries: Vec<Entry>,
+    /// Hash of (label, canonical value) to entry indices; no value is kept as a map key.
+    by_value: HashMap<u64, Vec<usize>>,
+    by_placeholder: HashMap<String, usize>,
+    last_number: HashMap<String, u32>,
+    reserved: HashSet<String>,
+    hasher: RandomState,
+}
+
+impl Default for Vault {
+    fn default() -> Self {
+        Vault::new()
+    }
+}
+
+impl std::fmt::Debug for Vault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vault")
+            .field("placeholders", &self.entries.len())
+            .field("reserved", &self.reserved.len())
+            .finish()
+    }
+}
+
+impl Drop for Vault {
+    fn drop(&mut self) {
+        for entry in &mut self.entries {
+            for s in [&mut entry.canonical, &mut entry.original] {
+                let mut bytes = std::mem::take(s).into_bytes();
+                bytes.fill(0);
+                std::hint::black_box(&bytes);
+            }
+        }
+    }
+}
+
+impl Vault {
+    pub fn new() -> Vault {
+        Vault {
+            entries: Vec::new(),
+            by_value: HashMap::new(),
+            by_placeholder: HashMap::new(),
+            last_number: HashMap::new(),
+            reserved: HashSet::new(),
+            hasher: RandomState::new(),
+        }
+    }
+
+    /// Number of placeholders handed out.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Replaces every span (byte offsets into `text`) with its placeholder.
+    pub fn mask(&mut self, text: &str, spans: &[Span]) -> String {
+        let masked = self.mask_bytes(text.as_bytes(), spans);
+        // Spans start and end on character boundaries and placeholders are ASCII.
+        String::from_utf8(masked)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+
+    /// Like `mask` for input that need not be UTF-8 (spans index the bytes).
+    pub fn mask_bytes(&mut self, text: &[u8], spans: &[Span]) -> Vec<u8> {
+        let mut pieces: Vec<(usize, usize, String)> = Vec::new();
+        for m in PLACEHOLDER_BYTES.find_iter(text) {
+            let literal = String::from_utf8_lossy(m.as_bytes()).into_owned();
+            if self.by_placeholder.contains_key(&literal) {
+                let caps = PLACEHOLDER_BYTES
+                    .captures(m.as_bytes())
+                    .expect("matched above");
+                let label = String::from_utf8_lossy(&caps[1]).into_owned();
+                let canonical = format!("\u{0}literal:{literal}");
+                pieces.push((
+                    m.start(),
+                    m.end(),
+                    self.placeholder_for(&label, canonical, literal),
+                ));
+            } else {
+                self.reserved.insert(literal);
+            }
+        }
+        for (start, end, category) in merge(spans, text.len()) {
+            if pieces.iter().any(|&(s, e, _)| s < end && start < e) {
+                continue;
+            }
+            let original = String::from_utf8_lossy(&text[start..end]).into_owned();
+            let canonical = canonical(category, &original);
+            let placeholder = self.placeholder_for(label(category), canonical, original);
+            pieces.push((start, end, placeholder));
+        }
+        pieces.sort_by_key(|p| p.0);
+        let mut out = Vec::with_capacity(text.len());
+        let mut at = 0;
+        for (start, end, placeholder) in pieces {
+            out.extend_from_slice(&text[at..start]);
+            out.extend_from_slice(placeholder.as_bytes());
+            at = end;
+        }
+        out.extend_from_slice(&text[at..]);
+        out
+    }
+
+    /// Restores every placeholder this vault handed out; anything else is left as is.
+    pub fn unmask(&self, text: &str) -> String {
+        PLACEHOLDER
+            .replace_all(text, |caps: &regex::Captures| {
+                match self.by_placeholder.get(&caps[0]) {
+                    Some(&i) => self.entries[i].original.clone(),
+                    None => caps[0].to_string(),
+                }
+            })
+            .into_owned()
+    }
+
+    /// An unmasker for a reply that arrives in chunks.
+    pub fn stream(&self) -> StreamUnmasker<'_> {
+        StreamUnmasker {
+            vault: self,
+            held: String::new(),
+        }
+    }
+
+    fn placeholder_for(&mut self, label: &str, canonical: String, original: String) -> String {
+        let hash = self.hasher.hash_one((label, &canonical));
+        if let Some(indices) = self.by_value.get(&hash) {
+            for &i in indices {
+                let e = &self.entries[i];
+                if e.label == label && e.canonical == canonical {
+                    return e.placeholder.clone();
+                }
+            }
+        }
+        let number = self.last_number.entry(label.to_string()).or_insert(0);
+        let placeholder = loop {
+            *number += 1;
+            let candidate = format!("<{label}_{number}>");
+            if !self.reserved.contains(&candidate) {
+                break candidate;
+            }
+        };
+        let index = self.entries.len();
+        self.entries.push(Entry {
+            label: label.to_string(),
+            canonical,
+            original,
+            placeholder: placeholder.clone(),
+        });
+        self.by_value.entry(hash).or_default().push(index);
+        self.by_placeholder.insert(placeholder.clone(), index);
+        placeholder
+    }
+}
+
+/// What makes two mentions "the same value": case never matters; for identifiers neither do
+/// separators ("4111 1111" and "4111-1111").
+fn canonical(category: Category, original: &str) -> String {
+    let lower = original.trim().to_lowercase();
+    match category.tier() {
+        Tier::Identifier
+            if category != Category::StreetAddress && category != Category::DateOfBirth =>
+        {
+            let compact: String = lower
+                .chars()
+                .filter(|c| c.is_alphanumeric() || matches!(c, '@' | '.' | '_' | '+'))
+                .collect();
+            if compact.is_empty() {
+                lower
+            } else {
+                compact
+            }
+        }
+        _ => lower.split_whitespace().collect::<Vec<_>>().join(" "),
+    }
+}
+
+/// Overlapping spans become one, typed by the most specific tier (identifier over name);
+/// topic spans describe a document and are never masked. Out-of-range spans are clipped.
+fn merge(spans: &[Span], len: usize) -> Vec<(usize, usize, Category)> {
+    let mut maskable: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.category.tier() != Tier::Topic && s.start < s.end.min(len))
+        .collect();
+    maskable.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
+    let rank = |c: Category| match c.tier() {
+        Tier::Identifier => 0,
+        Tier::Name => 1,
+        Tier::Topic => 2,
+    };
+    let mut merged: Vec<(usize, usize, Category)> = Vec::new();
+    for s in maskable {
+        let end = s.end.min(len);
+        match merged.last_mut() {
+            Some(last) if s.start < last.1 => {
+                last.1 = last.1.max(end);
+                if rank(s.category) < rank(last.2) {
+                    last.2 = s.category;
+                }
+            }
+            _ => merged.push((s.start, end, s.category)),
+        }
+    }
+    merged
+}
+
+/// Unmasks a streamed reply: text that might be the beginning of a placeholder is held back
+/// until the next chunk shows whether it is one.
+pub struct StreamUnmasker<'v> {
+    vault: &'v Vault,
+    held: String,
+}
+
+impl StreamUnmasker<'_> {
+    /// Takes the next chunk; returns the text that can be shown now.
+    pub fn push(&mut self, chunk: &str) -> String {
+        self.held.push_str(chunk);
+        let cut = possible_placeholder_start(&self.held);
+        let ready: String = self.held.drain(..cut).collect();
+        self.vault.unmask(&ready)
+    }
+
+    /// The end of the stream: whatever was held back.
+    pub fn finish(self) -> String {
+        self.vault.unmask(&self.held)
+    }
+}
+
+/// Where an unfinished placeholder might start at the end of `s` (or `s.len()` if none).
+fn possible_placeholder_start(s: &str) -> usize {
+    let Some(i) = s.rfind('<') else {
+        return s.len();
+    };
+    let tail = &s[i + 1..];
+    let could_continue = s.len() - i < MAX_PLACEHOLDER_LEN
+        && tail
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    if could_continue {
+        i
+    } else {
+        s.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(text: &str, needle: &str, category: Category) -> Span {
+        let start = text.find(needle).unwrap();
+        Span {
+            start,
+            end: start + needle.len(),
+            category,
+            detector: "test".into(),
+            confidence: 1.0,
+        }
+    }
+
+    #[test]
+    fn same_value_same_placeholder_across_messages() {
+        let mut vault = Vault::new();
+        let a = "Mail Ann Lee at ann@example.com or ANN@example.com";
+        let spans = [
+            span(a, "Ann Lee", Category::Person),
+            span(a, "ann@example.com", Category::Email),
+            span(a, "ANN@example.com", Category::Email),
+        ];
+        assert_eq!(
+            vault.mask(a, &spans),
+            "Mail <PERSON_1> at <EMAIL_1> or <EMAIL_1>"
+        );
+        let b = "Did ann lee reply? Bob Ray did.";
+        let spans = [
+            span(b, "ann lee", Category::Person),
+            span(b, "Bob Ray", Category::Person),
+        ];
+        assert_eq!(
+            vault.mask(b, &spans),
+            "Did <PERSON_1> reply? <PERSON_2> did."
+        );
+        assert_eq!(
+            vault.unmask("<PERSON_2> wrote to <EMAIL_1>."),
+            "Bob Ray wrote to ann@example.com."
+        );
+    }
+
+    #[test]
+    fn overlapping_spans_merge_with_identifier_type() {
+        let mut vault = Vault::new();
+        let t = "write to john.smith@acme.com now";
+        let spans = [
+            span(t, "john.smith", Category::Person),
+            span(t, "john.smith@acme.com", Category::Email),
+        ];
+        assert_eq!(vault.mask(t, &spans), "write to <EMAIL_1> now");
+    }
+
+    #[test]
+    fn literal_placeholders_in_user_text_do_not_collide() {
+        let mut vault = Vault::new();
+        let t = "Template says <EMAIL_1>; mine is me@x.org";
+        let masked = vault.mask(t, &[span(t, "me@x.org", Category::Email)]);
+        assert_eq!(masked, "Template says <EMAIL_1>; mine is <EMAIL_2>");
+        assert_eq!(
+            vault.unmask("<EMAIL_1> vs <EMAIL_2>"),
+            "<EMAIL_1> vs me@x.org"
+        );
+        // A later literal equal to a handed-out placeholder is escaped with a fresh one.
+        let t2 = "what does <EMAIL_2> mean?";
+        let masked2 = vault.mask(t2, &[]);
+        assert_eq!(masked2, "what does <EMAIL_3> mean?");
+        assert_eq!(
+            vault.unmask("<EMAIL_3> is a tag, <EMAIL_2> your mail"),
+            "<EMAIL_2> is a tag, me@x.org your mail"
+        );
+    }
+
+    #[test]
+    fn stream_unmasks_placeholders_split_across_chunks() {
+        let mut vault = Vault::new();
+        let t = "I am Zoë Brandt";
+        vault.mask(t, &[span(t, "Zoë Brandt", Category::Person)]);
+        let reply = "Hello <PERSON_1>, nice <b>day</b> <PERSON_1><PERSON_9> < 3 <PERS";
+        for split in 1..8 {
+            let mut stream = vault.stream();
+            let mut out = String::new();
+            let mut rest = reply;
+            while !rest.is_empty() {
+                let mut n = split.min(rest.len());
+                while !rest.is_char_boundary(n) {
+                    n += 1;
+                }
+                out.push_str(&stream.push(&rest[..n]));
+                rest = &rest[n..];
+            }
+            out.push_str(&stream.finish());
+            assert_eq!(
+                out, "Hello Zoë Brandt, nice <b>day</b> Zoë Brandt<PERSON_9> < 3 <PERS",
+                "chunk size {split}"
+            );
+        }
+    }
+
+    #[test]
+    fn stream_does_not_hold_plain_text() {
+        let vault = Vault::new();
+        let mut stream = vault.stream();
+        assert_eq!(stream.push("a < b and c"), "a < b and c");
+        assert_eq!(stream.push(" <ABC"), " ");
+        assert_eq!(stream.push("def>"), "<ABCdef>");
+    }
+
+    #[test]
+    fn debug_never_shows_values() {
+        let mut vault = Vault::new();
+        let t = "secret person Quentin";
+        vault.mask(t, &[span(t, "Quentin", Category::Person)]);
+        assert!(!format!("{vault:?}").contains("Quentin"));
+    }
+
+    #[test]
+    fn topic_spans_are_not_masked() {
+        let mut vault = Vault::new();
+        let t = "summarize my bloodwork";
+        assert_eq!(vault.mask(t, &[span(t, t, Category::Health)]), t);
+    }
+}

@@ -1,0 +1,203 @@
+//! Normalisation before matching, keeping a map back to byte offsets of the original input.
+//!
+//! Detectors see a cleaned text: invalid UTF-8 decoded lossily (one U+FFFD per invalid
+//! sequence), invisible characters removed (zero-width, bidi controls, soft hyphen), fullwidth
+//! and other-script digits and ASCII folded to ASCII, Unicode spaces and dashes folded to ' '
+//! and '-', control characters to ' ', and Cyrillic/Greek lookalike letters folded to Latin
+//! inside tokens that also contain ASCII letters or digits (a mixed-script token is an evasion;
+//! a Russian word is not). Every output byte remembers where its character began in the
+//! input, so a span found in the clean text maps back to the original bytes. One pass, linear.
+
+/// The cleaned text and, for every byte of it, the input offset of the character it came from.
+pub struct Normalized {
+    pub text: String,
+    /// `origin[i]` is the input byte offset of the character that produced `text` byte `i`;
+    /// `origin[text.len()]` is the input length.
+    origin: Vec<usize>,
+}
+
+impl Normalized {
+    pub fn from_bytes(input: &[u8]) -> Normalized {
+        let mut out = Normalized {
+            text: String::with_capacity(input.len()),
+            origin: Vec::with_capacity(input.len() + 1),
+        };
+        let mut token: Vec<(char, usize)> = Vec::new();
+        let mut offset = 0;
+        for chunk in input.utf8_chunks() {
+            for (i, c) in chunk.valid().char_indices() {
+                out.feed(&mut token, c, offset + i);
+            }
+            offset += chunk.valid().len();
+            if !chunk.invalid().is_empty() {
+                out.feed(&mut token, char::REPLACEMENT_CHARACTER, offset);
+                offset += chunk.invalid().len();
+            }
+        }
+        out.flush(&mut token);
+        out.origin.push(input.len());
+        out
+    }
+
+    pub fn from_text(input: &str) -> Normalized {
+        Normalized::from_bytes(input.as_bytes())
+    }
+
+    /// Maps a byte range of the clean text to the input range it came from. The end maps to
+    /// the start of the next kept character, so removed invisible characters right after a
+    /// span are included in it (masking them too is harmless).
+    pub fn original_range(&self, start: usize, end: usize) -> (usize, usize) {
+        let start = self.origin[start.min(self.text.len())];
+        let end = self.origin[end.min(self.text.len())];
+        (start, end.max(start))
+    }
+
+    fn feed(&mut self, token: &mut Vec<(char, usize)>, c: char, at: usize) {
+        match fold(c) {
+            Folded::Drop => {}
+            Folded::Separator(s) => {
+                self.flush(token);
+                self.push(s, at);
+            }
+            Folded::Char(f) => token.push((f, at)),
+        }
+    }
+
+    fn flush(&mut self, token: &mut Vec<(char, usize)>) {
+        let mixed = token.iter().any(|(c, _)| c.is_ascii_alphanumeric());
+        for &(c, at) in token.iter() {
+            let c = if mixed {
+                latin_lookalike(c).unwrap_or(c)
+            } else {
+                c
+            };
+            self.push(c, at);
+        }
+        token.clear();
+    }
+
+    fn push(&mut self, c: char, at: usize) {
+        let mut buf = [0u8; 4];
+        let s = c.encode_utf8(&mut buf);
+        self.text.push_str(s);
+        self.origin.extend(std::iter::repeat_n(at, s.len()));
+    }
+}
+
+enum Folded {
+    Drop,
+    Separator(char),
+    Char(char),
+}
+
+fn fold(c: char) -> Folded {
+    match c {
+        // Zero-width, joiners, bidi controls, word joiner and invisible operators, BOM, soft hyphen.
+        '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{FEFF}'
+        | '\u{00AD}'
+        | '\u{180E}'
+        | '\u{034F}' => Folded::Drop,
+        '\t' | '\n' | '\r' | ' ' => Folded::Separator(c),
+        c if c.is_control() => Folded::Separator(' '),
+        '\u{00A0}'
+        | '\u{1680}'
+        | '\u{2000}'..='\u{200A}'
+        | '\u{202F}'
+        | '\u{205F}'
+        | '\u{3000}' => Folded::Separator(' '),
+        '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' => Folded::Char('-'),
+        // Fullwidth ASCII.
+        '\u{FF01}'..='\u{FF5E}' => Folded::Char(char::from_u32(c as u32 - 0xFEE0).unwrap_or(c)),
+        c => match other_script_digit(c) {
+            Some(d) => Folded::Char(d),
+            None => Folded::Char(c),
+        },
+    }
+}
+
+/// Decimal digits of other scripts (Arabic-Indic, Devanagari, Bengali, math bold...) as ASCII.
+fn other_script_digit(c: char) -> Option<char> {
+    const ZEROS: [u32; 8] = [
+        0x0660, 0x06F0, 0x0966, 0x09E6, 0x0E50, 0x1D7CE, 0x1D7D8, 0x1D7E2,
+    ];
+    let u = c as u32;
+    ZEROS
+        .iter()
+        .find(|&&z| (z..z + 10).contains(&u))
+        .map(|&z| (b'0' + (u - z) as u8) as char)
+}
+
+/// Cyrillic and Greek letters that render like Latin ones.
+#[rustfmt::skip]
+fn latin_lookalike(c: char) -> Option<char> {
+    Some(match c {
+        'а' => 'a', 'в' => 'b', 'е' => 'e', 'к' => 'k', 'м' => 'm', 'н' => 'h', 'о' => 'o', 'р' => 'p',
+        'с' => 'c', 'т' => 't', 'у' => 'y', 'х' => 'x', 'і' => 'i', 'ј' => 'j', 'ѕ' => 's', 'ԁ' => 'd',
+        'ԛ' => 'q', 'ԝ' => 'w', 'һ' => 'h', 'ӏ' => 'l', 'ɡ' => 'g',
+        'А' => 'A', 'В' => 'B', 'Е' => 'E', 'К' => 'K', 'М' => 'M', 'Н' => 'H', 'О' => 'O', 'Р' => 'P',
+        'С' => 'C', 'Т' => 'T', 'У' => 'Y', 'Х' => 'X', 'І' => 'I', 'Ј' => 'J', 'Ѕ' => 'S', 'Ԛ' => 'Q',
+        'Ԝ' => 'W', 'Ӏ' => 'I',
+        'α' => 'a', 'ο' => 'o', 'ρ' => 'p', 'ι' => 'i', 'κ' => 'k', 'ν' => 'v', 'τ' => 't', 'υ' => 'u',
+        'Α' => 'A', 'Β' => 'B', 'Ε' => 'E', 'Ζ' => 'Z', 'Η' => 'H', 'Ι' => 'I', 'Κ' => 'K', 'Μ' => 'M',
+        'Ν' => 'N', 'Ο' => 'O', 'Ρ' => 'P', 'Τ' => 'T', 'Υ' => 'Y', 'Χ' => 'X',
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn back<'a>(n: &Normalized, input: &'a str, needle: &str) -> &'a str {
+        let s = n.text.find(needle).expect("needle in normalised text");
+        let (a, b) = n.original_range(s, s + needle.len());
+        &input[a..b]
+    }
+
+    #[test]
+    fn zero_width_removed_offsets_kept() {
+        let input = "mail: jo\u{200B}hn@ex\u{200D}ample.com!";
+        let n = Normalized::from_text(input);
+        assert_eq!(n.text, "mail: john@example.com!");
+        assert_eq!(
+            back(&n, input, "john@example.com"),
+            "jo\u{200B}hn@ex\u{200D}ample.com"
+        );
+    }
+
+    #[test]
+    fn fullwidth_and_other_digits_fold() {
+        let input = "card ４１１１ １１１１ and ٤١١١";
+        let n = Normalized::from_text(input);
+        assert_eq!(n.text, "card 4111 1111 and 4111");
+        assert_eq!(back(&n, input, "4111 1111"), "４１１１ １１１１");
+    }
+
+    #[test]
+    fn homoglyphs_fold_only_in_mixed_tokens() {
+        let input = "key ѕk-рrоj-abc and Москва";
+        let n = Normalized::from_text(input);
+        assert_eq!(n.text, "key sk-proj-abc and Москва");
+        assert_eq!(back(&n, input, "sk-proj-abc"), "ѕk-рrоj-abc");
+    }
+
+    #[test]
+    fn invalid_utf8_maps_to_original_bytes() {
+        let input: &[u8] = b"\xff\xfe bob@example.com \xc3";
+        let n = Normalized::from_bytes(input);
+        let s = n.text.find("bob@").unwrap();
+        let (a, b) = n.original_range(s, s + "bob@example.com".len());
+        assert_eq!(&input[a..b], b"bob@example.com");
+        assert!(n.text.ends_with('\u{FFFD}'));
+    }
+
+    #[test]
+    fn control_characters_become_spaces() {
+        let n = Normalized::from_bytes(b"a\x00b\x07c");
+        assert_eq!(n.text, "a b c");
+    }
+}

@@ -1,0 +1,124 @@
+//! Street addresses: a house number next to a street-type word, in English, German, Dutch,
+//! French, Spanish and Italian styles, extended over a following postcode and town.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::context::span;
+use crate::span::{Category, Span};
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("address regex")
+}
+
+static STREETS: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
+    vec![
+        // "221B Baker Street", "1600 Pennsylvania Ave NW", "10 Downing St."
+        (
+            "address_en",
+            re(
+                r"(?-u:\b)[0-9]{1,5}[A-Za-z]?(?:-[0-9]{1,4})?,?\s(?:[A-Z][A-Za-z'\-]*\.?\s){1,4}(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Close|Crescent|Square|Sq|Parkway|Pkwy|Highway|Hwy|Circle|Cir|Trail|Row|Gardens|Grove|Mews|Hill)(?-u:\b)\.?(?:\s(?:NW|NE|SW|SE|N|S|E|W)(?-u:\b))?(?:,?\s(?:Apt|Apartment|Suite|Ste|Unit|Flat|#)\.?\s?[0-9A-Za-z\-]{1,6})?",
+            ),
+        ),
+        // "Hauptstraße 5", "Kerkstraat 12a", "Berliner Allee 3"
+        (
+            "address_de_nl",
+            re(
+                r"(?:[A-ZÄÖÜ][a-zäöüß]+\s)?(?:[A-ZÄÖÜ][a-zäöüß\-]*(?:straße|strasse|str\.|weg|gasse|allee|platz|ring|damm|ufer|straat|laan|gracht|plein|kade|dijk|steeg)|Straße|Strasse|Weg|Allee|Platz|Gasse)\s[0-9]{1,4}\s?[a-z]?(?-u:\b)",
+            ),
+        ),
+        // "12 rue de la Paix", "5 bis avenue Victor Hugo"
+        (
+            "address_fr",
+            re(
+                r"(?-u:\b)[0-9]{1,4}(?:\s?(?:bis|ter))?,?\s(?:rue|avenue|av\.|boulevard|bd|allée|chemin|impasse|place|quai|cours|route)\s(?:de\sla\s|de\sl'|du\s|des\s|de\s|d')?[A-ZÉÈ][\p{L}'\-]+(?:\s[A-ZÉÈ][\p{L}'\-]+){0,3}",
+            ),
+        ),
+        // "Calle de Alcalá 42", "Avda. Diagonal, nº 640"
+        (
+            "address_es",
+            re(
+                r"(?-u:\b)(?:Calle|C/|Avenida|Avda\.?|Plaza|Pza\.|Paseo|Camino|Carretera|Ronda|Travesía)\s(?:de\s(?:la\s|los\s|las\s)?|del\s)?[\p{Lu}][\p{L}]+(?:\s[\p{Lu}][\p{L}]+){0,3},?\s(?:n[º°o]\.?\s?)?[0-9]{1,4}(?-u:\b)",
+            ),
+        ),
+        // "Via Roma 10", "Piazza San Marco, 1"
+        (
+            "address_it",
+            re(
+                r"(?-u:\b)(?:Via|Viale|Piazza|Piazzale|Corso|Largo|Vicolo)\s(?:[\p{Lu}][\p{L}']*\s){1,4}?,?\s?[0-9]{1,4}[a-z]?(?-u:\b)",
+            ),
+        ),
+    ]
+});
+/// What may follow a street: US "Springfield, IL 62704", UK "London NW1 6XE", EU "10115 Berlin".
+static TAIL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:,?\s(?:[0-9]{4,5}\s)?[\p{Lu}][\p{Ll}\-]+(?:\s[\p{Lu}][\p{Ll}\-]+){0,2}(?:,?\s[A-Z]{2}(?-u:\b))?(?:\s[0-9]{5}(?:-[0-9]{4})?)?(?:,?\s[A-Z]{1,2}[0-9][A-Z0-9]?\s?[0-9][A-Z]{2})?)",
+    )
+});
+
+pub fn scan(text: &str, out: &mut Vec<Span>) {
+    for (detector, street) in STREETS.iter() {
+        for m in street.find_iter(text) {
+            let end = m.end() + TAIL.find(&text[m.end()..]).map_or(0, |t| t.end());
+            out.push(span(
+                m.start(),
+                end,
+                Category::StreetAddress,
+                detector,
+                0.85,
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addresses(t: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        scan(t, &mut out);
+        out.iter().map(|s| t[s.start..s.end].to_string()).collect()
+    }
+
+    #[test]
+    fn positives() {
+        for (t, value) in [
+            (
+                "I live at 221B Baker Street, London NW1 6XE.",
+                "221B Baker Street, London NW1 6XE",
+            ),
+            (
+                "ship to 742 Evergreen Terrace, Springfield, IL 62704 please",
+                "742 Evergreen Terrace, Springfield, IL 62704",
+            ),
+            ("1600 Pennsylvania Ave NW", "1600 Pennsylvania Ave NW"),
+            (
+                "Wohnung in der Hauptstraße 5, 10115 Berlin",
+                "Hauptstraße 5, 10115 Berlin",
+            ),
+            ("Berliner Allee 3", "Berliner Allee 3"),
+            ("Kerkstraat 12a", "Kerkstraat 12a"),
+            ("habite au 12 rue de la Paix", "12 rue de la Paix"),
+            ("vivo en Calle de Alcalá 42", "Calle de Alcalá 42"),
+            ("abito in Via Roma 10", "Via Roma 10"),
+        ] {
+            assert_eq!(addresses(t), [value], "{t}");
+        }
+    }
+
+    #[test]
+    fn hard_negatives() {
+        for t in [
+            "we had 3 Main concerns",
+            "chapter 7 of the book",
+            "the street was empty",
+            "version 2 Way to go",
+            "via email 5 times",
+        ] {
+            assert!(addresses(t).is_empty(), "{t}: {:?}", addresses(t));
+        }
+    }
+}

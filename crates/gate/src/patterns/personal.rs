@@ -1,0 +1,251 @@
+//! Identifiers recognised by a word nearby: passport and driver's licence numbers, medical
+//! record and insurance numbers (UK NHS numbers also by their check digit), dates of birth.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::checksum::nhs_number;
+use super::context::{ascii_digits, before, span, word_bounded};
+use crate::span::{Category, Span};
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("personal id regex")
+}
+
+/// An id-shaped token: 5 to 20 letters, digits and inner hyphens, at least three digits.
+static ID_TOKEN: LazyLock<Regex> =
+    LazyLock::new(|| re(r"[A-Za-z0-9](?:[A-Za-z0-9\-/]{3,18})[A-Za-z0-9]"));
+/// Which kind of number the nearest keyword before a token announces.
+static ID_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    re(concat!(
+        r"(?i)(?P<passport>passport|reisepass|passeport|pasaporte|passaporto|paspoort)",
+        r"|(?P<licence>driver'?s?\s+licen[cs]e|driving\s+licen[cs]e|licen[cs]e\s+(?:no|number|#)|(?-u:\b)DL\s*(?:no|#|number)?(?-u:\b)|f(?:ü|ue)hrerschein|permis\s+de\s+conduire|licencia\s+de\s+conducir|carnet\s+de\s+conducir|patente\s+di\s+guida|rijbewijs)",
+        r"|(?P<medical>(?-u:\b)MRN(?-u:\b)|medical\s+record|patient\s+(?:id|number|no)|chart\s+(?:no|number)|hospital\s+(?:number|no)|health\s+record|(?-u:\b)NHS(?-u:\b)|krankenakte|patientennummer|dossier\s+m[ée]dical|historia\s+cl[ií]nica)",
+        r"|(?P<insurance>insurance|policy\s+(?:no|number|#)|member\s+id|subscriber\s+id|medicare|medicaid|group\s+(?:no|number)|versicherungsnummer|versichertennummer|krankenversicherung|assurance|seguro|assicurazione|(?-i:(?-u:\b)AHV(?-u:\b)|(?-u:\b)SVNR(?-u:\b)))",
+    ))
+});
+/// Keyword and token must be this close, with only filler words between.
+const WINDOW: usize = 48;
+static FILLER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^[\s:#=\-–.,()]*(?:(?:no|nr|number|num|id|is|was|#|card|details?|reads|ends|in|with|the|my|his|her|their|of|n[º°o]|numéro|nummer|número|:)[\s:#=\-–.,()]*){0,5}$",
+    )
+});
+
+pub fn scan_contextual_ids(text: &str, out: &mut Vec<Span>) {
+    for m in ID_TOKEN.find_iter(text) {
+        let token = m.as_str();
+        if ascii_digits(token).len() < 3
+            || !word_bounded(text, m.start(), m.end())
+            || looks_like_date(token)
+        {
+            continue;
+        }
+        let window = before(text, m.start(), WINDOW);
+        let Some(caps) = ID_WORD.captures_iter(window).last() else {
+            continue;
+        };
+        let keyword_end = caps.get(0).expect("whole match").end();
+        if !FILLER.is_match(&window[keyword_end..]) {
+            continue;
+        }
+        let (category, detector) = if caps.name("passport").is_some() {
+            (Category::Passport, "passport_in_context")
+        } else if caps.name("licence").is_some() {
+            (Category::DriversLicence, "drivers_licence_in_context")
+        } else if caps.name("medical").is_some() {
+            (Category::MedicalRecord, "medical_record_in_context")
+        } else {
+            (Category::InsuranceNumber, "insurance_number_in_context")
+        };
+        out.push(span(m.start(), m.end(), category, detector, 0.9));
+    }
+    // NHS numbers are written in three groups, which the token above does not cover.
+    for m in NHS.find_iter(text) {
+        if nhs_number(&ascii_digits(m.as_str()))
+            && NHS_WORD.is_match(before(text, m.start(), WINDOW))
+        {
+            out.push(span(
+                m.start(),
+                m.end(),
+                Category::MedicalRecord,
+                "nhs_number",
+                0.97,
+            ));
+        }
+    }
+}
+
+static NHS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?-u:\b)[0-9]{3}[ \-][0-9]{3}[ \-][0-9]{4}(?-u:\b)"));
+static NHS_WORD: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)(?-u:\b)NHS(?-u:\b)|health\s+service"));
+
+fn looks_like_date(token: &str) -> bool {
+    static DATE: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"^(?:[0-9]{1,2}[\-/][0-9]{1,2}[\-/][0-9]{2,4}|[0-9]{4}[\-/][0-9]{1,2}[\-/][0-9]{1,2})$")
+    });
+    DATE.is_match(token)
+}
+
+const MONTHS: &str = "jan(?:uary|uar|vier)?|feb(?:ruary|ruar)?|f[ée]vrier|mar(?:ch|s|zo)?|m[äa]rz|apr(?:il)?|avril|abril|may|mai|mayo|maggio|jun(?:e|i|io)?|juin|giugno|jul(?:y|i|io)?|juillet|luglio|aug(?:ust)?|ao[ûu]t|agosto|sep(?:t|tember|tembre|tiembre)?|settembre|oct(?:ober|obre)?|okt(?:ober)?|octubre|ottobre|nov(?:ember|embre|iembre)?|dec(?:ember)?|dez(?:ember)?|d[ée]cembre|diciembre|dicembre|enero|gennaio|febrero|febbraio|aprile|junio|julio";
+
+static DATE: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        r"(?i)(?-u:\b)(?:[0-9]{{1,2}}[./\-][0-9]{{1,2}}[./\-](?:19|20)?[0-9]{{2}}|(?:19|20)[0-9]{{2}}[./\-][0-9]{{1,2}}[./\-][0-9]{{1,2}}|[0-9]{{1,2}}(?:st|nd|rd|th|er|\.)?\s+(?:de\s+)?(?:{MONTHS})\.?,?\s+(?:de\s+)?(?:19|20)[0-9]{{2}}|(?:{MONTHS})\.?\s+[0-9]{{1,2}}(?:st|nd|rd|th)?,?\s+(?:19|20)[0-9]{{2}})(?-u:\b)"
+    ))
+});
+/// Unicode word boundaries here ("née"): this only runs on short windows, so the slower
+/// engine they need costs nothing.
+static BIRTH_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\bborn\b|\bbirth|\bdob\b|d\.o\.b|birthday|geboren|geburtsdatum|\bgeb\.|\bné\b|\bnée\b|naissance|nacimiento|nacid[oa]|\bnat[oa]\b|nascita|geboortedatum|\bf\.\s?d\.|fødselsdato|födelsedatum",
+    )
+});
+
+pub fn scan_date_of_birth(text: &str, out: &mut Vec<Span>) {
+    for m in DATE.find_iter(text) {
+        if !BIRTH_WORD.is_match(before(text, m.start(), WINDOW)) || !plausible_date(m.as_str()) {
+            continue;
+        }
+        out.push(span(
+            m.start(),
+            m.end(),
+            Category::DateOfBirth,
+            "date_of_birth_in_context",
+            0.9,
+        ));
+    }
+}
+
+/// Numeric dates: some reading (day-month or month-day) must give month <= 12 and day <= 31.
+fn plausible_date(s: &str) -> bool {
+    let parts: Vec<u32> = s
+        .split(['.', '/', '-'])
+        .filter_map(|p| p.trim().parse().ok())
+        .collect();
+    if parts.len() != 3 {
+        return true; // a written month: the regex already bounded the day
+    }
+    let (a, b) = if parts[0] > 31 {
+        (parts[1], parts[2])
+    } else {
+        (parts[0], parts[1])
+    };
+    (1..=31).contains(&a) && (1..=31).contains(&b) && (a <= 12 || b <= 12)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(f: fn(&str, &mut Vec<Span>), t: &str) -> Vec<(Category, String)> {
+        let mut out = Vec::new();
+        f(t, &mut out);
+        out.iter()
+            .map(|s| (s.category, t[s.start..s.end].to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn contextual_ids() {
+        let cases = [
+            (
+                "my passport number is X12345678.",
+                Category::Passport,
+                "X12345678",
+            ),
+            ("Reisepass Nr. C01X00T47", Category::Passport, "C01X00T47"),
+            (
+                "driver's license: D123-4567-8901",
+                Category::DriversLicence,
+                "D123-4567-8901",
+            ),
+            (
+                "DL# S530-4412-9981",
+                Category::DriversLicence,
+                "S530-4412-9981",
+            ),
+            ("MRN 00482913", Category::MedicalRecord, "00482913"),
+            (
+                "patient id: PT-7781234",
+                Category::MedicalRecord,
+                "PT-7781234",
+            ),
+            (
+                "insurance policy number: POL88812345",
+                Category::InsuranceNumber,
+                "POL88812345",
+            ),
+            (
+                "Member ID W123456789",
+                Category::InsuranceNumber,
+                "W123456789",
+            ),
+            (
+                "NHS number 943 476 5919",
+                Category::MedicalRecord,
+                "943 476 5919",
+            ),
+        ];
+        for (t, cat, value) in cases {
+            assert_eq!(
+                run(scan_contextual_ids, t),
+                [(cat, value.to_string())],
+                "{t}"
+            );
+        }
+    }
+
+    #[test]
+    fn contextual_id_hard_negatives() {
+        for t in [
+            "my passport expired in 2019",
+            "renew the passport before the trip on 12/05/2024",
+            "insurance costs went up 2023 by a lot",
+            "passport photos are 35x45 mm; I bought model AB1234 yesterday at the shop",
+            "NHS number 943 476 5918",
+            "they were all removed in svn r262489 long ago",
+        ] {
+            assert!(
+                run(scan_contextual_ids, t).is_empty(),
+                "{t}: {:?}",
+                run(scan_contextual_ids, t)
+            );
+        }
+    }
+
+    #[test]
+    fn dates_of_birth() {
+        for (t, value) in [
+            ("DOB: 03/15/1987", "03/15/1987"),
+            ("born on 5 March 1987 in Leeds", "5 March 1987"),
+            ("date of birth 1987-03-15", "1987-03-15"),
+            ("geboren am 15.03.1987", "15.03.1987"),
+            ("née le 15 mars 1987", "15 mars 1987"),
+            (
+                "fecha de nacimiento: 15 de marzo de 1987",
+                "15 de marzo de 1987",
+            ),
+            ("Birthday: March 15th, 1987", "March 15th, 1987"),
+        ] {
+            assert_eq!(
+                run(scan_date_of_birth, t),
+                [(Category::DateOfBirth, value.to_string())],
+                "{t}"
+            );
+        }
+    }
+
+    #[test]
+    fn date_hard_negatives() {
+        for t in [
+            "the meeting is on 03/15/2024",
+            "released 2024-01-15",
+            "born 45/13/1987 in an unknown place",
+        ] {
+            assert!(run(scan_date_of_birth, t).is_empty(), "{t}");
+        }
+    }
+}

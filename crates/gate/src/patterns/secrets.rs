@@ -1,0 +1,368 @@
+//! Secrets: API keys with known provider prefixes, private key blocks, JWTs, passwords and
+//! high-entropy tokens next to a word that names them.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::context::{char_after, char_before, entropy, span};
+use super::encoded::decode_base64;
+use crate::span::{Category, Span};
+
+/// Provider key formats. Each pattern is also compiled alone (anchored) to name the provider
+/// of a match of the combined one.
+const PROVIDERS: &[(&str, &str)] = &[
+    ("anthropic_key", r"sk-ant-[A-Za-z0-9_\-]{20,}"),
+    (
+        "openai_key",
+        r"sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}",
+    ),
+    ("aws_access_key_id", r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"),
+    ("github_token", r"gh[pousr]_[A-Za-z0-9]{36,255}"),
+    ("github_pat", r"github_pat_[A-Za-z0-9_]{50,255}"),
+    ("gitlab_token", r"gl(?:pat|dt|ptt|rt)-[A-Za-z0-9_\-]{20,}"),
+    ("slack_token", r"xox[abposr]-[A-Za-z0-9\-]{10,}"),
+    (
+        "slack_webhook",
+        r"https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}",
+    ),
+    ("stripe_key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("google_api_key", r"AIza[0-9A-Za-z_\-]{35}"),
+    ("google_oauth_token", r"ya29\.[0-9A-Za-z_\-]{20,}"),
+    ("twilio_key", r"SK[0-9a-fA-F]{32}"),
+    (
+        "sendgrid_key",
+        r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
+    ),
+    ("huggingface_token", r"hf_[A-Za-z0-9]{30,}"),
+    ("npm_token", r"npm_[A-Za-z0-9]{36}"),
+    ("pypi_token", r"pypi-AgE[A-Za-z0-9_\-]{50,}"),
+    ("mailgun_key", r"key-[0-9a-f]{32}"),
+    ("shopify_token", r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"),
+    ("digitalocean_token", r"do[por]_v1_[a-f0-9]{64}"),
+    ("groq_key", r"gsk_[A-Za-z0-9]{48,}"),
+    ("replicate_token", r"r8_[A-Za-z0-9]{37}"),
+    ("telegram_bot_token", r"[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}"),
+    (
+        "discord_webhook",
+        r"https://discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_\-]+",
+    ),
+    ("azure_storage_key", r"AccountKey=[A-Za-z0-9+/=]{80,}"),
+];
+
+static COMBINED: LazyLock<Regex> = LazyLock::new(|| {
+    let alternation: Vec<String> = PROVIDERS.iter().map(|(_, p)| format!("(?:{p})")).collect();
+    Regex::new(&alternation.join("|")).expect("provider regex")
+});
+static EACH: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
+    PROVIDERS
+        .iter()
+        .map(|&(name, p)| {
+            (
+                name,
+                Regex::new(&format!("^(?:{p})$")).expect("provider regex"),
+            )
+        })
+        .collect()
+});
+
+static PEM_BEGIN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"-----BEGIN ([A-Z0-9 ]+ )?PRIVATE KEY(?: BLOCK)?-----").expect("pem regex")
+});
+static PEM_END: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"-----END ([A-Z0-9 ]+ )?PRIVATE KEY(?: BLOCK)?-----").expect("pem regex")
+});
+/// Without an END line, the key runs over the base64 lines that follow (bounded).
+static PEM_BODY: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:\s*[A-Za-z0-9+/=:\- ]+\r?\n?){0,400}").expect("pem regex"));
+const PEM_MAX_BYTES: usize = 64 * 1024;
+
+static JWT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10,}")
+        .expect("jwt regex")
+});
+
+static PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?i)(?-u:\b)(password|passwd|pwd|passphrase|passcode|pin|kennwort|passwort|mot de passe|contraseña|senha|wachtwoord|parola)(?-u:\b)["']?\s*(?:is|was|:=|=>|=|:|->|ist|est|es)\s*["'`]?([^\s"'`]{4,64})"#)
+        .expect("password regex")
+});
+static KEYED_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?i)[a-z0-9_\-]*(?:api_?key|apikey|secret|token|access_?key|auth|credential|private_?key|client_?id|session)[a-z0-9_\-]*["']?\s*(?:[:=]|=>)\s*["']?(?:bearer\s+)?([A-Za-z0-9_\-+/=.~]{16,256})|(?i)(?-u:\b)bearer\s+([A-Za-z0-9_\-+/=.~]{16,256})"#)
+        .expect("token regex")
+});
+
+pub fn scan(text: &str, out: &mut Vec<Span>) {
+    scan_providers(text, out);
+    scan_pem(text, out);
+    scan_jwt(text, out);
+    scan_password(text, out);
+    scan_keyed_token(text, out);
+}
+
+fn token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+fn scan_providers(text: &str, out: &mut Vec<Span>) {
+    for m in COMBINED.find_iter(text) {
+        if char_before(text, m.start()).is_some_and(token_char)
+            || char_after(text, m.end()).is_some_and(token_char)
+        {
+            continue;
+        }
+        let Some((name, _)) = EACH.iter().find(|(_, re)| re.is_match(m.as_str())) else {
+            continue;
+        };
+        // "sk-" also starts ordinary hyphenated words; a key mixes letters and digits.
+        if *name == "openai_key"
+            && !(m.as_str().bytes().any(|b| b.is_ascii_digit()) && entropy(m.as_str()) > 3.5)
+        {
+            continue;
+        }
+        out.push(span(m.start(), m.end(), Category::Secret, name, 0.99));
+    }
+}
+
+fn scan_pem(text: &str, out: &mut Vec<Span>) {
+    // A BEGIN inside the block just found is part of it; skipping it keeps a text of
+    // thousands of BEGIN lines linear instead of one 64 KiB search per line.
+    let mut covered = 0;
+    for begin in PEM_BEGIN.find_iter(text) {
+        if begin.start() < covered {
+            continue;
+        }
+        let limit = (begin.end() + PEM_MAX_BYTES).min(text.len());
+        let limit = (limit..=text.len())
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(text.len());
+        let end = match PEM_END.find(&text[begin.end()..limit]) {
+            Some(e) => begin.end() + e.end(),
+            None => {
+                begin.end()
+                    + PEM_BODY
+                        .find(&text[begin.end()..limit])
+                        .map_or(0, |b| b.end())
+            }
+        };
+        covered = end;
+        out.push(span(
+            begin.start(),
+            end,
+            Category::Secret,
+            "private_key_block",
+            1.0,
+        ));
+    }
+}
+
+fn scan_jwt(text: &str, out: &mut Vec<Span>) {
+    for m in JWT.find_iter(text) {
+        let header = m.as_str().split('.').next().unwrap_or_default();
+        let is_jwt =
+            decode_base64(header).is_some_and(|h| String::from_utf8_lossy(&h).contains("\"alg\""));
+        if is_jwt {
+            out.push(span(m.start(), m.end(), Category::Secret, "jwt", 0.98));
+        }
+    }
+}
+
+/// Character classes present: lower, upper, digit, other.
+fn classes(s: &str) -> usize {
+    let has = |f: fn(&char) -> bool| s.chars().any(|c| f(&c)) as usize;
+    has(char::is_ascii_lowercase)
+        + has(char::is_ascii_uppercase)
+        + has(char::is_ascii_digit)
+        + has(|c| !c.is_ascii_alphanumeric())
+}
+
+fn placeholder_value(v: &str) -> bool {
+    let lower = v.to_ascii_lowercase();
+    lower.starts_with(['$', '<', '{', '%', '[', '(', '*', '&'])
+        || lower
+            .chars()
+            .all(|c| matches!(c, '*' | 'x' | '.' | '-' | '•'))
+        || lower.contains("your")
+        || lower.contains("example")
+        || lower.contains("redacted")
+        || matches!(
+            lower.as_str(),
+            "password" | "none" | "null" | "required" | "optional" | "true" | "false" | "hidden"
+        )
+}
+
+fn scan_password(text: &str, out: &mut Vec<Span>) {
+    for caps in PASSWORD.captures_iter(text) {
+        let keyword = caps.get(1).expect("group 1").as_str();
+        let value = caps.get(2).expect("group 2");
+        let v = value.as_str().trim_end_matches(['.', ',', ';', ')', ':']);
+        let plausible = if keyword.eq_ignore_ascii_case("pin") {
+            // A PIN is a few digits; "pin: Pin<&mut Self>" is code.
+            v.len() <= 8 && v.bytes().all(|b| b.is_ascii_digit())
+        } else {
+            // "password is incorrect" is prose; a password mixes character classes or is long.
+            !placeholder_value(v)
+                && !v.starts_with(':')
+                && (classes(v) >= 2 || v.chars().count() >= 12)
+        };
+        if !plausible {
+            continue;
+        }
+        out.push(span(
+            value.start(),
+            value.start() + v.len(),
+            Category::Secret,
+            "password_in_context",
+            0.9,
+        ));
+    }
+}
+
+/// Code names, not secrets: "D3DKMT_PRESENTHISTORYTOKEN", "self.colon2_token.clone",
+/// "MI_UserCredentials_0". A random token rarely has, between separators, five letters of one
+/// case or CamelCase words.
+fn looks_like_identifier(v: &str) -> bool {
+    v.split(['_', '.', '-']).any(|part| {
+        let letters = part.len() >= 5 && part.bytes().all(|b| b.is_ascii_alphabetic());
+        let one_case = part.bytes().all(|b| b.is_ascii_uppercase())
+            || part.bytes().all(|b| b.is_ascii_lowercase());
+        letters && (one_case || camel_case(part))
+    })
+}
+
+/// "UserCredentials": capitalised words of at least three letters.
+fn camel_case(part: &str) -> bool {
+    let b = part.as_bytes();
+    let starts: Vec<usize> = (0..b.len())
+        .filter(|&i| b[i].is_ascii_uppercase())
+        .collect();
+    starts.len() >= 2
+        && starts[0] == 0
+        && starts.iter().enumerate().all(|(k, &i)| {
+            let end = starts.get(k + 1).copied().unwrap_or(b.len());
+            end - i >= 3 && b[i + 1..end].iter().all(u8::is_ascii_lowercase)
+        })
+}
+
+fn scan_keyed_token(text: &str, out: &mut Vec<Span>) {
+    for caps in KEYED_TOKEN.captures_iter(text) {
+        let Some(value) = caps.get(1).or_else(|| caps.get(2)) else {
+            continue;
+        };
+        let v = value.as_str();
+        let mixed =
+            v.bytes().any(|b| b.is_ascii_digit()) && v.bytes().any(|b| b.is_ascii_alphabetic());
+        if !mixed || placeholder_value(v) || entropy(v) < 3.3 || looks_like_identifier(v) {
+            continue;
+        }
+        out.push(span(
+            value.start(),
+            value.end(),
+            Category::Secret,
+            "high_entropy_token_in_context",
+            0.85,
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secrets(t: &str) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        scan(t, &mut out);
+        out.iter()
+            .map(|s| (s.detector.clone(), t[s.start..s.end].to_string()))
+            .collect()
+    }
+
+    fn found(t: &str, detector: &str) {
+        let got = secrets(t);
+        assert!(got.iter().any(|(d, _)| d == detector), "{t:?}: {got:?}");
+    }
+
+    #[test]
+    fn provider_keys() {
+        found("key sk-proj-4fT9xQ2mL8vN3bR7kW1zY6hJ0cD5sA2e", "openai_key");
+        found(
+            "sk-ant-api03-Xk9fL2mQ8vN3bR7kW1zY6hJ0cD5sA2eT4uI",
+            "anthropic_key",
+        );
+        found("AWS AKIAIOSFODNN7EXAMPLE here", "aws_access_key_id");
+        found("ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R", "github_token");
+        found(
+            "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV",
+            "github_pat",
+        );
+        found("glpat-xY3kP9qR2sT5vW8zA1bC", "gitlab_token");
+        found(
+            "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+            "slack_token",
+        );
+        found("sk_live_4eC39HqLyjWDarjtT1zdp7dc", "stripe_key");
+        found("AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q", "google_api_key");
+        found(
+            "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",
+            "sendgrid_key",
+        );
+        found("hf_AbCdEfGhIjKlMnOpQrStUvWxYz12345678", "huggingface_token");
+        found("npm_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "npm_token");
+        found("SK0123456789abcdef0123456789abcdef", "twilio_key");
+    }
+
+    #[test]
+    fn pem_and_jwt() {
+        let pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\nabc+/=\n-----END RSA PRIVATE KEY-----\nafter";
+        let got = secrets(pem);
+        assert_eq!(got[0].1, &pem[..pem.len() - 6]);
+        let cut = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAAAAAAAE=\n";
+        assert_eq!(secrets(cut)[0].1, cut);
+        found("Authorization: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "jwt");
+    }
+
+    #[test]
+    fn passwords_and_tokens_in_context() {
+        assert_eq!(
+            secrets("my password is hunter2!"),
+            [("password_in_context".to_string(), "hunter2!".to_string())]
+        );
+        found("Passwort: Sommer2024#", "password_in_context");
+        found("my PIN is 4821", "password_in_context");
+        found(
+            "export API_TOKEN=9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+            "high_entropy_token_in_context",
+        );
+        found(
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq81kLmn0p",
+            "high_entropy_token_in_context",
+        );
+        found(
+            "curl -H 'Authorization: Bearer 7Fq2Lr9XvB4nKp8sW3mZ'",
+            "high_entropy_token_in_context",
+        );
+    }
+
+    #[test]
+    fn hard_negatives() {
+        for t in [
+            "the password is incorrect",
+            "password: ********",
+            "set password=${DB_PASSWORD}",
+            "enter your_password here: password=<your-password>",
+            "commit 3f786850e387550fdab836ed7c61e8e1c7b6cf3c fixed it",
+            "sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            "a sk-learn style task-oriented design",
+            "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+            "token: the-quick-brown-fox-jumps",
+            "pin is 12",
+            "pub type PRESENTHISTORYTOKEN = D3DKMT_PRESENTHISTORYTOKEN_0;",
+            "let token = self.colon2_token.clone();",
+            "credentials: MI_UserCredentials_0,",
+            "fn f(password: *const u8, token: &mut Token)",
+            "use core::pin::Pin; fn poll(self: Pin<&mut Self>)",
+            "let pin = Pin::new(&mut fut);",
+        ] {
+            assert!(secrets(t).is_empty(), "{t:?}: {:?}", secrets(t));
+        }
+    }
+}

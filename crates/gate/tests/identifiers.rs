@@ -1,0 +1,136 @@
+//! The identifier tier end to end (normalise, detect, resolve, policy): realistic prompts
+//! with each kind of identifier, and hard negatives that look like identifiers but are not.
+
+use lily_gate::{Category, Decision, Destination, Gate, Policy};
+
+fn categories(text: &str) -> (Decision, Vec<Category>) {
+    let v = Gate::identifiers_only(Policy::default_policy()).inspect(text, Destination::Cloud);
+    (
+        v.decision,
+        v.findings.iter().map(|f| f.span.category).collect(),
+    )
+}
+
+#[test]
+fn realistic_positives() {
+    use Category::*;
+    let cases: &[(&str, Category, Decision)] = &[
+        (
+            "Can you draft a reply to priya.sharma@acme-corp.com declining the meeting?",
+            Email,
+            Decision::Mask,
+        ),
+        (
+            "My number changed, it's now +1 (646) 555-0199, update the contact card",
+            Phone,
+            Decision::Mask,
+        ),
+        ("Ruf mich unter 0171 2345678 an", Phone, Decision::Mask),
+        (
+            "Why was my Mastercard 5555 5555 5555 4444 declined abroad?",
+            PaymentCard,
+            Decision::Mask,
+        ),
+        (
+            "Is IBAN GB33BUKB20201555555555 a UK account?",
+            Iban,
+            Decision::Mask,
+        ),
+        (
+            "Fill the form: SSN 219-09-9999, born 1970",
+            NationalId,
+            Decision::Mask,
+        ),
+        (
+            "Mi DNI es 87654321X y necesito renovarlo",
+            NationalId,
+            Decision::Mask,
+        ),
+        (
+            "Passport no: 533380006, expiry 2031",
+            Passport,
+            Decision::Mask,
+        ),
+        ("server 172.16.254.1 refuses ssh", IpAddress, Decision::Mask),
+        (
+            "git remote add origin https://deploy:gh4Kx9Lm2Qp@git.example.com/repo.git",
+            UrlCredentials,
+            Decision::Refuse,
+        ),
+        (
+            "here is my key AKIAIOSFODNN7EXAMPLE can you check the policy",
+            Secret,
+            Decision::Refuse,
+        ),
+        (
+            "donate to bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",
+            CryptoWallet,
+            Decision::Mask,
+        ),
+        (
+            "The patient (DOB 04/12/1961) reports",
+            DateOfBirth,
+            Decision::Mask,
+        ),
+        (
+            "Send it to 350 Fifth Avenue, New York, NY 10118",
+            StreetAddress,
+            Decision::Mask,
+        ),
+        (
+            "MRN: 4471902 admitted yesterday",
+            MedicalRecord,
+            Decision::Mask,
+        ),
+        (
+            "Versichertennummer A123456780",
+            InsuranceNumber,
+            Decision::Mask,
+        ),
+        (
+            "router MAC is a4:5e:60:c2:1b:0f",
+            MacAddress,
+            Decision::Mask,
+        ),
+    ];
+    for &(text, category, decision) in cases {
+        let (got, cats) = categories(text);
+        assert!(
+            cats.contains(&category),
+            "{text}: expected {category:?}, got {cats:?}"
+        );
+        assert_eq!(got, decision, "{text}: {cats:?}");
+    }
+}
+
+#[test]
+fn hard_negatives_are_allowed() {
+    for text in [
+        "Order #112-4456789-1234567 has not arrived",
+        "ISBN 978-3-16-148410-0 and ISBN 0-306-40615-2",
+        "SKU WX-4410-BLK costs 49.99",
+        "iPhone 15 Pro model A2848",
+        "upgrade from 1.2.3 to 2.0.0-rc.1, node v18.17.1, Windows 10.0.19041.3086",
+        "timestamp 2024-03-01T12:34:56Z, epoch 1709296496, 1709296496123 ms",
+        "commit 3f786850e387550fdab836ed7c61e8e1c7b6cf3c fixed the flaky test",
+        "image sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "request id 550e8400-e29b-41d4-a716-446655440000 failed",
+        "the answer is 3.14159265358979 and e = 2.718281828459045",
+        "listen on localhost:8080 and 0.0.0.0:443",
+        "color #ff00aa, rgba(12, 34, 56, 0.5)",
+        "Paris is at 48.8566, 2.3522",
+        "cron 0 30 2 * * 1-5",
+        "population 8 045 311 447 in 2023",
+        "invoice INV-2024-000123 total 1,234.56 EUR",
+        "see RFC 7231 section 6.5.1 and CVE-2021-44228",
+        "call stack depth 1024 at 0x7ffd5e8a1c40",
+        "track 1Z999AA10123456784 via UPS",
+        "the book 'Harry Potter' was published in 1997",
+        "The meeting is on 12/05/2024 at 10:30",
+        "password requirements: at least 8 characters",
+        "My password is too short",
+    ] {
+        let (decision, cats) = categories(text);
+        assert_eq!(decision, Decision::Allow, "{text}: {cats:?}");
+    }
+}

@@ -1,0 +1,62 @@
+"""Turns crates/gate/data/handwritten.txt and blind.txt (inline [text]{category} markup) into
+crates/gate/data/eval_handwritten.jsonl and eval_blind.jsonl with byte offsets.
+
+    python scripts/gate/build_eval.py
+"""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "crates/gate/data"
+MARK = re.compile(r"\[([^\]]+)\]\{([a-z_]+)\}")
+CATEGORIES = {
+    "email", "phone", "payment_card", "iban", "national_id", "passport", "drivers_licence", "ip_address",
+    "mac_address", "url_credentials", "secret", "crypto_wallet", "date_of_birth", "street_address",
+    "medical_record", "insurance_number", "person", "location", "organization",
+}
+TOPICS = {"health", "mental_health", "sexuality", "religion", "politics", "ethnicity", "finances", "legal", "children", "biometrics"}
+DECISIONS = {"allow", "mask", "consent", "local", "refuse"}
+
+
+def parse(line, n):
+    locale, decision, topics, marked = line.split("\t")
+    assert decision in DECISIONS, f"line {n}: decision {decision}"
+    topics = [] if topics == "-" else topics.split(",")
+    assert set(topics) <= TOPICS, f"line {n}: topics {topics}"
+    marked = marked.replace("\\n", "\n")
+    text, spans, pos = "", [], 0
+    for m in MARK.finditer(marked):
+        text += marked[pos : m.start()]
+        start = len(text.encode())
+        text += m.group(1)
+        assert m.group(2) in CATEGORIES, f"line {n}: category {m.group(2)}"
+        spans.append({"start": start, "end": len(text.encode()), "category": m.group(2)})
+        pos = m.end()
+    text += marked[pos:]
+    assert "[" not in text or "]{" not in text, f"line {n}: unparsed markup"
+    return {"locale": locale, "text": text, "spans": spans, "topics": topics, "decision": decision}
+
+
+def build(name, prefix):
+    rows = []
+    for n, line in enumerate((DATA / f"{name}.txt").read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        item = parse(line, n)
+        rows.append({"id": f"{prefix}-{len(rows):03d}", "source": name, **item})
+    with open(DATA / f"eval_{name}.jsonl", "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    print(f"wrote {len(rows)} {name} items", file=sys.stderr)
+
+
+def main():
+    build("handwritten", "hw")
+    build("blind", "blind")
+
+
+if __name__ == "__main__":
+    main()
