@@ -3,6 +3,8 @@
 
 use clap::{Parser, Subcommand};
 
+mod generate;
+
 #[derive(Parser)]
 #[command(name = "lily", version, about = "A specialist runtime for Qwen3.6-35B-A3B on NVIDIA Hopper")]
 struct Cli {
@@ -11,7 +13,10 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Greedy generation from a prompt (CPU reference).
+    Generate(generate::GenerateArgs),
+}
 
 fn main() -> anyhow::Result<()> {
     // Logs go to stderr so that stdout stays clean for generated text and JSON.
@@ -23,5 +28,7 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    match cli.command {}
+    match cli.command {
+        Command::Generate(args) => generate::run(args),
+    }
 }

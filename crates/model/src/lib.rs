@@ -3,4 +3,13 @@
 //! No GPU code lives here.
 
 pub mod backend;
+pub mod config;
+pub mod error;
+pub mod tensor;
+pub mod weights;
+
 pub use backend::Backend;
+pub use config::{Config, LayerKind};
+pub use error::ModelError;
+pub use tensor::{DType, Tensor};
+pub use weights::{Checkpoint, Weights};
