@@ -13,3 +13,6 @@ pub use config::{Config, LayerKind};
 pub use error::ModelError;
 pub use tensor::{DType, Tensor};
 pub use weights::{Checkpoint, Weights};
+
+pub mod tokenizer;
+pub use tokenizer::{StreamDecoder, Tokenizer, TokenizerError};
