@@ -14,5 +14,8 @@ pub use error::ModelError;
 pub use tensor::{DType, Tensor};
 pub use weights::{Checkpoint, Weights};
 
+pub mod chat;
+pub use chat::{ChatError, ChatOptions, ChatTemplate, Message};
+
 pub mod tokenizer;
 pub use tokenizer::{StreamDecoder, Tokenizer, TokenizerError};
