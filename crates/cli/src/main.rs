@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 mod generate;
+mod serve;
 
 #[derive(Parser)]
 #[command(name = "lily", version, about = "A specialist runtime for Qwen3.6-35B-A3B on NVIDIA Hopper")]
@@ -16,6 +17,8 @@ struct Cli {
 enum Command {
     /// Greedy generation from a prompt (CPU reference).
     Generate(generate::GenerateArgs),
+    /// OpenAI-compatible HTTP server (chat completions, completions, models, health, metrics).
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -30,5 +33,6 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Generate(args) => generate::run(args),
+        Command::Serve(args) => serve::run(args),
     }
 }

@@ -17,12 +17,12 @@ pub mod routes;
 pub mod worker;
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::DefaultBodyLimit;
+use axum::serve::ListenerExt;
 use axum::routing::{get, post};
 use axum::Router;
 use lily_model::Backend;
@@ -93,10 +93,10 @@ pub enum ServeError {
 
 /// How to build the backend and size its snapshots; run on the engine thread, which is the
 /// only thread that touches the backend.
-pub struct EngineSpec<F> {
+pub struct EngineSpec<B, F> {
     pub make_backend: F,
     /// Bytes a prefix-cache snapshot at this position takes.
-    pub snapshot_bytes: Box<dyn Fn(usize) -> usize + Send>,
+    pub snapshot_bytes: Box<dyn Fn(&B, usize) -> usize + Send>,
 }
 
 fn router(app: Arc<App>) -> Router {
@@ -123,11 +123,11 @@ pub async fn serve<B, E, F>(
     listener: tokio::net::TcpListener,
     config: ServerConfig,
     model: Arc<dyn TextModel>,
-    engine: EngineSpec<F>,
+    engine: EngineSpec<B, F>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError>
 where
-    B: Backend,
+    B: Backend + 'static,
     E: std::fmt::Display,
     F: FnOnce() -> Result<B, E> + Send + 'static,
 {
@@ -178,7 +178,14 @@ where
             });
         }
     };
-    let result = axum::serve(listener, router(app).into_make_service_with_connect_info::<SocketAddr>())
+    // Tokens are small writes that must leave at once: Nagle's algorithm would hold each one
+    // back until the previous is acknowledged (tens of ms with delayed ACKs).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
+    let result = axum::serve(listener, router(app))
         .with_graceful_shutdown(drain)
         .await
         .map_err(|source| ServeError::Http { addr, source });

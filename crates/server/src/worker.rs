@@ -140,11 +140,11 @@ impl JobQueue {
     }
 }
 
-pub struct WorkerConfig {
+pub struct WorkerConfig<B> {
     pub max_seq: usize,
     pub prefix_cache_bytes: usize,
     /// Bytes a snapshot at this position takes (for the prefix cache's budget).
-    pub snapshot_bytes: Box<dyn Fn(usize) -> usize + Send>,
+    pub snapshot_bytes: Box<dyn Fn(&B, usize) -> usize + Send>,
     pub stop_ids: Vec<u32>,
 }
 
@@ -158,7 +158,7 @@ struct Worker<B: Backend> {
     empty: B::Snapshot,
     cache: PrefixCache<B::Snapshot>,
     tokens: Arc<TokenTable>,
-    config: WorkerConfig,
+    config: WorkerConfig<B>,
     metrics: Arc<Metrics>,
     /// Set when the server stops waiting for in-flight work: every generation ends now.
     abort: Arc<AtomicBool>,
@@ -168,7 +168,7 @@ struct Worker<B: Backend> {
 pub fn run_worker<B: Backend>(
     backend: B,
     tokens: Arc<TokenTable>,
-    config: WorkerConfig,
+    config: WorkerConfig<B>,
     queue: Arc<JobQueue>,
     metrics: Arc<Metrics>,
     abort: Arc<AtomicBool>,
@@ -244,7 +244,7 @@ impl<B: Backend> Worker<B> {
                 self.backend.prefill(&mut self.seq, &prompt[at..point])?;
                 at = point;
                 let snapshot = self.backend.snapshot(&self.seq);
-                self.cache.insert(prompt[..point].to_vec(), snapshot, (self.config.snapshot_bytes)(point));
+                self.cache.insert(prompt[..point].to_vec(), snapshot, (self.config.snapshot_bytes)(&self.backend, point));
             }
         }
         if at < last {

@@ -207,7 +207,7 @@ impl TestServer {
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
                 let engine = EngineSpec {
                     make_backend: move || Ok::<_, SeqFull>(ScriptedBackend { prefilled: counter }),
-                    snapshot_bytes: Box::new(|position| 64 + position * 4),
+                    snapshot_bytes: Box::new(|_: &ScriptedBackend, position| 64 + position * 4),
                 };
                 let shutdown = async move {
                     let _ = shutdown_rx.await;
