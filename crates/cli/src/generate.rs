@@ -16,7 +16,11 @@ pub struct GenerateArgs {
     #[arg(long)]
     model: PathBuf,
     /// Prompt text, sent as a user chat message (needs the tokenizer files in --model).
-    #[arg(long, conflicts_with = "prompt_ids", required_unless_present = "prompt_ids")]
+    #[arg(
+        long,
+        conflicts_with = "prompt_ids",
+        required_unless_present = "prompt_ids"
+    )]
     prompt: Option<String>,
     /// Prompt as comma-separated token ids, used as they are (no chat template).
     #[arg(long, value_delimiter = ',')]
@@ -36,7 +40,9 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let prompt = match (&args.prompt, &args.prompt_ids) {
         (_, Some(ids)) => {
             if args.no_think {
-                tracing::warn!("--no-think only applies to --prompt; --prompt-ids are used as given");
+                tracing::warn!(
+                    "--no-think only applies to --prompt; --prompt-ids are used as given"
+                );
             }
             ids.clone()
         }
@@ -47,29 +53,50 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
         bail!("the prompt is empty");
     }
 
-    let model = CpuModel::load(&args.model).with_context(|| format!("loading {}", args.model.display()))?;
+    let model =
+        CpuModel::load(&args.model).with_context(|| format!("loading {}", args.model.display()))?;
     let config = model.config();
     if let Some(&bad) = prompt.iter().find(|&&t| t as usize >= config.vocab_size) {
-        bail!("prompt token {bad} is outside the vocabulary (size {})", config.vocab_size);
+        bail!(
+            "prompt token {bad} is outside the vocabulary (size {})",
+            config.vocab_size
+        );
     }
-    let max_seq = (prompt.len() + args.max_tokens).min(config.max_position_embeddings.max(prompt.len()));
-    let options = GenerateOptions { max_tokens: args.max_tokens, stop_ids: config.eos_token_ids.clone() };
-    tracing::info!("prompt {} tokens, up to {} new, stop ids {:?}", prompt.len(), args.max_tokens, options.stop_ids);
+    let max_seq =
+        (prompt.len() + args.max_tokens).min(config.max_position_embeddings.max(prompt.len()));
+    let options = GenerateOptions {
+        max_tokens: args.max_tokens,
+        stop_ids: config.eos_token_ids.clone(),
+    };
+    tracing::info!(
+        "prompt {} tokens, up to {} new, stop ids {:?}",
+        prompt.len(),
+        args.max_tokens,
+        options.stop_ids
+    );
 
     let mut seq = model.new_sequence(max_seq)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut write_error = None;
-    let stats = generate(&model, &mut seq, &prompt, max_seq, &options, argmax, |token| {
-        // Ids stream one per token; text decoding joins here once the tokenizer is wired in.
-        match write!(out, "{token} ").and_then(|_| out.flush()) {
-            Ok(()) => ControlFlow::Continue(()),
-            Err(e) => {
-                write_error = Some(e);
-                ControlFlow::Break(())
+    let stats = generate(
+        &model,
+        &mut seq,
+        &prompt,
+        max_seq,
+        &options,
+        argmax,
+        |token| {
+            // Ids stream one per token; text decoding joins here once the tokenizer is wired in.
+            match write!(out, "{token} ").and_then(|_| out.flush()) {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    write_error = Some(e);
+                    ControlFlow::Break(())
+                }
             }
-        }
-    })?;
+        },
+    )?;
     if let Some(e) = write_error {
         return Err(e).context("writing to stdout");
     }

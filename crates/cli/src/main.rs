@@ -3,8 +3,10 @@
 
 use clap::{Parser, Subcommand};
 
+mod detokenize;
 mod generate;
 mod serve;
+mod tokenize;
 
 #[derive(Parser)]
 #[command(name = "lily", version, about = "A specialist runtime for Qwen3.6-35B-A3B on NVIDIA Hopper")]
@@ -15,6 +17,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Text (or, with --chat, a JSON conversation) on stdin; JSON token ids on stdout.
+    Tokenize(tokenize::Args),
+    /// JSON token ids on stdin; their text on stdout.
+    Detokenize(detokenize::Args),
     /// Greedy generation from a prompt (CPU reference).
     Generate(generate::GenerateArgs),
     /// OpenAI-compatible HTTP server (chat completions, completions, models, health, metrics).
@@ -32,6 +38,8 @@ fn main() -> anyhow::Result<()> {
         .init();
     let cli = Cli::parse();
     match cli.command {
+        Command::Tokenize(args) => tokenize::run(args),
+        Command::Detokenize(args) => detokenize::run(args),
         Command::Generate(args) => generate::run(args),
         Command::Serve(args) => serve::run(args),
     }

@@ -18,5 +18,9 @@ pub enum CpuError {
     TokenOutOfRange { token: u32, vocab_size: usize },
 
     #[error("sequence full: {position} tokens held, {adding} more would exceed max_seq {max_seq}")]
-    ContextFull { position: usize, adding: usize, max_seq: usize },
+    ContextFull {
+        position: usize,
+        adding: usize,
+        max_seq: usize,
+    },
 }

@@ -27,7 +27,13 @@ pub fn causal_conv1d_silu(x: &[f32], weight: &[f32], state: &mut [f32], out: &mu
         let w = &weight[c * k..(c + 1) * k];
         let st = &mut state[c * history..(c + 1) * history];
         // Input j of the extended sequence [state (K-1) | x (T)].
-        let input = |j: usize, st: &[f32]| if j < history { st[j] } else { x[(j - history) * channels + c] };
+        let input = |j: usize, st: &[f32]| {
+            if j < history {
+                st[j]
+            } else {
+                x[(j - history) * channels + c]
+            }
+        };
         for t in 0..t_len {
             let acc: f32 = (0..k).map(|i| w[i] * input(t + i, st)).sum();
             out[t * channels + c] = silu(acc);
@@ -40,7 +46,14 @@ pub fn causal_conv1d_silu(x: &[f32], weight: &[f32], state: &mut [f32], out: &mu
 
 /// Per-token decay and write strength from the projections `a`, `b` [T, Hv]:
 /// `g = -exp(A_log) * softplus(a + dt_bias)` (log-space decay, <= 0) and `beta = sigmoid(b)`.
-pub fn decay_and_beta(a: &[f32], b: &[f32], a_log: &[f32], dt_bias: &[f32], g: &mut [f32], beta: &mut [f32]) {
+pub fn decay_and_beta(
+    a: &[f32],
+    b: &[f32],
+    a_log: &[f32],
+    dt_bias: &[f32],
+    g: &mut [f32],
+    beta: &mut [f32],
+) {
     let hv = a_log.len();
     for i in 0..a.len() {
         let h = i % hv;
@@ -56,6 +69,17 @@ pub struct GdnShape {
     pub num_value_heads: usize,
     pub key_dim: usize,
     pub value_dim: usize,
+}
+
+/// One call's per-token inputs (layouts in the module docs): q, k as they leave the conv
+/// (normalisation happens inside the delta-rule functions), v, and g, beta from `decay_and_beta`.
+#[derive(Debug, Clone, Copy)]
+pub struct GdnInputs<'a> {
+    pub q: &'a [f32],
+    pub k: &'a [f32],
+    pub v: &'a [f32],
+    pub g: &'a [f32],
+    pub beta: &'a [f32],
 }
 
 /// q and k of value head `h`, L2-normalised, q also scaled by `Dk^-0.5`, for all T tokens:
@@ -86,14 +110,11 @@ fn normalised_qk(s: GdnShape, q: &[f32], k: &[f32], h: usize) -> (Vec<f32>, Vec<
 /// `use_qk_l2norm_in_kernel=True`.
 pub fn gated_delta_rule_recurrent(
     s: GdnShape,
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    g: &[f32],
-    beta: &[f32],
+    input: &GdnInputs,
     state: &mut [f32],
     out: &mut [f32],
 ) {
+    let GdnInputs { q, k, v, g, beta } = *input;
     let (hv, dk, dv) = (s.num_value_heads, s.key_dim, s.value_dim);
     let t_len = g.len() / hv;
     let mut kv_mem = vec![0.0f32; dv];
@@ -142,14 +163,11 @@ pub fn gated_delta_rule_recurrent(
 /// - `S = exp(G_last) S + (k * exp(G_last - G))^T v_new`.
 pub fn gated_delta_rule_chunked(
     s: GdnShape,
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    g: &[f32],
-    beta: &[f32],
+    input: &GdnInputs,
     state: &mut [f32],
     out: &mut [f32],
 ) {
+    let GdnInputs { q, k, v, g, beta } = *input;
     let (hv, dk, dv) = (s.num_value_heads, s.key_dim, s.value_dim);
     let t_len = g.len() / hv;
     for h in 0..hv {
@@ -174,7 +192,8 @@ pub fn gated_delta_rule_chunked(
             let mut a = vec![0.0f32; c * c];
             for i in 0..c {
                 for j in 0..i {
-                    a[i * c + j] = bt(i) * crate::linalg::dot(kr(i), kr(j)) * (cum[i] - cum[j]).exp();
+                    a[i * c + j] =
+                        bt(i) * crate::linalg::dot(kr(i), kr(j)) * (cum[i] - cum[j]).exp();
                 }
             }
             let mut u = vec![0.0f32; c * dv];
@@ -260,7 +279,10 @@ mod tests {
 
     fn max_rel(a: &[f32], b: &[f32]) -> f32 {
         let scale = b.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-        a.iter().zip(b).fold(0.0f32, |m, (x, y)| m.max((x - y).abs())) / scale
+        a.iter()
+            .zip(b)
+            .fold(0.0f32, |m, (x, y)| m.max((x - y).abs()))
+            / scale
     }
 
     /// The chunked prefill form and the token-by-token decode form agree on outputs and final
@@ -268,36 +290,96 @@ mod tests {
     /// a prefix is run chunked and the rest one token at a time.
     #[test]
     fn chunked_and_recurrent_forms_agree() {
-        let s = GdnShape { num_key_heads: 2, num_value_heads: 4, key_dim: 8, value_dim: 6 };
+        let s = GdnShape {
+            num_key_heads: 2,
+            num_value_heads: 4,
+            key_dim: 8,
+            value_dim: 6,
+        };
         let t = 150;
         let q = pseudo_random(t * 2 * 8, 1);
         let k = pseudo_random(t * 2 * 8, 2);
         let v = pseudo_random(t * 4 * 6, 3);
-        let g: Vec<f32> = pseudo_random(t * 4, 4).iter().map(|x| -0.3 * (x + 1.0)).collect();
-        let beta: Vec<f32> = pseudo_random(t * 4, 5).iter().map(|x| sigmoid(2.0 * x)).collect();
+        let g: Vec<f32> = pseudo_random(t * 4, 4)
+            .iter()
+            .map(|x| -0.3 * (x + 1.0))
+            .collect();
+        let beta: Vec<f32> = pseudo_random(t * 4, 5)
+            .iter()
+            .map(|x| sigmoid(2.0 * x))
+            .collect();
         let init = pseudo_random(4 * 8 * 6, 6);
 
         let mut state_r = init.clone();
         let mut out_r = vec![0.0; t * 4 * 6];
-        gated_delta_rule_recurrent(s, &q, &k, &v, &g, &beta, &mut state_r, &mut out_r);
+        gated_delta_rule_recurrent(
+            s,
+            &GdnInputs {
+                q: &q,
+                k: &k,
+                v: &v,
+                g: &g,
+                beta: &beta,
+            },
+            &mut state_r,
+            &mut out_r,
+        );
         let mut state_c = init.clone();
         let mut out_c = vec![0.0; t * 4 * 6];
-        gated_delta_rule_chunked(s, &q, &k, &v, &g, &beta, &mut state_c, &mut out_c);
-        assert!(max_rel(&out_c, &out_r) < 1e-5, "outputs {}", max_rel(&out_c, &out_r));
-        assert!(max_rel(&state_c, &state_r) < 1e-5, "states {}", max_rel(&state_c, &state_r));
+        gated_delta_rule_chunked(
+            s,
+            &GdnInputs {
+                q: &q,
+                k: &k,
+                v: &v,
+                g: &g,
+                beta: &beta,
+            },
+            &mut state_c,
+            &mut out_c,
+        );
+        assert!(
+            max_rel(&out_c, &out_r) < 1e-5,
+            "outputs {}",
+            max_rel(&out_c, &out_r)
+        );
+        assert!(
+            max_rel(&state_c, &state_r) < 1e-5,
+            "states {}",
+            max_rel(&state_c, &state_r)
+        );
 
         // Chunked prefix of 100, then 50 recurrent steps, equals the all-recurrent run.
         let split = 100;
         let mut state_m = init;
         let mut out_m = vec![0.0; t * 4 * 6];
         let (qk_split, v_split, g_split) = (split * 2 * 8, split * 4 * 6, split * 4);
-        gated_delta_rule_chunked(s, &q[..qk_split], &k[..qk_split], &v[..v_split], &g[..g_split], &beta[..g_split], &mut state_m, &mut out_m[..v_split]);
+        let prefix = GdnInputs {
+            q: &q[..qk_split],
+            k: &k[..qk_split],
+            v: &v[..v_split],
+            g: &g[..g_split],
+            beta: &beta[..g_split],
+        };
+        gated_delta_rule_chunked(s, &prefix, &mut state_m, &mut out_m[..v_split]);
         for step in split..t {
             let (a, b) = (step * 2 * 8, (step + 1) * 2 * 8);
             let (va, vb) = (step * 4 * 6, (step + 1) * 4 * 6);
-            gated_delta_rule_recurrent(s, &q[a..b], &k[a..b], &v[va..vb], &g[step * 4..step * 4 + 4], &beta[step * 4..step * 4 + 4], &mut state_m, &mut out_m[va..vb]);
+            let (ga, gb) = (step * 4, step * 4 + 4);
+            let one = GdnInputs {
+                q: &q[a..b],
+                k: &k[a..b],
+                v: &v[va..vb],
+                g: &g[ga..gb],
+                beta: &beta[ga..gb],
+            };
+            gated_delta_rule_recurrent(s, &one, &mut state_m, &mut out_m[va..vb]);
         }
-        assert!(max_rel(&out_m, &out_r) < 1e-5, "mixed outputs {}", max_rel(&out_m, &out_r));
+        assert!(
+            max_rel(&out_m, &out_r) < 1e-5,
+            "mixed outputs {}",
+            max_rel(&out_m, &out_r)
+        );
     }
 
     #[test]

@@ -44,7 +44,12 @@ pub fn matvec(w: &Tensor, x: &[f32], out: &mut [f32]) {
 /// Panics if the lengths do not match `w`'s shape.
 pub fn matmul(w: &Tensor, x: &[f32], out: &mut [f32]) {
     let (rows, cols) = (w.rows(), w.cols());
-    assert!(cols > 0 && x.len() % cols == 0, "{}: input length {} is not a multiple of {cols}", w.name(), x.len());
+    assert!(
+        cols > 0 && x.len() % cols == 0,
+        "{}: input length {} is not a multiple of {cols}",
+        w.name(),
+        x.len()
+    );
     let n = x.len() / cols;
     assert_eq!(out.len(), n * rows, "{}: output length", w.name());
 
@@ -101,7 +106,9 @@ mod tests {
         let mut out = vec![0.0; n * rows];
         for t in 0..n {
             for r in 0..rows {
-                out[t * rows + r] = (0..cols).map(|c| w[r * cols + c] as f64 * x[t * cols + c] as f64).sum::<f64>() as f32;
+                out[t * rows + r] = (0..cols)
+                    .map(|c| w[r * cols + c] as f64 * x[t * cols + c] as f64)
+                    .sum::<f64>() as f32;
             }
         }
         out
@@ -126,18 +133,36 @@ mod tests {
             matmul(&Tensor::from_f32("w", vec![rows, cols], &w), &x, &mut out);
             let want = naive(&w, rows, cols, &x);
             for (a, b) in out.iter().zip(&want) {
-                assert!((a - b).abs() <= 1e-5 * (1.0 + b.abs()), "{rows}x{cols}x{n}: {a} vs {b}");
+                assert!(
+                    (a - b).abs() <= 1e-5 * (1.0 + b.abs()),
+                    "{rows}x{cols}x{n}: {a} vs {b}"
+                );
             }
         }
     }
 
     #[test]
     fn bf16_weights_are_widened_exactly() {
-        let bits: Vec<u16> = pseudo_random(6 * 8, 3).iter().map(|x| (x.to_bits() >> 16) as u16).collect();
-        let widened: Vec<f32> = bits.iter().map(|&b| f32::from_bits((b as u32) << 16)).collect();
+        let bits: Vec<u16> = pseudo_random(6 * 8, 3)
+            .iter()
+            .map(|x| (x.to_bits() >> 16) as u16)
+            .collect();
+        let widened: Vec<f32> = bits
+            .iter()
+            .map(|&b| f32::from_bits((b as u32) << 16))
+            .collect();
         let x = pseudo_random(8, 4);
         let mut out = vec![0.0; 6];
-        matvec(&Tensor::from_bf16_bits("w", vec![6, 8], &bits), &x, &mut out);
-        assert_eq!(out, (0..6).map(|r| dot(&widened[r * 8..(r + 1) * 8], &x)).collect::<Vec<_>>());
+        matvec(
+            &Tensor::from_bf16_bits("w", vec![6, 8], &bits),
+            &x,
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            (0..6)
+                .map(|r| dot(&widened[r * 8..(r + 1) * 8], &x))
+                .collect::<Vec<_>>()
+        );
     }
 }

@@ -9,9 +9,9 @@ use lily_model::weights::{AttentionWeights, GatedDeltaNetWeights, MixerWeights, 
 use lily_model::Backend;
 
 use crate::activation::sigmoid;
-use crate::attention::causal_attention;
+use crate::attention::{causal_attention, AttentionShape};
 use crate::error::CpuError;
-use crate::gdn::{self, GdnShape};
+use crate::gdn::{self, GdnInputs, GdnShape};
 use crate::linalg::matmul;
 use crate::moe::moe_block;
 use crate::norm::{gated_rms_norm, rms_norm_zero_centred, rms_norm_zero_centred_rows};
@@ -35,8 +35,16 @@ struct SmallWeights {
 }
 
 enum SmallMixer {
-    LinearAttention { conv: Vec<f32>, a_log: Vec<f32>, dt_bias: Vec<f32>, norm: Vec<f32> },
-    FullAttention { q_norm: Vec<f32>, k_norm: Vec<f32> },
+    LinearAttention {
+        conv: Vec<f32>,
+        a_log: Vec<f32>,
+        dt_bias: Vec<f32>,
+        norm: Vec<f32>,
+    },
+    FullAttention {
+        q_norm: Vec<f32>,
+        k_norm: Vec<f32>,
+    },
 }
 
 /// One sequence's state: everything that depends on the tokens seen so far.
@@ -93,15 +101,23 @@ impl CpuModel {
                         dt_bias: g.dt_bias.to_f32_vec(),
                         norm: g.norm.to_f32_vec(),
                     },
-                    MixerWeights::FullAttention(a) => {
-                        SmallMixer::FullAttention { q_norm: a.q_norm.to_f32_vec(), k_norm: a.k_norm.to_f32_vec() }
-                    }
+                    MixerWeights::FullAttention(a) => SmallMixer::FullAttention {
+                        q_norm: a.q_norm.to_f32_vec(),
+                        k_norm: a.k_norm.to_f32_vec(),
+                    },
                 },
             })
             .collect();
-        let inv_freq = inverse_frequencies(config.attention.rotary_dim, config.attention.rope_theta);
+        let inv_freq =
+            inverse_frequencies(config.attention.rotary_dim, config.attention.rope_theta);
         let final_norm = weights.norm.to_f32_vec();
-        CpuModel { config, weights, layers, final_norm, inv_freq }
+        CpuModel {
+            config,
+            weights,
+            layers,
+            final_norm,
+            inv_freq,
+        }
     }
 
     pub fn config(&self) -> &Config {
@@ -127,7 +143,8 @@ impl CpuModel {
         let (a, l) = (&self.config.attention, &self.config.linear);
         let per_layer = |kind: &LayerKind| match kind {
             LayerKind::LinearAttention => {
-                l.conv_dim() * (l.conv_kernel - 1) + l.num_value_heads * l.key_head_dim * l.value_head_dim
+                l.conv_dim() * (l.conv_kernel - 1)
+                    + l.num_value_heads * l.key_head_dim * l.value_head_dim
             }
             LayerKind::FullAttention => 2 * max_seq * a.num_kv_heads * a.head_dim,
         };
@@ -141,10 +158,17 @@ impl CpuModel {
             return Err(CpuError::EmptySequence);
         }
         let (a, l) = (&self.config.attention, &self.config.linear);
-        let kv_len = max_seq
-            .checked_mul(a.num_kv_heads * a.head_dim)
-            .ok_or(CpuError::CacheTooLarge { max_seq, bytes: usize::MAX })?;
-        let too_large = || CpuError::CacheTooLarge { max_seq, bytes: self.sequence_bytes(max_seq) };
+        let kv_len =
+            max_seq
+                .checked_mul(a.num_kv_heads * a.head_dim)
+                .ok_or(CpuError::CacheTooLarge {
+                    max_seq,
+                    bytes: usize::MAX,
+                })?;
+        let too_large = || CpuError::CacheTooLarge {
+            max_seq,
+            bytes: self.sequence_bytes(max_seq),
+        };
         let mut layers = Vec::with_capacity(self.config.num_layers());
         for kind in &self.config.layer_kinds {
             layers.push(match kind {
@@ -161,55 +185,112 @@ impl CpuModel {
                 }
             });
         }
-        Ok(CpuSequence { position: 0, max_seq, layers })
+        Ok(CpuSequence {
+            position: 0,
+            max_seq,
+            layers,
+        })
     }
 
     /// Runs `tokens` after what `seq` holds. With `Outputs::Everything` returns logits for every
     /// token and each layer's output; otherwise only the last token's logits.
-    pub fn forward(&self, seq: &mut CpuSequence, tokens: &[u32], outputs: Outputs) -> Result<ForwardOutput, CpuError> {
+    pub fn forward(
+        &self,
+        seq: &mut CpuSequence,
+        tokens: &[u32],
+        outputs: Outputs,
+    ) -> Result<ForwardOutput, CpuError> {
         let c = &self.config;
         if tokens.is_empty() {
             return Err(CpuError::NoTokens);
         }
         if seq.position + tokens.len() > seq.max_seq {
-            return Err(CpuError::ContextFull { position: seq.position, adding: tokens.len(), max_seq: seq.max_seq });
+            return Err(CpuError::ContextFull {
+                position: seq.position,
+                adding: tokens.len(),
+                max_seq: seq.max_seq,
+            });
         }
         if let Some(&token) = tokens.iter().find(|&&t| t as usize >= c.vocab_size) {
-            return Err(CpuError::TokenOutOfRange { token, vocab_size: c.vocab_size });
+            return Err(CpuError::TokenOutOfRange {
+                token,
+                vocab_size: c.vocab_size,
+            });
         }
         let (t_len, h) = (tokens.len(), c.hidden_size);
 
         let mut x = vec![0.0f32; t_len * h];
         for (t, &token) in tokens.iter().enumerate() {
-            self.weights.embed_tokens.read_f32(token as usize * h, &mut x[t * h..(t + 1) * h]);
+            self.weights
+                .embed_tokens
+                .read_f32(token as usize * h, &mut x[t * h..(t + 1) * h]);
         }
         let mut hidden = Vec::new();
         let mut normed = vec![0.0f32; t_len * h];
         let mut mixed = vec![0.0f32; t_len * h];
         for (i, (layer, small)) in self.weights.layers.iter().zip(&self.layers).enumerate() {
             for t in 0..t_len {
-                rms_norm_zero_centred(&x[t * h..(t + 1) * h], &small.input_norm, c.rms_norm_eps, &mut normed[t * h..(t + 1) * h]);
+                rms_norm_zero_centred(
+                    &x[t * h..(t + 1) * h],
+                    &small.input_norm,
+                    c.rms_norm_eps,
+                    &mut normed[t * h..(t + 1) * h],
+                );
             }
             match (&layer.mixer, &small.mixer, &mut seq.layers[i]) {
                 (
                     MixerWeights::LinearAttention(w),
-                    SmallMixer::LinearAttention { conv, a_log, dt_bias, norm },
-                    LayerState::LinearAttention { conv: conv_state, recurrent },
+                    SmallMixer::LinearAttention {
+                        conv,
+                        a_log,
+                        dt_bias,
+                        norm,
+                    },
+                    LayerState::LinearAttention {
+                        conv: conv_state,
+                        recurrent,
+                    },
                 ) => {
-                    let small = GdnSmall { conv, a_log, dt_bias, norm };
+                    let small = GdnSmall {
+                        conv,
+                        a_log,
+                        dt_bias,
+                        norm,
+                    };
                     self.gated_delta_net(w, &small, conv_state, recurrent, &normed, &mut mixed)
                 }
-                (MixerWeights::FullAttention(w), SmallMixer::FullAttention { q_norm, k_norm }, LayerState::FullAttention { keys, values }) => {
-                    self.gated_attention(w, q_norm, k_norm, keys, values, seq.position, &normed, &mut mixed)
-                }
+                (
+                    MixerWeights::FullAttention(w),
+                    SmallMixer::FullAttention { q_norm, k_norm },
+                    LayerState::FullAttention { keys, values },
+                ) => self.gated_attention(
+                    w,
+                    q_norm,
+                    k_norm,
+                    keys,
+                    values,
+                    seq.position,
+                    &normed,
+                    &mut mixed,
+                ),
                 _ => unreachable!("layer state is built from the same config as the weights"),
             }
             x.iter_mut().zip(&mixed).for_each(|(a, b)| *a += b);
 
             for t in 0..t_len {
                 let row = t * h..(t + 1) * h;
-                rms_norm_zero_centred(&x[row.clone()], &small.post_attention_norm, c.rms_norm_eps, &mut normed[row.clone()]);
-                moe_block(&layer.moe, c.moe.experts_per_token, &normed[row.clone()], &mut mixed[row]);
+                rms_norm_zero_centred(
+                    &x[row.clone()],
+                    &small.post_attention_norm,
+                    c.rms_norm_eps,
+                    &mut normed[row.clone()],
+                );
+                moe_block(
+                    &layer.moe,
+                    c.moe.experts_per_token,
+                    &normed[row.clone()],
+                    &mut mixed[row],
+                );
             }
             x.iter_mut().zip(&mixed).for_each(|(a, b)| *a += b);
             if outputs == Outputs::Everything {
@@ -255,7 +336,11 @@ impl CpuModel {
 
         let mut conv_out = vec![0.0f32; t_len * cd];
         gdn::causal_conv1d_silu(&qkv, small.conv, conv_state, &mut conv_out);
-        let (mut q, mut k, mut v) = (Vec::with_capacity(t_len * kd), Vec::with_capacity(t_len * kd), Vec::with_capacity(t_len * vd));
+        let (mut q, mut k, mut v) = (
+            Vec::with_capacity(t_len * kd),
+            Vec::with_capacity(t_len * kd),
+            Vec::with_capacity(t_len * vd),
+        );
         for row in conv_out.chunks_exact(cd) {
             q.extend_from_slice(&row[..kd]);
             k.extend_from_slice(&row[kd..2 * kd]);
@@ -267,15 +352,26 @@ impl CpuModel {
 
         // As in transformers: the recurrent form for a single token, the chunked form otherwise.
         let mut core = vec![0.0f32; t_len * vd];
+        let input = GdnInputs {
+            q: &q,
+            k: &k,
+            v: &v,
+            g: &g,
+            beta: &beta,
+        };
         if t_len == 1 {
-            gdn::gated_delta_rule_recurrent(self.gdn_shape(), &q, &k, &v, &g, &beta, recurrent, &mut core);
+            gdn::gated_delta_rule_recurrent(self.gdn_shape(), &input, recurrent, &mut core);
         } else {
-            gdn::gated_delta_rule_chunked(self.gdn_shape(), &q, &k, &v, &g, &beta, recurrent, &mut core);
+            gdn::gated_delta_rule_chunked(self.gdn_shape(), &input, recurrent, &mut core);
         }
 
         let dv = l.value_head_dim;
         let mut gated = vec![0.0f32; t_len * vd];
-        for ((o, zh), dst) in core.chunks_exact(dv).zip(z.chunks_exact(dv)).zip(gated.chunks_exact_mut(dv)) {
+        for ((o, zh), dst) in core
+            .chunks_exact(dv)
+            .zip(z.chunks_exact(dv))
+            .zip(gated.chunks_exact_mut(dv))
+        {
             gated_rms_norm(o, zh, small.norm, self.config.rms_norm_eps, dst);
         }
         matmul(&w.out_proj, &gated, out);
@@ -325,7 +421,12 @@ impl CpuModel {
         values.extend_from_slice(&v);
 
         let mut attn = vec![0.0f32; t_len * nh * d];
-        causal_attention(&q, keys, values, nh, nkv, d, 1.0 / (d as f32).sqrt(), &mut attn);
+        let shape = AttentionShape {
+            num_heads: nh,
+            num_kv_heads: nkv,
+            head_dim: d,
+        };
+        causal_attention(shape, &q, keys, values, 1.0 / (d as f32).sqrt(), &mut attn);
         for (o, g) in attn.iter_mut().zip(&gate) {
             *o *= sigmoid(*g);
         }
@@ -375,7 +476,10 @@ impl Backend for CpuModel {
         seq.max_seq = snapshot.max_seq;
         for (dst, src) in seq.layers.iter_mut().zip(&snapshot.layers) {
             match (dst, src) {
-                (LayerState::FullAttention { keys, values }, LayerState::FullAttention { keys: k, values: v }) => {
+                (
+                    LayerState::FullAttention { keys, values },
+                    LayerState::FullAttention { keys: k, values: v },
+                ) => {
                     // Keeps the reservation made by new_sequence.
                     keys.clear();
                     keys.extend_from_slice(k);

@@ -43,3 +43,24 @@ pub fn l2_normalize(x: &mut [f32], eps: f32) {
         *v *= inv;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_centred_weight_scales_by_one_plus_w_and_gated_norm_by_w() {
+        // rms([3, 4]) = sqrt(12.5)
+        let x = [3.0f32, 4.0];
+        let inv = 1.0 / 12.5f32.sqrt();
+        let mut out = [0.0; 2];
+        rms_norm_zero_centred(&x, &[0.0, 1.0], 0.0, &mut out);
+        assert_eq!(out, [3.0 * inv, 8.0 * inv]);
+        gated_rms_norm(&x, &[0.0, 10.0], &[2.0, 1.0], 0.0, &mut out);
+        assert_eq!(out[0], 0.0, "silu(0) gates the first element off");
+        assert!((out[1] - 4.0 * inv * silu(10.0)).abs() < 1e-6);
+        let mut v = [3.0f32, 4.0];
+        l2_normalize(&mut v, 0.0);
+        assert_eq!(v, [0.6, 0.8]);
+    }
+}

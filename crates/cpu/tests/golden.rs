@@ -23,24 +23,45 @@ struct Golden {
 }
 
 fn fixture(name: &str) -> Golden {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
     let model = CpuModel::load(&dir).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("golden.json")).unwrap()).unwrap();
-    let ids = |key: &str| json[key].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
-    Golden { model, prompt: ids("prompt"), continuation: ids("continuation"), arrays: Checkpoint::open_file(&dir.join("golden.safetensors")).unwrap() }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("golden.json")).unwrap()).unwrap();
+    let ids = |key: &str| {
+        json[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap() as u32)
+            .collect()
+    };
+    Golden {
+        model,
+        prompt: ids("prompt"),
+        continuation: ids("continuation"),
+        arrays: Checkpoint::open_file(&dir.join("golden.safetensors")).unwrap(),
+    }
 }
 
 fn rel_error(ours: &[f32], reference: &[f32]) -> f32 {
     assert_eq!(ours.len(), reference.len());
     let scale = reference.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-    ours.iter().zip(reference).fold(0.0f32, |m, (a, b)| m.max((a - b).abs())) / scale
+    ours.iter()
+        .zip(reference)
+        .fold(0.0f32, |m, (a, b)| m.max((a - b).abs()))
+        / scale
 }
 
 /// Logits at every prompt position and every layer's output match transformers.
 fn check_prefill(name: &str) -> Golden {
     let g = fixture(name);
     let mut seq = g.model.new_sequence(g.prompt.len()).unwrap();
-    let out = g.model.forward(&mut seq, &g.prompt, Outputs::Everything).unwrap();
+    let out = g
+        .model
+        .forward(&mut seq, &g.prompt, Outputs::Everything)
+        .unwrap();
     let logits_err = rel_error(&out.logits, &g.arrays.get("logits").unwrap().to_f32_vec());
     let hidden_ref = g.arrays.get("hidden").unwrap();
     let per_layer = hidden_ref.cols();
@@ -53,7 +74,10 @@ fn check_prefill(name: &str) -> Golden {
     }
     assert_eq!(out.hidden.len(), hidden_ref.rows());
     eprintln!("{name}: logits rel error {logits_err:.2e}, hidden {hidden_err:.2e}");
-    assert!(logits_err <= F32_BOUND, "{name}: logits rel error {logits_err}");
+    assert!(
+        logits_err <= F32_BOUND,
+        "{name}: logits rel error {logits_err}"
+    );
     g
 }
 
@@ -61,12 +85,23 @@ fn check_prefill(name: &str) -> Golden {
 fn check_greedy(g: &Golden, name: &str) {
     let max_seq = g.prompt.len() + g.continuation.len();
     let mut seq = g.model.new_sequence(max_seq).unwrap();
-    let options = GenerateOptions { max_tokens: g.continuation.len(), stop_ids: vec![] };
+    let options = GenerateOptions {
+        max_tokens: g.continuation.len(),
+        stop_ids: vec![],
+    };
     let mut got = Vec::new();
-    generate(&g.model, &mut seq, &g.prompt, max_seq, &options, argmax, |t| {
-        got.push(t);
-        std::ops::ControlFlow::Continue(())
-    })
+    generate(
+        &g.model,
+        &mut seq,
+        &g.prompt,
+        max_seq,
+        &options,
+        argmax,
+        |t| {
+            got.push(t);
+            std::ops::ControlFlow::Continue(())
+        },
+    )
     .unwrap();
     assert_eq!(got, g.continuation, "{name}: greedy continuation");
 }
@@ -91,10 +126,19 @@ fn two_full_bf16_matches_transformers() {
     check_greedy(&g, "two_full_bf16");
     assert_eq!(g.model.weights().lm_head.dtype(), lily_model::DType::BF16);
     let mut seq = g.model.new_sequence(g.prompt.len()).unwrap();
-    let out = g.model.forward(&mut seq, &g.prompt, Outputs::Everything).unwrap();
-    let err = rel_error(&out.logits, &g.arrays.get("logits_bf16_native").unwrap().to_f32_vec());
+    let out = g
+        .model
+        .forward(&mut seq, &g.prompt, Outputs::Everything)
+        .unwrap();
+    let err = rel_error(
+        &out.logits,
+        &g.arrays.get("logits_bf16_native").unwrap().to_f32_vec(),
+    );
     eprintln!("two_full_bf16: vs transformers in bf16: logits rel error {err:.2e}");
-    assert!(err <= BF16_NATIVE_BOUND, "bf16-native logits rel error {err}");
+    assert!(
+        err <= BF16_NATIVE_BOUND,
+        "bf16-native logits rel error {err}"
+    );
 }
 
 /// Prefill of the whole prompt and prefill-then-decode give the same last logits; a snapshot
@@ -115,10 +159,16 @@ fn decode_matches_prefill_and_snapshots_round_trip() {
         last = g.model.decode(&mut seq, t).unwrap();
         let pos = split + i;
         let err = rel_error(&last, &reference[pos * vocab..(pos + 1) * vocab]);
-        assert!(err <= F32_BOUND, "decode at position {pos}: rel error {err}");
+        assert!(
+            err <= F32_BOUND,
+            "decode at position {pos}: rel error {err}"
+        );
     }
     assert_eq!(g.model.position(&seq), prompt.len());
-    assert!(g.model.decode(&mut seq, 0).is_err(), "decoding past max_seq must fail");
+    assert!(
+        g.model.decode(&mut seq, 0).is_err(),
+        "decoding past max_seq must fail"
+    );
 
     g.model.restore(&mut seq, &snapshot);
     assert_eq!(g.model.position(&seq), split);

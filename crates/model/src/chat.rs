@@ -169,6 +169,12 @@ impl ChatTemplate {
     }
 }
 
+// The server renders prompts from many request threads with one template.
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<ChatTemplate>();
+};
+
 /// The message as the template sees it: text parts only, and tool-call arguments as objects
 /// (the template walks them with `|items`; OpenAI clients send them as JSON text).
 fn for_template(index: usize, message: &Message) -> Result<Message, ChatError> {
@@ -318,7 +324,7 @@ mod tests {
         for (f, py) in [
             (2.0, "2.0"), (0.5, "0.5"), (1e-5, "1e-05"), (1.5e16, "1.5e+16"), (1e16, "1e+16"),
             (123456789012345.6, "123456789012345.6"), (0.0001, "0.0001"), (-0.25, "-0.25"), (0.0, "0.0"),
-            (1e22, "1e+22"), (3.14159, "3.14159"), (-1.5e-7, "-1.5e-07"),
+            (1e22, "1e+22"), (3.25, "3.25"), (-1.5e-7, "-1.5e-07"),
         ] {
             assert_eq!(python_float(f), py, "{f}");
         }

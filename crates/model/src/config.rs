@@ -115,7 +115,11 @@ impl Config {
         let gen_path = dir.join("generation_config.json");
         if gen_path.exists() {
             let gen: Value = parse_json(&read_to_string(&gen_path)?, &gen_path)?;
-            let fields = Fields { obj: as_object(&gen, &gen_path, "")?, prefix: "", path: &gen_path };
+            let fields = Fields {
+                obj: as_object(&gen, &gen_path, "")?,
+                prefix: "",
+                path: &gen_path,
+            };
             let mut ids = fields.token_ids("eos_token_id")?;
             for id in std::mem::take(&mut config.eos_token_ids) {
                 if !ids.contains(&id) {
@@ -131,14 +135,27 @@ impl Config {
     pub fn from_json(text: &str, path: &Path) -> Result<Config> {
         let root: Value = parse_json(text, path)?;
         let root = as_object(&root, path, "")?;
-        let top = Fields { obj: root, prefix: "", path };
+        let top = Fields {
+            obj: root,
+            prefix: "",
+            path,
+        };
         let model_type = top.str("model_type")?;
         let (layout, text) = match model_type {
             "qwen3_5_moe" => {
                 let text = top.object("text_config")?;
-                let text = Fields { obj: text, prefix: "text_config.", path };
+                let text = Fields {
+                    obj: text,
+                    prefix: "text_config.",
+                    path,
+                };
                 if let Some(inner) = text.opt_str("model_type")? {
-                    text.expect("model_type", "\"qwen3_5_moe_text\"", inner, inner == "qwen3_5_moe_text")?;
+                    text.expect(
+                        "model_type",
+                        "\"qwen3_5_moe_text\"",
+                        inner,
+                        inner == "qwen3_5_moe_text",
+                    )?;
                 }
                 (CheckpointLayout::VisionLanguage, text)
             }
@@ -170,7 +187,12 @@ fn parse_text_config(top: &Fields, text: &Fields, layout: CheckpointLayout) -> R
     let hidden_size = text.positive("hidden_size")?;
     let num_layers = text.positive("num_hidden_layers")?;
     let rms_norm_eps = text.f64("rms_norm_eps")?;
-    text.expect("rms_norm_eps", "a positive number", rms_norm_eps, rms_norm_eps > 0.0)?;
+    text.expect(
+        "rms_norm_eps",
+        "a positive number",
+        rms_norm_eps,
+        rms_norm_eps > 0.0,
+    )?;
     let layer_kinds = parse_layer_kinds(text, num_layers)?;
 
     let attention = parse_attention(text)?;
@@ -183,7 +205,10 @@ fn parse_text_config(top: &Fields, text: &Fields, layout: CheckpointLayout) -> R
     };
     text.expect(
         "linear_num_value_heads",
-        format!("a multiple of linear_num_key_heads ({})", linear.num_key_heads),
+        format!(
+            "a multiple of linear_num_key_heads ({})",
+            linear.num_key_heads
+        ),
         linear.num_value_heads,
         linear.num_value_heads % linear.num_key_heads == 0,
     )?;
@@ -235,13 +260,28 @@ fn parse_layer_kinds(text: &Fields, num_layers: usize) -> Result<Vec<LayerKind>>
     let Some(value) = text.obj.get("layer_types").filter(|v| !v.is_null()) else {
         // transformers' fallback: every `full_attention_interval`-th layer is full attention.
         let interval = text.opt_usize("full_attention_interval")?.unwrap_or(4);
-        text.expect("full_attention_interval", "a positive integer", interval, interval > 0)?;
+        text.expect(
+            "full_attention_interval",
+            "a positive integer",
+            interval,
+            interval > 0,
+        )?;
         return Ok((0..num_layers)
-            .map(|i| if (i + 1) % interval == 0 { LayerKind::FullAttention } else { LayerKind::LinearAttention })
+            .map(|i| {
+                if (i + 1) % interval == 0 {
+                    LayerKind::FullAttention
+                } else {
+                    LayerKind::LinearAttention
+                }
+            })
             .collect());
     };
     let Some(items) = value.as_array() else {
-        return Err(text.error("layer_types", "a list of layer type names", value.to_string()));
+        return Err(text.error(
+            "layer_types",
+            "a list of layer type names",
+            value.to_string(),
+        ));
     };
     text.expect(
         "layer_types",
@@ -275,16 +315,35 @@ fn parse_attention(text: &Fields) -> Result<AttentionConfig> {
     )?;
     let head_dim = text.positive("head_dim")?;
 
-    let rope = Fields { obj: text.object("rope_parameters")?, prefix: &format!("{}rope_parameters.", text.prefix), path: text.path };
+    let rope = Fields {
+        obj: text.object("rope_parameters")?,
+        prefix: &format!("{}rope_parameters.", text.prefix),
+        path: text.path,
+    };
     let rope_type = rope.opt_str("rope_type")?.unwrap_or("default");
-    rope.expect("rope_type", "\"default\"", format!("{rope_type:?}"), rope_type == "default")?;
+    rope.expect(
+        "rope_type",
+        "\"default\"",
+        format!("{rope_type:?}"),
+        rope_type == "default",
+    )?;
     let rope_theta = rope.f64("rope_theta")?;
-    rope.expect("rope_theta", "a positive number", rope_theta, rope_theta > 0.0)?;
+    rope.expect(
+        "rope_theta",
+        "a positive number",
+        rope_theta,
+        rope_theta > 0.0,
+    )?;
     let partial = match rope.obj.get("partial_rotary_factor") {
         Some(_) => rope.f64("partial_rotary_factor")?,
         None => 0.25, // transformers' default for this model
     };
-    rope.expect("partial_rotary_factor", "a number in (0, 1]", partial, partial > 0.0 && partial <= 1.0)?;
+    rope.expect(
+        "partial_rotary_factor",
+        "a number in (0, 1]",
+        partial,
+        partial > 0.0 && partial <= 1.0,
+    )?;
     // transformers truncates: dim = int(head_dim * partial_rotary_factor).
     let rotary_dim = (head_dim as f64 * partial) as usize;
     rope.expect(
@@ -293,39 +352,79 @@ fn parse_attention(text: &Fields) -> Result<AttentionConfig> {
         format!("{partial} (rotary dim {rotary_dim})"),
         rotary_dim > 0 && rotary_dim % 2 == 0,
     )?;
+    // transformers falls back to [11, 11, 10] when the field is absent and never checks it;
+    // for text it has no effect, so only a section list that is given must add up.
     let mrope_section = match rope.obj.get("mrope_section") {
-        None => vec![11, 11, 10], // transformers' default
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|v| v.as_u64().map(|x| x as usize))
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| rope.error("mrope_section", "a list of 3 non-negative integers", format!("{items:?}")))?,
-        Some(other) => return Err(rope.error("mrope_section", "a list of 3 non-negative integers", other.to_string())),
+        None => vec![11, 11, 10],
+        Some(Value::Array(items)) => {
+            let sections = items
+                .iter()
+                .map(|v| v.as_u64().map(|x| x as usize))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| {
+                    rope.error(
+                        "mrope_section",
+                        "a list of 3 non-negative integers",
+                        format!("{items:?}"),
+                    )
+                })?;
+            rope.expect(
+                "mrope_section",
+                "3 sections (t, h, w)",
+                format!("{sections:?}"),
+                sections.len() == 3,
+            )?;
+            let sum: usize = sections.iter().sum();
+            rope.expect(
+                "mrope_section",
+                format!("sections summing to rotary_dim / 2 = {}", rotary_dim / 2),
+                format!("{sections:?} (sum {sum})"),
+                sum == rotary_dim / 2,
+            )?;
+            sections
+        }
+        Some(other) => {
+            return Err(rope.error(
+                "mrope_section",
+                "a list of 3 non-negative integers",
+                other.to_string(),
+            ))
+        }
     };
-    rope.expect("mrope_section", "3 sections (t, h, w)", format!("{mrope_section:?}"), mrope_section.len() == 3)?;
-    let sum: usize = mrope_section.iter().sum();
-    rope.expect(
-        "mrope_section",
-        format!("sections summing to rotary_dim / 2 = {}", rotary_dim / 2),
-        format!("{mrope_section:?} (sum {sum})"),
-        sum == rotary_dim / 2,
-    )?;
     let mrope_interleaved = rope.opt_bool("mrope_interleaved")?.unwrap_or(false);
-    Ok(AttentionConfig { num_heads, num_kv_heads, head_dim, rotary_dim, rope_theta, mrope_section, mrope_interleaved })
+    Ok(AttentionConfig {
+        num_heads,
+        num_kv_heads,
+        head_dim,
+        rotary_dim,
+        rope_theta,
+        mrope_section,
+        mrope_interleaved,
+    })
 }
 
 fn read_to_string(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|source| ModelError::Io { path: path.to_path_buf(), source })
+    std::fs::read_to_string(path).map_err(|source| ModelError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn parse_json(text: &str, path: &Path) -> Result<Value> {
-    serde_json::from_str(text).map_err(|source| ModelError::Json { path: path.to_path_buf(), source })
+    serde_json::from_str(text).map_err(|source| ModelError::Json {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn as_object<'a>(value: &'a Value, path: &Path, field: &str) -> Result<&'a Map<String, Value>> {
     value.as_object().ok_or_else(|| ModelError::Config {
         path: path.to_path_buf(),
-        field: if field.is_empty() { "(root)".into() } else { field.into() },
+        field: if field.is_empty() {
+            "(root)".into()
+        } else {
+            field.into()
+        },
         expected: "a JSON object".into(),
         actual: value.to_string(),
     })
@@ -349,7 +448,13 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn expect(&self, field: &str, expected: impl ToString, actual: impl std::fmt::Display, ok: bool) -> Result<()> {
+    fn expect(
+        &self,
+        field: &str,
+        expected: impl ToString,
+        actual: impl std::fmt::Display,
+        ok: bool,
+    ) -> Result<()> {
         if ok {
             Ok(())
         } else {
@@ -362,35 +467,53 @@ impl<'a> Fields<'a> {
     }
 
     fn required(&self, field: &str, expected: &str) -> Result<&'a Value> {
-        self.present(field).ok_or_else(|| self.error(field, expected, "nothing (missing)"))
+        self.present(field)
+            .ok_or_else(|| self.error(field, expected, "nothing (missing)"))
     }
 
     fn object(&self, field: &str) -> Result<&'a Map<String, Value>> {
         let value = self.required(field, "a JSON object")?;
-        value.as_object().ok_or_else(|| self.error(field, "a JSON object", value))
+        value
+            .as_object()
+            .ok_or_else(|| self.error(field, "a JSON object", value))
     }
 
     fn str(&self, field: &str) -> Result<&'a str> {
         let value = self.required(field, "a string")?;
-        value.as_str().ok_or_else(|| self.error(field, "a string", value))
+        value
+            .as_str()
+            .ok_or_else(|| self.error(field, "a string", value))
     }
 
     fn opt_str(&self, field: &str) -> Result<Option<&'a str>> {
-        self.present(field).map(|v| v.as_str().ok_or_else(|| self.error(field, "a string", v))).transpose()
+        self.present(field)
+            .map(|v| v.as_str().ok_or_else(|| self.error(field, "a string", v)))
+            .transpose()
     }
 
     fn opt_bool(&self, field: &str) -> Result<Option<bool>> {
-        self.present(field).map(|v| v.as_bool().ok_or_else(|| self.error(field, "true or false", v))).transpose()
+        self.present(field)
+            .map(|v| {
+                v.as_bool()
+                    .ok_or_else(|| self.error(field, "true or false", v))
+            })
+            .transpose()
     }
 
     fn f64(&self, field: &str) -> Result<f64> {
         let value = self.required(field, "a number")?;
-        value.as_f64().ok_or_else(|| self.error(field, "a number", value))
+        value
+            .as_f64()
+            .ok_or_else(|| self.error(field, "a number", value))
     }
 
     fn opt_usize(&self, field: &str) -> Result<Option<usize>> {
         self.present(field)
-            .map(|v| v.as_u64().map(|x| x as usize).ok_or_else(|| self.error(field, "a non-negative integer", v)))
+            .map(|v| {
+                v.as_u64()
+                    .map(|x| x as usize)
+                    .ok_or_else(|| self.error(field, "a non-negative integer", v))
+            })
             .transpose()
     }
 
@@ -405,7 +528,11 @@ impl<'a> Fields<'a> {
     /// `eos_token_id` style fields: absent, one id, or a list of ids.
     fn token_ids(&self, field: &str) -> Result<Vec<u32>> {
         let expected = "a token id or a list of token ids";
-        let one = |v: &Value| v.as_u64().and_then(|x| u32::try_from(x).ok()).ok_or_else(|| self.error(field, expected, v));
+        let one = |v: &Value| {
+            v.as_u64()
+                .and_then(|x| u32::try_from(x).ok())
+                .ok_or_else(|| self.error(field, expected, v))
+        };
         match self.present(field) {
             None => Ok(Vec::new()),
             Some(Value::Array(items)) => items.iter().map(one).collect(),

@@ -6,32 +6,60 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 
     #[error("{path}: invalid JSON: {source}")]
-    Json { path: PathBuf, source: serde_json::Error },
+    Json {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
 
     /// The configuration describes something Lily was not built for (or is malformed).
     #[error("{path}: field `{field}`: expected {expected}, found {actual}")]
-    Config { path: PathBuf, field: String, expected: String, actual: String },
+    Config {
+        path: PathBuf,
+        field: String,
+        expected: String,
+        actual: String,
+    },
 
     #[error("{path}: not a valid safetensors file: {reason}")]
     Safetensors { path: PathBuf, reason: String },
 
-    #[error("{dir}: no weights found (expected model.safetensors or model.safetensors.index.json)")]
+    #[error(
+        "{dir}: no weights found (expected model.safetensors or model.safetensors.index.json)"
+    )]
     NoWeights { dir: PathBuf },
 
     #[error("tensor `{tensor}` is missing from the checkpoint (searched {searched})")]
     MissingTensor { tensor: String, searched: String },
 
     #[error("{index}: tensor `{tensor}` is listed in shard {shard}, which does not contain it")]
-    NotInShard { index: PathBuf, tensor: String, shard: String },
+    NotInShard {
+        index: PathBuf,
+        tensor: String,
+        shard: String,
+    },
 
     #[error("{path}: tensor `{tensor}`: expected shape {expected:?}, found {actual:?}")]
-    Shape { path: PathBuf, tensor: String, expected: Vec<usize>, actual: Vec<usize> },
+    Shape {
+        path: PathBuf,
+        tensor: String,
+        expected: Vec<usize>,
+        actual: Vec<usize>,
+    },
 
-    #[error("{path}: tensor `{tensor}`: dtype {actual} is not supported (expected F32, BF16 or F16)")]
-    DType { path: PathBuf, tensor: String, actual: String },
+    #[error(
+        "{path}: tensor `{tensor}`: dtype {actual} is not supported (expected F32, BF16 or F16)"
+    )]
+    DType {
+        path: PathBuf,
+        tensor: String,
+        actual: String,
+    },
 }
 
 pub type Result<T, E = ModelError> = std::result::Result<T, E>;

@@ -1,6 +1,15 @@
 //! What Qwen3.6-35B-A3B is: its configuration, its weights as they sit in a checkpoint,
 //! its tokenizer and chat format, and the `Backend` seam that every way of running it implements.
 //! No GPU code lives here.
+//!
+//! - `config`: `config.json` (+ `generation_config.json` stop ids), strictly validated.
+//! - `tensor`: a tensor view into a memory-mapped shard (dtype, shape, bytes, f32 reads).
+//! - `weights`: the checkpoint's tensors by name (`Checkpoint`) and the model's weights by role
+//!   (`Weights`), shape-checked against the config.
+//! - `error`: `ModelError`, naming the file, field or tensor at fault.
+//! - `backend`: the `Backend` trait.
+//! - `tokenizer`: the Qwen3.5/3.6 byte-level BPE (`Tokenizer`, `StreamDecoder`).
+//! - `chat`: OpenAI-style messages rendered by the checkpoint's chat template (`ChatTemplate`).
 
 pub mod backend;
 pub mod config;

@@ -66,22 +66,42 @@ impl fmt::Debug for Tensor {
 }
 
 impl Tensor {
-    pub(crate) fn new(name: &str, storage: Arc<Storage>, start: usize, dtype: DType, shape: Vec<usize>) -> Tensor {
-        let tensor = Tensor { name: name.into(), storage, start, dtype, shape };
+    pub(crate) fn new(
+        name: &str,
+        storage: Arc<Storage>,
+        start: usize,
+        dtype: DType,
+        shape: Vec<usize>,
+    ) -> Tensor {
+        let tensor = Tensor {
+            name: name.into(),
+            storage,
+            start,
+            dtype,
+            shape,
+        };
         debug_assert!(tensor.start + tensor.byte_len() <= tensor.storage.bytes().len());
         tensor
     }
 
     /// An in-memory f32 tensor (tests, synthetic weights). Panics if `data` does not match `shape`.
     pub fn from_f32(name: &str, shape: Vec<usize>, data: &[f32]) -> Tensor {
-        assert_eq!(shape.iter().product::<usize>(), data.len(), "{name}: data does not match shape {shape:?}");
+        assert_eq!(
+            shape.iter().product::<usize>(),
+            data.len(),
+            "{name}: data does not match shape {shape:?}"
+        );
         let bytes = data.iter().flat_map(|x| x.to_le_bytes()).collect();
         Tensor::new(name, Arc::new(Storage::Owned(bytes)), 0, DType::F32, shape)
     }
 
     /// An in-memory bf16 tensor from raw bf16 bit patterns. Panics if `bits` does not match `shape`.
     pub fn from_bf16_bits(name: &str, shape: Vec<usize>, bits: &[u16]) -> Tensor {
-        assert_eq!(shape.iter().product::<usize>(), bits.len(), "{name}: data does not match shape {shape:?}");
+        assert_eq!(
+            shape.iter().product::<usize>(),
+            bits.len(),
+            "{name}: data does not match shape {shape:?}"
+        );
         let bytes = bits.iter().flat_map(|x| x.to_le_bytes()).collect();
         Tensor::new(name, Arc::new(Storage::Owned(bytes)), 0, DType::BF16, shape)
     }
@@ -117,7 +137,12 @@ impl Tensor {
     /// The sub-tensors `range` along the first dim (e.g. the gate rows of a fused gate|up).
     /// Panics if `range` is out of bounds: callers slice shapes they validated at load time.
     pub fn slice_rows(&self, range: Range<usize>) -> Tensor {
-        assert!(range.start <= range.end && range.end <= self.rows(), "{}: rows {range:?} of {:?}", self.name, self.shape);
+        assert!(
+            range.start <= range.end && range.end <= self.rows(),
+            "{}: rows {range:?} of {:?}",
+            self.name,
+            self.shape
+        );
         let row_bytes = self.cols() * self.dtype.size();
         let mut shape = self.shape.clone();
         shape[0] = range.len();
@@ -140,7 +165,11 @@ impl Tensor {
     /// Converts `out.len()` elements starting at element `offset` to f32.
     /// Panics if the range is outside the tensor.
     pub fn read_f32(&self, offset: usize, out: &mut [f32]) {
-        assert!(offset + out.len() <= self.numel(), "{}: read past the end", self.name);
+        assert!(
+            offset + out.len() <= self.numel(),
+            "{}: read past the end",
+            self.name
+        );
         let size = self.dtype.size();
         let bytes = &self.bytes()[offset * size..(offset + out.len()) * size];
         match self.dtype {
@@ -213,7 +242,10 @@ mod tests {
         let t = Tensor::from_f32("t", vec![2, 3, 4], &data);
         let e1 = t.index(1);
         assert_eq!(e1.shape(), &[3, 4]);
-        assert_eq!(e1.slice_rows(1..3).to_f32_vec(), (16..24).map(|x| x as f32).collect::<Vec<_>>());
+        assert_eq!(
+            e1.slice_rows(1..3).to_f32_vec(),
+            (16..24).map(|x| x as f32).collect::<Vec<_>>()
+        );
         let b = Tensor::from_bf16_bits("b", vec![2], &[0x3f80, 0xc000]);
         assert_eq!(b.to_f32_vec(), vec![1.0, -2.0]);
     }

@@ -36,18 +36,27 @@ impl Checkpoint {
         if index_path.exists() {
             Checkpoint::open_sharded(dir, &index_path)
         } else if single.exists() {
-            let mut checkpoint = Checkpoint { tensors: HashMap::new(), unsupported: HashMap::new(), source: single.display().to_string() };
+            let mut checkpoint = Checkpoint {
+                tensors: HashMap::new(),
+                unsupported: HashMap::new(),
+                source: single.display().to_string(),
+            };
             checkpoint.map_shard(&single, 1, 1)?;
             Ok(checkpoint)
         } else {
-            Err(ModelError::NoWeights { dir: dir.to_path_buf() })
+            Err(ModelError::NoWeights {
+                dir: dir.to_path_buf(),
+            })
         }
     }
 
     /// Maps one safetensors file (any name), e.g. a file of reference arrays.
     pub fn open_file(path: &Path) -> Result<Checkpoint> {
-        let mut checkpoint =
-            Checkpoint { tensors: HashMap::new(), unsupported: HashMap::new(), source: path.display().to_string() };
+        let mut checkpoint = Checkpoint {
+            tensors: HashMap::new(),
+            unsupported: HashMap::new(),
+            source: path.display().to_string(),
+        };
         checkpoint.map_shard(path, 1, 1)?;
         Ok(checkpoint)
     }
@@ -58,16 +67,23 @@ impl Checkpoint {
     }
 
     fn open_sharded(dir: &Path, index_path: &Path) -> Result<Checkpoint> {
-        let text = std::fs::read_to_string(index_path)
-            .map_err(|source| ModelError::Io { path: index_path.to_path_buf(), source })?;
-        let index: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|source| ModelError::Json { path: index_path.to_path_buf(), source })?;
+        let text = std::fs::read_to_string(index_path).map_err(|source| ModelError::Io {
+            path: index_path.to_path_buf(),
+            source,
+        })?;
+        let index: serde_json::Value =
+            serde_json::from_str(&text).map_err(|source| ModelError::Json {
+                path: index_path.to_path_buf(),
+                source,
+            })?;
         let Some(map) = index.get("weight_map").and_then(|m| m.as_object()) else {
             return Err(ModelError::Config {
                 path: index_path.to_path_buf(),
                 field: "weight_map".into(),
                 expected: "an object from tensor name to shard file".into(),
-                actual: index.get("weight_map").map_or("nothing (missing)".into(), |v| v.to_string()),
+                actual: index
+                    .get("weight_map")
+                    .map_or("nothing (missing)".into(), |v| v.to_string()),
             });
         };
         let mut weight_map = BTreeMap::new();
@@ -85,7 +101,11 @@ impl Checkpoint {
         let mut shards: Vec<&String> = weight_map.values().collect();
         shards.sort();
         shards.dedup();
-        let mut checkpoint = Checkpoint { tensors: HashMap::new(), unsupported: HashMap::new(), source: index_path.display().to_string() };
+        let mut checkpoint = Checkpoint {
+            tensors: HashMap::new(),
+            unsupported: HashMap::new(),
+            source: index_path.display().to_string(),
+        };
         for (i, shard) in shards.iter().enumerate() {
             checkpoint.map_shard(&dir.join(shard), i + 1, shards.len())?;
         }
@@ -93,8 +113,13 @@ impl Checkpoint {
             if tensor.starts_with("model.visual.") {
                 continue;
             }
-            let found_in = match (checkpoint.tensors.get(tensor), checkpoint.unsupported.get(tensor)) {
-                (Some((_, path)), _) | (None, Some((path, _))) => path.file_name().and_then(|f| f.to_str()),
+            let found_in = match (
+                checkpoint.tensors.get(tensor),
+                checkpoint.unsupported.get(tensor),
+            ) {
+                (Some((_, path)), _) | (None, Some((path, _))) => {
+                    path.file_name().and_then(|f| f.to_str())
+                }
                 (None, None) => None,
             };
             match found_in {
@@ -112,12 +137,20 @@ impl Checkpoint {
     }
 
     fn map_shard(&mut self, path: &Path, number: usize, count: usize) -> Result<()> {
-        let file = std::fs::File::open(path).map_err(|source| ModelError::Io { path: path.to_path_buf(), source })?;
+        let file = std::fs::File::open(path).map_err(|source| ModelError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         // SAFETY: the mapping is read-only; a checkpoint modified while being served is outside
         // what any inference runtime can defend against.
-        let mmap = unsafe { Mmap::map(&file) }.map_err(|source| ModelError::Io { path: path.to_path_buf(), source })?;
-        let parsed = SafeTensors::deserialize(&mmap)
-            .map_err(|e| ModelError::Safetensors { path: path.to_path_buf(), reason: e.to_string() })?;
+        let mmap = unsafe { Mmap::map(&file) }.map_err(|source| ModelError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let parsed = SafeTensors::deserialize(&mmap).map_err(|e| ModelError::Safetensors {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
         let shared_path = Arc::new(path.to_path_buf());
         let base = mmap.as_ptr() as usize;
         let mut entries = Vec::new();
@@ -133,12 +166,18 @@ impl Checkpoint {
                 safetensors::Dtype::F16 => DType::F16,
                 other => {
                     // Kept out of the map; if the model needs it, the error says so by name.
-                    self.unsupported.insert(name, (shared_path.clone(), format!("{other:?}")));
+                    self.unsupported
+                        .insert(name, (shared_path.clone(), format!("{other:?}")));
                     continue;
                 }
             };
             bytes_here += view.data().len();
-            entries.push((name, dtype, view.shape().to_vec(), view.data().as_ptr() as usize - base));
+            entries.push((
+                name,
+                dtype,
+                view.shape().to_vec(),
+                view.data().as_ptr() as usize - base,
+            ));
         }
         drop(parsed);
         let count_here = entries.len();
@@ -151,7 +190,11 @@ impl Checkpoint {
             "mapped shard {number}/{count} {}: {count_here} tensors, {:.1} MB{}",
             path.display(),
             bytes_here as f64 / 1e6,
-            if skipped > 0 { format!(" ({skipped} vision tensors skipped)") } else { String::new() }
+            if skipped > 0 {
+                format!(" ({skipped} vision tensors skipped)")
+            } else {
+                String::new()
+            }
         );
         Ok(())
     }
@@ -162,9 +205,16 @@ impl Checkpoint {
     fn take(&mut self, name: &str, shape: &[usize]) -> Result<Tensor> {
         let Some((tensor, path)) = self.tensors.remove(name) else {
             if let Some((path, dtype)) = self.unsupported.get(name) {
-                return Err(ModelError::DType { path: path.to_path_buf(), tensor: name.into(), actual: dtype.clone() });
+                return Err(ModelError::DType {
+                    path: path.to_path_buf(),
+                    tensor: name.into(),
+                    actual: dtype.clone(),
+                });
             }
-            return Err(ModelError::MissingTensor { tensor: name.into(), searched: self.source.clone() });
+            return Err(ModelError::MissingTensor {
+                tensor: name.into(),
+                searched: self.source.clone(),
+            });
         };
         if tensor.shape() != shape {
             return Err(ModelError::Shape {
@@ -273,10 +323,18 @@ impl Weights {
         let mut checkpoint = Checkpoint::open(dir)?;
         let weights = Weights::from_checkpoint(&mut checkpoint, config)?;
         let text_prefix = config.layout.text_prefix();
-        let mut leftovers: Vec<&String> = checkpoint.tensors.keys().filter(|n| n.starts_with(text_prefix)).collect();
+        let mut leftovers: Vec<&String> = checkpoint
+            .tensors
+            .keys()
+            .filter(|n| n.starts_with(text_prefix))
+            .collect();
         if !leftovers.is_empty() {
             leftovers.sort();
-            tracing::warn!("{} unexpected tensors ignored, e.g. {:?}", leftovers.len(), &leftovers[..leftovers.len().min(3)]);
+            tracing::warn!(
+                "{} unexpected tensors ignored, e.g. {:?}",
+                leftovers.len(),
+                &leftovers[..leftovers.len().min(3)]
+            );
         }
         tracing::info!(
             "weights ready: {} layers, {} mtp tensors, in {:.2}s",
@@ -301,19 +359,38 @@ impl Weights {
         for (i, kind) in config.layer_kinds.iter().enumerate() {
             let lp = format!("{p}layers.{i}.");
             let mixer = match kind {
-                LayerKind::LinearAttention => MixerWeights::LinearAttention(load_gdn(ck, config, &lp)?),
-                LayerKind::FullAttention => MixerWeights::FullAttention(load_attention(ck, config, &lp)?),
+                LayerKind::LinearAttention => {
+                    MixerWeights::LinearAttention(load_gdn(ck, config, &lp)?)
+                }
+                LayerKind::FullAttention => {
+                    MixerWeights::FullAttention(load_attention(ck, config, &lp)?)
+                }
             };
             layers.push(LayerWeights {
                 input_layernorm: ck.take(&format!("{lp}input_layernorm.weight"), &[h])?,
-                post_attention_layernorm: ck.take(&format!("{lp}post_attention_layernorm.weight"), &[h])?,
+                post_attention_layernorm: ck
+                    .take(&format!("{lp}post_attention_layernorm.weight"), &[h])?,
                 mixer,
                 moe: load_moe(ck, config, &lp)?,
             });
         }
-        let mtp_names: Vec<String> = ck.tensors.keys().filter(|n| n.starts_with("mtp.")).cloned().collect();
-        let mtp = mtp_names.into_iter().filter_map(|n| ck.tensors.remove(&n).map(|(t, _)| (n, t))).collect();
-        Ok(Weights { embed_tokens, layers, norm, lm_head, mtp })
+        let mtp_names: Vec<String> = ck
+            .tensors
+            .keys()
+            .filter(|n| n.starts_with("mtp."))
+            .cloned()
+            .collect();
+        let mtp = mtp_names
+            .into_iter()
+            .filter_map(|n| ck.tensors.remove(&n).map(|(t, _)| (n, t)))
+            .collect();
+        Ok(Weights {
+            embed_tokens,
+            layers,
+            norm,
+            lm_head,
+            mtp,
+        })
     }
 }
 
@@ -326,7 +403,10 @@ fn load_gdn(ck: &mut Checkpoint, config: &Config, lp: &str) -> Result<GatedDelta
         in_proj_z: ck.take(&format!("{a}in_proj_z.weight"), &[l.value_dim(), h])?,
         in_proj_b: ck.take(&format!("{a}in_proj_b.weight"), &[l.num_value_heads, h])?,
         in_proj_a: ck.take(&format!("{a}in_proj_a.weight"), &[l.num_value_heads, h])?,
-        conv1d: ck.take(&format!("{a}conv1d.weight"), &[l.conv_dim(), 1, l.conv_kernel])?,
+        conv1d: ck.take(
+            &format!("{a}conv1d.weight"),
+            &[l.conv_dim(), 1, l.conv_kernel],
+        )?,
         dt_bias: ck.take(&format!("{a}dt_bias"), &[l.num_value_heads])?,
         a_log: ck.take(&format!("{a}A_log"), &[l.num_value_heads])?,
         norm: ck.take(&format!("{a}norm.weight"), &[l.value_head_dim])?,
@@ -339,10 +419,22 @@ fn load_attention(ck: &mut Checkpoint, config: &Config, lp: &str) -> Result<Atte
     let h = config.hidden_size;
     let a = format!("{lp}self_attn.");
     Ok(AttentionWeights {
-        q_proj: ck.take(&format!("{a}q_proj.weight"), &[at.num_heads * at.head_dim * 2, h])?,
-        k_proj: ck.take(&format!("{a}k_proj.weight"), &[at.num_kv_heads * at.head_dim, h])?,
-        v_proj: ck.take(&format!("{a}v_proj.weight"), &[at.num_kv_heads * at.head_dim, h])?,
-        o_proj: ck.take(&format!("{a}o_proj.weight"), &[h, at.num_heads * at.head_dim])?,
+        q_proj: ck.take(
+            &format!("{a}q_proj.weight"),
+            &[at.num_heads * at.head_dim * 2, h],
+        )?,
+        k_proj: ck.take(
+            &format!("{a}k_proj.weight"),
+            &[at.num_kv_heads * at.head_dim, h],
+        )?,
+        v_proj: ck.take(
+            &format!("{a}v_proj.weight"),
+            &[at.num_kv_heads * at.head_dim, h],
+        )?,
+        o_proj: ck.take(
+            &format!("{a}o_proj.weight"),
+            &[h, at.num_heads * at.head_dim],
+        )?,
         q_norm: ck.take(&format!("{a}q_norm.weight"), &[at.head_dim])?,
         k_norm: ck.take(&format!("{a}k_norm.weight"), &[at.head_dim])?,
     })
@@ -360,11 +452,17 @@ fn load_moe(ck: &mut Checkpoint, config: &Config, lp: &str) -> Result<MoeWeights
         (0..e)
             .map(|x| {
                 let gu = gate_up.index(x);
-                ExpertWeights { gate_proj: gu.slice_rows(0..i), up_proj: gu.slice_rows(i..2 * i), down_proj: down.index(x) }
+                ExpertWeights {
+                    gate_proj: gu.slice_rows(0..i),
+                    up_proj: gu.slice_rows(i..2 * i),
+                    down_proj: down.index(x),
+                }
             })
             .collect()
     } else {
-        (0..e).map(|x| load_mlp(ck, &format!("{mp}experts.{x}."), h, i)).collect::<Result<Vec<_>>>()?
+        (0..e)
+            .map(|x| load_mlp(ck, &format!("{mp}experts.{x}."), h, i))
+            .collect::<Result<Vec<_>>>()?
     };
     Ok(MoeWeights {
         router: ck.take(&format!("{mp}gate.weight"), &[e, h])?,
@@ -374,7 +472,12 @@ fn load_moe(ck: &mut Checkpoint, config: &Config, lp: &str) -> Result<MoeWeights
     })
 }
 
-fn load_mlp(ck: &mut Checkpoint, prefix: &str, hidden: usize, inter: usize) -> Result<ExpertWeights> {
+fn load_mlp(
+    ck: &mut Checkpoint,
+    prefix: &str,
+    hidden: usize,
+    inter: usize,
+) -> Result<ExpertWeights> {
     Ok(ExpertWeights {
         gate_proj: ck.take(&format!("{prefix}gate_proj.weight"), &[inter, hidden])?,
         up_proj: ck.take(&format!("{prefix}up_proj.weight"), &[inter, hidden])?,

@@ -20,6 +20,8 @@ struct Entry {
     ids: Option<Vec<u32>>,
     tiktoken: Option<Vec<u32>>,
     hf: Option<Vec<u32>>,
+    /// HF's ids when the tokenizer.json says `"ignore_merges": false`, where they differ.
+    hf_merges_only: Option<Vec<u32>>,
     decoded: Option<String>,
 }
 
@@ -58,15 +60,28 @@ fn from_tokenizer_json() -> &'static Tokenizer {
     })
 }
 
-fn check_corpus(tok: &Tokenizer) {
+/// The fixture tokenizer.json with `"ignore_merges": false`, as a checkpoint may ship it:
+/// every piece is byte-pair merged, even one that is itself a token.
+fn from_tokenizer_json_merges_only() -> &'static Tokenizer {
+    static TOK: OnceLock<Tokenizer> = OnceLock::new();
+    TOK.get_or_init(|| {
+        let text = String::from_utf8(gunzip("tokenizer.json.gz")).unwrap();
+        let flag = "\"ignore_merges\": true";
+        assert_eq!(text.matches(flag).count(), 1);
+        let text = text.replacen(flag, "\"ignore_merges\": false", 1);
+        Tokenizer::from_tokenizer_json_bytes(text.as_bytes(), Path::new("tokenizer.json")).unwrap()
+    })
+}
+
+fn check_corpus(tok: &Tokenizer, expected_ids: impl Fn(&Entry) -> &[u32]) {
     let corpus = corpus();
     let bytes: usize = corpus.iter().map(|e| e.text.len()).sum();
     assert!(bytes >= 1_000_000, "corpus has only {bytes} bytes");
     let mut mismatches = Vec::new();
     for (line, e) in corpus.iter().enumerate() {
         let ids = tok.encode(&e.text);
-        if ids != e.expected() {
-            mismatches.push(format!("line {line} {:?}:\n  lily {ids:?}\n  ref  {:?}", e.text, e.expected()));
+        if ids != expected_ids(e) {
+            mismatches.push(format!("line {line} {:?}:\n  lily {ids:?}\n  ref  {:?}", e.text, expected_ids(e)));
             continue;
         }
         let decoded = tok.decode(&ids).unwrap();
@@ -80,12 +95,19 @@ fn check_corpus(tok: &Tokenizer) {
 
 #[test]
 fn tiktoken_vocabulary_matches_references_on_corpus() {
-    check_corpus(from_tiktoken());
+    check_corpus(from_tiktoken(), Entry::expected);
 }
 
 #[test]
 fn tokenizer_json_matches_references_on_corpus() {
-    check_corpus(from_tokenizer_json());
+    check_corpus(from_tokenizer_json(), Entry::expected);
+}
+
+#[test]
+fn tokenizer_json_without_ignore_merges_matches_hf_on_corpus() {
+    let entries_that_differ = corpus().iter().filter(|e| e.hf_merges_only.is_some()).count();
+    assert!(entries_that_differ > 0, "the corpus should exercise the ignore_merges switch");
+    check_corpus(from_tokenizer_json_merges_only(), |e| e.hf_merges_only.as_deref().unwrap_or(e.expected()));
 }
 
 #[test]
@@ -138,4 +160,47 @@ fn special_token_ids_and_plain_text_encoding() {
     assert_eq!(tok.decode(&plain).unwrap(), "<|im_end|>");
     assert!(tok.decode(&[248_077]).is_err());
     assert_eq!(tok.token_bytes(248_077), None);
+}
+
+#[test]
+fn loads_a_model_dir_and_names_what_is_wrong() {
+    let dir = std::env::temp_dir().join(format!("lily-tok-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let err = Tokenizer::from_model_dir(&dir).unwrap_err().to_string();
+    assert!(err.contains("tokenizer.json") && err.contains("No such file"), "{err}");
+
+    let text = String::from_utf8(gunzip("tokenizer.json.gz")).unwrap();
+    std::fs::write(dir.join("tokenizer.json"), &text).unwrap();
+    let tok = Tokenizer::from_model_dir(&dir).unwrap();
+    assert_eq!(tok.encode("Hello world"), from_tiktoken().encode("Hello world"));
+
+    // A different split rule would tokenize differently: refused, naming the field.
+    std::fs::write(dir.join("tokenizer.json"), text.replacen("\"Isolated\"", "\"MergedWithPrevious\"", 1)).unwrap();
+    let err = Tokenizer::from_model_dir(&dir).unwrap_err().to_string();
+    assert!(err.contains("tokenizer.json: `pre_tokenizer`: expected Split(Qwen3.5 pattern"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Random id sequences (byte tokens that break UTF-8, special tokens anywhere) decode to the
+/// references' text, all at once and through the stream decoder.
+#[test]
+fn decodes_arbitrary_ids_like_the_references() {
+    #[derive(Deserialize)]
+    struct Case {
+        ids: Vec<u32>,
+        text: String,
+    }
+    let tok = from_tiktoken();
+    let cases = std::fs::read_to_string(Path::new(FIXTURES).join("decode.jsonl")).unwrap();
+    for line in cases.lines() {
+        let case: Case = serde_json::from_str(line).unwrap();
+        assert_eq!(tok.decode(&case.ids).unwrap(), case.text, "{:?}", case.ids);
+        let mut stream = tok.stream_decoder();
+        let mut streamed = String::new();
+        for &id in &case.ids {
+            streamed.push_str(&stream.push(id).unwrap());
+        }
+        streamed.push_str(&stream.finish());
+        assert_eq!(streamed, case.text, "streamed {:?}", case.ids);
+    }
 }

@@ -74,7 +74,13 @@ fn checkpoint_tensors(c: &Config, fused: bool) -> Vec<Spec> {
             }
         }
     }
-    t.into_iter().map(|(name, shape)| Spec { name, shape, dtype: "F32" }).collect()
+    t.into_iter()
+        .map(|(name, shape)| Spec {
+            name,
+            shape,
+            dtype: "F32",
+        })
+        .collect()
 }
 
 /// Writes a safetensors file by hand (so tests can also write broken ones). Element k of every
@@ -127,7 +133,11 @@ fn config() -> Config {
 }
 
 /// A one-file checkpoint of the tiny config after `edit`; returns the load result.
-fn load_edited(tag: &str, fused: bool, edit: impl FnOnce(&mut Vec<Spec>)) -> Result<Weights, ModelError> {
+fn load_edited(
+    tag: &str,
+    fused: bool,
+    edit: impl FnOnce(&mut Vec<Spec>),
+) -> Result<Weights, ModelError> {
     let dir = TempDir::new(tag);
     let c = config();
     let mut specs = checkpoint_tensors(&c, fused);
@@ -145,7 +155,14 @@ fn per_expert_and_fused_experts_give_the_same_views() {
     for w in [&per_expert, &fused] {
         assert_eq!(w.layers.len(), 4);
         let e3 = &w.layers[0].moe.experts[3];
-        assert_eq!((e3.gate_proj.shape(), e3.up_proj.shape(), e3.down_proj.shape()), (&[im, h][..], &[im, h][..], &[h, im][..]));
+        assert_eq!(
+            (
+                e3.gate_proj.shape(),
+                e3.up_proj.shape(),
+                e3.down_proj.shape()
+            ),
+            (&[im, h][..], &[im, h][..], &[h, im][..])
+        );
     }
     // Fused element k of expert 3's up rows is element 3*2*im*h + im*h + k of the fused tensor.
     let up = fused.layers[0].moe.experts[3].up_proj.to_f32_vec();
@@ -170,36 +187,70 @@ fn sharded_official_names_with_vision_and_mtp() {
             s.name = format!("model.language_model.{rest}");
         }
     }
-    specs.push(Spec { name: "model.visual.patch_embed.proj.weight".into(), shape: vec![4, 3], dtype: "F32" });
-    specs.push(Spec { name: "mtp.fc.weight".into(), shape: vec![64, 128], dtype: "BF16" });
+    specs.push(Spec {
+        name: "model.visual.patch_embed.proj.weight".into(),
+        shape: vec![4, 3],
+        dtype: "F32",
+    });
+    specs.push(Spec {
+        name: "mtp.fc.weight".into(),
+        shape: vec![64, 128],
+        dtype: "BF16",
+    });
     let second = specs.split_off(specs.len() / 2);
     write_safetensors(&dir.0.join("model-00001-of-00002.safetensors"), &specs);
     write_safetensors(&dir.0.join("model-00002-of-00002.safetensors"), &second);
     let mut map = serde_json::Map::new();
-    for (list, file) in [(&specs, "model-00001-of-00002.safetensors"), (&second, "model-00002-of-00002.safetensors")] {
+    for (list, file) in [
+        (&specs, "model-00001-of-00002.safetensors"),
+        (&second, "model-00002-of-00002.safetensors"),
+    ] {
         for s in list.iter() {
             map.insert(s.name.clone(), file.into());
         }
     }
     let index = serde_json::json!({"metadata": {}, "weight_map": map});
-    std::fs::write(dir.0.join("model.safetensors.index.json"), index.to_string()).unwrap();
+    std::fs::write(
+        dir.0.join("model.safetensors.index.json"),
+        index.to_string(),
+    )
+    .unwrap();
     let w = Weights::load(&dir.0, &c).unwrap();
     assert_eq!(w.layers.len(), 4);
     assert_eq!(w.mtp["mtp.fc.weight"].dtype(), lily_model::DType::BF16);
 
     // An index that points a tensor at the wrong shard is refused.
-    let in_first = specs.iter().any(|s| s.name == "model.language_model.norm.weight");
-    let wrong = if in_first { "model-00002-of-00002.safetensors" } else { "model-00001-of-00002.safetensors" };
+    let in_first = specs
+        .iter()
+        .any(|s| s.name == "model.language_model.norm.weight");
+    let wrong = if in_first {
+        "model-00002-of-00002.safetensors"
+    } else {
+        "model-00001-of-00002.safetensors"
+    };
     map.insert("model.language_model.norm.weight".into(), wrong.into());
-    std::fs::write(dir.0.join("model.safetensors.index.json"), serde_json::json!({"weight_map": map}).to_string()).unwrap();
-    let err = Weights::load(&dir.0, &c).err().expect("wrong shard must fail").to_string();
-    assert!(err.contains("model.language_model.norm.weight") && err.contains("does not contain it"), "{err}");
+    std::fs::write(
+        dir.0.join("model.safetensors.index.json"),
+        serde_json::json!({"weight_map": map}).to_string(),
+    )
+    .unwrap();
+    let err = Weights::load(&dir.0, &c)
+        .err()
+        .expect("wrong shard must fail")
+        .to_string();
+    assert!(
+        err.contains("model.language_model.norm.weight") && err.contains("does not contain it"),
+        "{err}"
+    );
 }
 
 #[test]
 fn missing_tensor_is_named() {
     let target = "model.layers.3.self_attn.k_norm.weight";
-    let err = load_edited("missing", false, |s| s.retain(|t| t.name != target)).err().unwrap().to_string();
+    let err = load_edited("missing", false, |s| s.retain(|t| t.name != target))
+        .err()
+        .unwrap()
+        .to_string();
     assert!(err.contains(target) && err.contains("missing"), "{err}");
 }
 
@@ -212,29 +263,47 @@ fn misshapen_tensor_names_file_tensor_and_shapes() {
     .err()
     .unwrap()
     .to_string();
-    assert!(err.contains("model.safetensors") && err.contains(target), "{err}");
-    assert!(err.contains("expected shape [128, 1, 4], found [128, 4]"), "{err}");
+    assert!(
+        err.contains("model.safetensors") && err.contains(target),
+        "{err}"
+    );
+    assert!(
+        err.contains("expected shape [128, 1, 4], found [128, 4]"),
+        "{err}"
+    );
 }
 
 #[test]
 fn unsupported_dtype_is_named() {
     let target = "model.layers.0.mlp.gate.weight";
-    let err = load_edited("dtype", true, |s| s.iter_mut().find(|t| t.name == target).unwrap().dtype = "I32")
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(err.contains(target) && err.contains("I32") && err.contains("not supported"), "{err}");
+    let err = load_edited("dtype", true, |s| {
+        s.iter_mut().find(|t| t.name == target).unwrap().dtype = "I32"
+    })
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        err.contains(target) && err.contains("I32") && err.contains("not supported"),
+        "{err}"
+    );
 }
 
 #[test]
 fn bf16_and_f16_tensors_load() {
     let w = load_edited("half", false, |s| {
         for t in s.iter_mut() {
-            t.dtype = if t.name.contains("experts") { "BF16" } else { "F16" };
+            t.dtype = if t.name.contains("experts") {
+                "BF16"
+            } else {
+                "F16"
+            };
         }
     })
     .unwrap();
-    assert_eq!(w.layers[0].moe.experts[0].gate_proj.dtype(), lily_model::DType::BF16);
+    assert_eq!(
+        w.layers[0].moe.experts[0].gate_proj.dtype(),
+        lily_model::DType::BF16
+    );
     assert_eq!(w.lm_head.dtype(), lily_model::DType::F16);
 }
 
@@ -248,7 +317,10 @@ fn truncated_and_corrupt_files_are_refused() {
 
     std::fs::write(&path, &bytes[..bytes.len() - 100]).unwrap();
     let err = Weights::load(&dir.0, &c).err().unwrap().to_string();
-    assert!(err.contains("model.safetensors") && err.contains("not a valid safetensors file"), "{err}");
+    assert!(
+        err.contains("model.safetensors") && err.contains("not a valid safetensors file"),
+        "{err}"
+    );
 
     let mut corrupt = bytes.clone();
     corrupt[8..16].copy_from_slice(b"garbage!");

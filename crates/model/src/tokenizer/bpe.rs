@@ -44,14 +44,24 @@ impl MergeTable {
 
     /// Appends the tokens of `piece` to `out`.
     ///
-    /// A binary heap of candidate merges over a linked list of symbols: O(n log n) in the
-    /// piece length, which matters because a run of spaces or a long word is one piece.
+    /// Long pieces use a binary heap of candidate merges over a linked list of symbols:
+    /// O(n log n) in the piece length, which matters because a run of spaces, a long word or a
+    /// line of CJK text is one piece.
     pub fn encode_piece(&self, piece: &[u8], out: &mut Vec<u32>) {
         let n = piece.len();
         if n == 1 {
             out.push(self.byte_tokens[piece[0] as usize]);
             return;
         }
+        if n <= SHORT_PIECE {
+            self.encode_short_piece(piece, out)
+        } else {
+            self.encode_long_piece(piece, out)
+        }
+    }
+
+    fn encode_long_piece(&self, piece: &[u8], out: &mut Vec<u32>) {
+        let n = piece.len();
         const NONE: u32 = u32::MAX;
         let mut ids: Vec<u32> = piece.iter().map(|&b| self.byte_tokens[b as usize]).collect();
         let mut next: Vec<u32> = (1..=n as u32).collect();
@@ -101,7 +111,35 @@ impl MergeTable {
             i = next[i as usize];
         }
     }
+
+    /// The same merges by rescanning all pairs after each merge: O(n^2) lookups, but no heap
+    /// or list to build, which is faster for the short pieces that most text consists of.
+    fn encode_short_piece(&self, piece: &[u8], out: &mut Vec<u32>) {
+        let mut ids = [0u32; SHORT_PIECE];
+        let mut n = piece.len();
+        for (id, &b) in ids.iter_mut().zip(piece) {
+            *id = self.byte_tokens[b as usize];
+        }
+        loop {
+            let mut best: Option<(Merge, usize)> = None;
+            for i in 0..n - 1 {
+                if let Some(m) = self.get(ids[i], ids[i + 1]) {
+                    if best.is_none_or(|(b, _)| m.priority < b.priority) {
+                        best = Some((m, i));
+                    }
+                }
+            }
+            let Some((m, i)) = best else { break };
+            ids[i] = m.merged;
+            ids.copy_within(i + 2..n, i + 1);
+            n -= 1;
+        }
+        out.extend_from_slice(&ids[..n]);
+    }
 }
+
+/// Pieces up to this many bytes are merged by rescanning (see `encode_short_piece`).
+const SHORT_PIECE: usize = 16;
 
 #[inline]
 fn key(left: u32, right: u32) -> u64 {
@@ -140,5 +178,23 @@ mod tests {
         assert_eq!(encode(&t, "cbc"), [2, 4]);
         assert_eq!(encode(&t, "abcbc"), [5, 4]);
         assert_eq!(encode(&t, "c"), [2]);
+        assert_eq!(encode(&t, &"abc".repeat(10)), [5; 10]); // the heap path
+    }
+
+    #[test]
+    fn short_and_long_paths_agree() {
+        let t = table();
+        let mut state = 0x2545_f491_u32;
+        for _ in 0..2000 {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            let len = 2 + (state as usize) % (SHORT_PIECE - 1); // 2..=SHORT_PIECE
+            let piece: Vec<u8> = (0..len).map(|i| b"abc"[((state >> (i % 16 * 2)) % 3) as usize]).collect();
+            let (mut short, mut long) = (Vec::new(), Vec::new());
+            t.encode_short_piece(&piece, &mut short);
+            t.encode_long_piece(&piece, &mut long);
+            assert_eq!(short, long, "{}", String::from_utf8_lossy(&piece));
+        }
     }
 }

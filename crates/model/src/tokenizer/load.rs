@@ -104,13 +104,14 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
             _ => return None,
         } as u32)
     }
-    let s = s.as_bytes();
-    if s.len() % 4 != 0 {
+    let chunks = s.as_bytes().chunks_exact(4);
+    if !chunks.remainder().is_empty() {
         return None;
     }
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
-    for (i, chunk) in s.chunks(4).enumerate() {
-        let last = i == s.len() / 4 - 1;
+    let count = chunks.len();
+    let mut out = Vec::with_capacity(count * 3);
+    for (i, chunk) in chunks.enumerate() {
+        let last = i == count - 1;
         let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
         if pad > 2 || (pad > 0 && !last) {
             return None;
@@ -229,12 +230,21 @@ pub fn tokenizer_json(data: &[u8], path: &Path) -> Result<Vocabulary, TokenizerE
         merges.insert(l, r, Merge { priority: index as u32, merged });
     }
 
+    let mut used_ids: rustc_hash::FxHashSet<u32> = ordinary.iter().map(|(_, id)| *id).collect();
+    if used_ids.len() != ordinary.len() {
+        return Err(inconsistent("two model.vocab entries share an id".into()));
+    }
     let mut specials = Vec::with_capacity(json.added_tokens.len());
     for (i, t) in json.added_tokens.into_iter().enumerate() {
-        if t.single_word || t.lstrip || t.rstrip || t.normalized {
+        if t.content.is_empty() || !used_ids.insert(t.id) {
+            return Err(inconsistent(format!("added_tokens[{i}] is empty or reuses id {}", t.id)));
+        }
+        // `normalized` is accepted either way: it only says whether HF matches the token in
+        // NFC text, and NFC leaves these ASCII tokens unchanged.
+        if t.single_word || t.lstrip || t.rstrip || (t.normalized && !t.content.is_ascii()) {
             return Err(unsupported(
                 &format!("added_tokens[{i}] ({:?})", t.content),
-                "single_word, lstrip, rstrip and normalized all false",
+                "single_word, lstrip and rstrip false (and normalized false unless the token is ASCII)",
                 "one of them true".into(),
             ));
         }

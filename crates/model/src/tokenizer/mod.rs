@@ -54,6 +54,7 @@ struct SpecialToken {
 /// Cached BPE results for pieces that are not themselves tokens; cleared when full so that
 /// memory stays bounded on adversarial input.
 const CACHE_ENTRIES: usize = 1 << 16;
+type PieceCache = Mutex<FxHashMap<Box<[u8]>, Box<[u32]>>>;
 
 pub struct Tokenizer {
     /// Bytes of every token by id (special tokens: their text); empty for unused ids.
@@ -64,7 +65,7 @@ pub struct Tokenizer {
     /// Longest first, so that the longest special token wins at a position.
     specials: Vec<SpecialToken>,
     starts_special: [bool; 256],
-    cache: Mutex<FxHashMap<Box<[u8]>, Box<[u32]>>>,
+    cache: PieceCache,
 }
 
 impl Tokenizer {
@@ -199,9 +200,12 @@ impl Tokenizer {
         if text.is_empty() {
             return;
         }
-        let text: Cow<str> = match is_nfc_quick(text.chars()) {
-            IsNormalized::Yes => Cow::Borrowed(text),
-            _ => Cow::Owned(text.nfc().collect()),
+        // ASCII is always NFC, and checking it is a vectorised scan; the quick check looks up
+        // every character's normalisation properties.
+        let text: Cow<str> = if text.is_ascii() || is_nfc_quick(text.chars()) == IsNormalized::Yes {
+            Cow::Borrowed(text)
+        } else {
+            Cow::Owned(text.nfc().collect())
         };
         for piece in pretokenize::pieces(&text) {
             self.encode_piece(piece.as_bytes(), out);
@@ -232,6 +236,12 @@ impl Tokenizer {
         cache.insert(piece.into(), out[start..].into());
     }
 }
+
+// The server shares one tokenizer between request threads.
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Tokenizer>();
+};
 
 impl std::fmt::Debug for Tokenizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The one test command (README): sets up the small Python environment the tests use
+# (the official `openai` client for the server tests, NVRTC to check that every CUDA kernel
+# compiles for sm_90a), then runs every Rust test of the workspace. No GPU needed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+venv=target/test-venv
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r scripts/test-requirements.txt
+export LILY_TEST_PYTHON="$PWD/$venv/bin/python"
+nvrtc_dir=$("$venv/bin/python" - <<'PY'
+import glob, os, sys, site
+for base in site.getsitepackages():
+    hits = sorted(glob.glob(os.path.join(base, "nvidia", "**", "libnvrtc.so*"), recursive=True))
+    if hits:
+        print(os.path.dirname(hits[0])); sys.exit(0)
+PY
+)
+if [ -n "$nvrtc_dir" ]; then
+  export LILY_NVRTC_DIR="$nvrtc_dir"
+  export LD_LIBRARY_PATH="$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+
+cargo test --workspace --release "$@"
