@@ -1,6 +1,7 @@
 //! Drives tests/python/test_openai_client.py (the official `openai` Python client) against two
-//! scripted-model servers. Uses `$LILY_PYTHON` or `python3`; when that has no `openai` module
-//! the test says so and passes, except under CI (`CI` set), where it fails.
+//! scripted-model servers. Uses `$LILY_TEST_PYTHON` (set by scripts/test.sh, which installs
+//! openai) or `python3`; when that has no `openai` module the test says so and passes, except
+//! under CI (`CI` set), where it fails.
 
 mod support;
 
@@ -11,11 +12,11 @@ use support::*;
 
 #[test]
 fn official_openai_python_client() {
-    let python = std::env::var("LILY_PYTHON").unwrap_or_else(|_| "python3".into());
+    let python = std::env::var("LILY_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
     let has_openai = Command::new(&python).args(["-c", "import openai"]).output().is_ok_and(|o| o.status.success());
     if !has_openai {
         assert!(std::env::var_os("CI").is_none(), "CI must provide `{python}` with the openai package (pip install openai)");
-        eprintln!("skipping: `{python}` cannot import openai (pip install openai, or set LILY_PYTHON)");
+        eprintln!("skipping: `{python}` cannot import openai (pip install openai, or set LILY_TEST_PYTHON)");
         return;
     }
     let server = TestServer::start(config());
