@@ -278,6 +278,35 @@ pub struct JsonMachine {
     whitespace_run: u8,
 }
 
+/// The vocabulary prepared once for masking: non-empty token ids sorted by their bytes with
+/// the length each shares with the previous one, and which tokens can sit inside a JSON
+/// string as they are.
+pub struct VocabIndex {
+    order: Vec<u32>,
+    shared_prefix: Vec<u16>,
+    string_safe: Vec<bool>,
+}
+
+impl VocabIndex {
+    pub fn new(token_bytes: &[Vec<u8>]) -> Self {
+        let mut order: Vec<u32> = (0..token_bytes.len() as u32).filter(|&id| !token_bytes[id as usize].is_empty()).collect();
+        order.sort_unstable_by(|&a, &b| token_bytes[a as usize].cmp(&token_bytes[b as usize]));
+        let mut shared_prefix = Vec::with_capacity(order.len());
+        let mut previous: &[u8] = &[];
+        for &id in &order {
+            let bytes = &token_bytes[id as usize];
+            let shared = previous.iter().zip(bytes.iter()).take_while(|(a, b)| a == b).count();
+            shared_prefix.push(shared.min(u16::MAX as usize) as u16);
+            previous = bytes;
+        }
+        let string_safe = token_bytes
+            .iter()
+            .map(|t| !t.is_empty() && t.iter().all(|&b| b >= 0x20 && b != b'"' && b != b'\\'))
+            .collect();
+        Self { order, shared_prefix, string_safe }
+    }
+}
+
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\n' | b'\r' | b'\t')
 }
@@ -315,16 +344,19 @@ impl JsonMachine {
     }
 
     /// For each token (by its bytes; empty means never allowed, e.g. special tokens), whether
-    /// it may come next. `end_ids` are allowed once the document is complete.
-    pub fn allowed_tokens(&self, token_bytes: &[Vec<u8>], end_ids: &[u32]) -> Vec<bool> {
-        let mut first = [false; 256];
-        for (b, ok) in first.iter_mut().enumerate() {
-            *ok = self.accepts(&[b as u8]);
+    /// it may come next. `end_ids` are allowed once the document is complete. `index` must
+    /// have been built from the same `token_bytes`.
+    pub fn allowed_tokens(&self, token_bytes: &[Vec<u8>], index: &VocabIndex, end_ids: &[u32]) -> Vec<bool> {
+        let mut mask = vec![false; token_bytes.len()];
+        if matches!(self.stack.last(), Some(Frame::Str(StrState::Normal))) {
+            // Inside a string almost every token is allowed: take the plain ones as they are
+            // and simulate only those with a quote, a backslash or a control byte.
+            for (id, bytes) in token_bytes.iter().enumerate() {
+                mask[id] = !bytes.is_empty() && (index.string_safe[id] || self.accepts(bytes));
+            }
+        } else {
+            self.walk_sorted_vocabulary(token_bytes, index, &mut mask);
         }
-        let mut mask: Vec<bool> = token_bytes
-            .iter()
-            .map(|t| !t.is_empty() && first[t[0] as usize] && (t.len() == 1 || self.accepts(t)))
-            .collect();
         if self.is_complete() {
             for &id in end_ids {
                 if let Some(m) = mask.get_mut(id as usize) {
@@ -333,6 +365,33 @@ impl JsonMachine {
             }
         }
         mask
+    }
+
+    /// Walks the tokens in byte order keeping the machine state after each prefix of the
+    /// current token, so a prefix is simulated once for all tokens that share it and a
+    /// rejected prefix rules out all of them at once.
+    fn walk_sorted_vocabulary(&self, token_bytes: &[Vec<u8>], index: &VocabIndex, mask: &mut [bool]) {
+        let mut states = vec![self.clone()];
+        // Length of the shortest rejected prefix of the previous token (0: none rejected).
+        let mut rejected_at = 0usize;
+        for (&id, &shared) in index.order.iter().zip(&index.shared_prefix) {
+            let bytes = &token_bytes[id as usize];
+            let shared = shared as usize;
+            if rejected_at != 0 && rejected_at <= shared {
+                continue;
+            }
+            rejected_at = 0;
+            states.truncate(shared + 1);
+            for depth in shared..bytes.len() {
+                let mut next = states[depth].clone();
+                if !next.step(bytes[depth]) {
+                    rejected_at = depth + 1;
+                    break;
+                }
+                states.push(next);
+            }
+            mask[id as usize] = rejected_at == 0;
+        }
     }
 
     fn whitespace(&mut self) -> bool {
@@ -660,15 +719,39 @@ mod tests {
     fn token_mask_follows_the_document_and_allows_the_end_only_when_complete() {
         let vocab: Vec<Vec<u8>> = vec![b"{".to_vec(), b"}".to_vec(), b"\"a\"".to_vec(), b":".to_vec(), b"1".to_vec(), b"x".to_vec(), vec![], b" ".to_vec()];
         let end = [6u32];
+        let index = VocabIndex::new(&vocab);
         let root = compile_schema(&json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]})).unwrap();
         let mut m = JsonMachine::new(root);
-        assert_eq!(m.allowed_tokens(&vocab, &end), vec![true, false, false, false, false, false, false, true]);
+        assert_eq!(m.allowed_tokens(&vocab, &index, &end), vec![true, false, false, false, false, false, false, true]);
         assert!(m.feed(b"{"));
-        assert_eq!(m.allowed_tokens(&vocab, &end), vec![false, false, true, false, false, false, false, true]);
+        assert_eq!(m.allowed_tokens(&vocab, &index, &end), vec![false, false, true, false, false, false, false, true]);
         assert!(m.feed(b"\"a\":1"));
-        assert_eq!(m.allowed_tokens(&vocab, &end), vec![false, true, false, false, true, false, false, true]);
+        assert_eq!(m.allowed_tokens(&vocab, &index, &end), vec![false, true, false, false, true, false, false, true]);
         assert!(m.feed(b"}"));
-        assert_eq!(m.allowed_tokens(&vocab, &end), vec![false, false, false, false, false, false, true, false]);
+        assert_eq!(m.allowed_tokens(&vocab, &index, &end), vec![false, false, false, false, false, false, true, false]);
+    }
+
+    #[test]
+    fn sorted_walk_and_string_fast_path_agree_with_feeding_each_token() {
+        // A vocabulary of short byte strings over JSON's alphabet, from a fixed xorshift.
+        let alphabet = b"{}[]\":,0123456789 abe.-tn\\\n";
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut vocab: Vec<Vec<u8>> = vec![vec![]];
+        for _ in 0..3000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = 1 + (x % 4) as usize;
+            vocab.push((0..len).map(|i| alphabet[((x >> (8 + 6 * i)) % alphabet.len() as u64) as usize]).collect());
+        }
+        let index = VocabIndex::new(&vocab);
+        let root = compile_schema(&json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "number"}}, "b": {"type": "string"}, "n": {"type": "null"}}})).unwrap();
+        for prefix in ["", "{", "{\"a\"", "{\"a\": [1", "{\"a\": [1, -2.", "{\"b\": \"x", "{\"b\": \"x\\", "{\"n\": nu", "{\"b\": \"\"}"] {
+            let mut m = JsonMachine::new(root.clone());
+            assert!(m.feed(prefix.as_bytes()), "{prefix}");
+            let expected: Vec<bool> = vocab.iter().map(|t| !t.is_empty() && m.accepts(t)).collect();
+            assert!(m.allowed_tokens(&vocab, &index, &[]) == expected, "after {prefix:?}");
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What the server needs from a tokenizer and chat template. The `lily serve` command
 //! implements it over the real Qwen3.6 tokenizer; tests implement it over a byte-level one.
 
+use lily_engine::json_constraint::VocabIndex;
 use serde_json::Value;
 
 use crate::request::ChatMessage;
@@ -26,6 +27,8 @@ pub struct TokenTable {
     pub bytes: Vec<Vec<u8>>,
     /// The same, with special tokens empty: structured output may not contain them.
     pub constraint_bytes: Vec<Vec<u8>>,
+    /// `constraint_bytes` prepared for fast masking.
+    pub constraint_index: VocabIndex,
 }
 
 impl TokenTable {
@@ -35,8 +38,9 @@ impl TokenTable {
             .iter()
             .enumerate()
             .map(|(id, b)| if model.is_special(id as u32) { Vec::new() } else { b.clone() })
-            .collect();
-        Self { bytes, constraint_bytes }
+            .collect::<Vec<_>>();
+        let constraint_index = VocabIndex::new(&constraint_bytes);
+        Self { bytes, constraint_bytes, constraint_index }
     }
 
     pub fn bytes(&self, id: u32) -> &[u8] {

@@ -282,7 +282,7 @@ impl<B: Backend> Worker<B> {
             let mut r = run.borrow_mut();
             let r = &mut *r;
             let mask = match &r.constraint {
-                Some(machine) if !r.output.in_reasoning() => Some(machine.allowed_tokens(&tokens.constraint_bytes, &stop_ids)),
+                Some(machine) if !r.output.in_reasoning() => Some(machine.allowed_tokens(&tokens.constraint_bytes, &tokens.constraint_index, &stop_ids)),
                 _ => None,
             };
             let token = r.sampler.pick(logits, mask.as_deref());
