@@ -38,11 +38,16 @@ impl ReasoningParser {
             if self.in_reasoning {
                 if let Some(at) = self.pending.find(THINK_END) {
                     let before: String = self.pending.drain(..at + THINK_END.len()).take(at).collect();
-                    self.emit(before, &mut out);
+                    // The newline before </think> is format, not thought (the chat template
+                    // writes `reasoning\n</think>` and trims it when reading history back).
+                    self.emit(before.trim_end_matches('\n').to_string(), &mut out);
                     self.in_reasoning = false;
                     continue;
                 }
-                let hold = partial_marker_len(&self.pending, THINK_END);
+                // Hold back a possible start of </think> and the newlines before it.
+                let partial = partial_marker_len(&self.pending, THINK_END);
+                let body = &self.pending[..self.pending.len() - partial];
+                let hold = partial + body.len() - body.trim_end_matches('\n').len();
                 let ready: String = self.pending.drain(..self.pending.len() - hold).collect();
                 self.emit(ready, &mut out);
                 return out;
@@ -109,8 +114,8 @@ mod tests {
 
     #[test]
     fn splits_reasoning_from_the_answer_across_chunks() {
-        let (r, c) = run(true, &["Let me th", "ink.\n</th", "ink>\n\nHel", "lo"]);
-        assert_eq!(r, "Let me think.\n");
+        let (r, c) = run(true, &["Let me th", "ink.\n", "\nmore\n</th", "ink>\n\nHel", "lo"]);
+        assert_eq!(r, "Let me think.\n\nmore");
         assert_eq!(c, "Hello");
     }
 
@@ -124,6 +129,6 @@ mod tests {
 
     #[test]
     fn unfinished_reasoning_stays_reasoning() {
-        assert_eq!(run(true, &["still thinking </thi"]), ("still thinking </thi".into(), String::new()));
+        assert_eq!(run(true, &["still thinking\n", "</thi"]), ("still thinking\n</thi".into(), String::new()));
     }
 }

@@ -62,7 +62,7 @@ fn reasoning_is_split_from_the_answer() {
     let s = TestServer::start(config());
     let r = s.post("/v1/chat/completions", &chat_body("say:Let me see.\n</think>\n\nHello world")).json();
     assert_eq!(r["object"], "chat.completion");
-    assert_eq!(r["choices"][0]["message"]["reasoning_content"], "Let me see.\n");
+    assert_eq!(r["choices"][0]["message"]["reasoning_content"], "Let me see.");
     assert_eq!(content(&r), "Hello world");
     assert_eq!(r["choices"][0]["finish_reason"], "stop");
     let script_tokens = ByteModel::encode_text("Let me see.\n</think>\n\nHello world").len();
