@@ -48,6 +48,12 @@ fn demo_checkpoint_answers_and_sigterm_stops_the_server() {
     assert_eq!(status, 200, "{r}");
     assert_eq!(r["choices"][0]["message"]["content"], "The sky is blue.");
     assert!(r["choices"][0]["message"]["reasoning_content"].as_str().unwrap().contains("sky"));
+    // Asked again, the prompt comes from the prefix cache (all but its last token) and the
+    // restored state gives the same answer.
+    let (_, again) = post(port, "/v1/chat/completions", ask);
+    let prompt_tokens = again["usage"]["prompt_tokens"].as_u64().unwrap();
+    assert_eq!(again["usage"]["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap(), prompt_tokens - 1);
+    assert_eq!(again["choices"][0]["message"], r["choices"][0]["message"]);
     let sum = r#"{"model": "lily-demo", "temperature": 0, "chat_template_kwargs": {"enable_thinking": false},
                   "messages": [{"role": "user", "content": "What is 3 plus 4?"}]}"#;
     assert_eq!(post(port, "/v1/chat/completions", sum).1["choices"][0]["message"]["content"], "3 plus 4 is 7.");
