@@ -228,9 +228,9 @@ enum ObjState {
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum ArrState {
-    AfterOpen,
-    AfterComma,
-    AfterValue,
+    Open,
+    Comma,
+    Value,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -465,25 +465,25 @@ impl JsonMachine {
                 Frame::Key { .. } => return self.step_key(b),
                 Frame::Array { item, state } => match *state {
                     _ if is_ws(b) => return self.whitespace(),
-                    ArrState::AfterOpen if b == b']' => {
+                    ArrState::Open if b == b']' => {
                         self.stack.pop();
                         return true;
                     }
-                    ArrState::AfterOpen | ArrState::AfterComma => {
+                    ArrState::Open | ArrState::Comma => {
                         let item = item.clone();
-                        *state = ArrState::AfterValue;
+                        *state = ArrState::Value;
                         self.stack.push(Frame::Value(item));
                         continue;
                     }
-                    ArrState::AfterValue if b == b',' => {
-                        *state = ArrState::AfterComma;
+                    ArrState::Value if b == b',' => {
+                        *state = ArrState::Comma;
                         return true;
                     }
-                    ArrState::AfterValue if b == b']' => {
+                    ArrState::Value if b == b']' => {
                         self.stack.pop();
                         return true;
                     }
-                    ArrState::AfterValue => return false,
+                    ArrState::Value => return false,
                 },
                 Frame::Str(state) => {
                     match *state {
@@ -599,8 +599,8 @@ impl JsonMachine {
         let frame = match (&**node, b) {
             (Node::Any, b'{') => Frame::Object { node: any_object(), seen: vec![], state: ObjState::AfterOpen },
             (Node::Object(o), b'{') => Frame::Object { node: node.clone(), seen: vec![false; o.props.len()], state: ObjState::AfterOpen },
-            (Node::Any, b'[') => Frame::Array { item: Arc::new(Node::Any), state: ArrState::AfterOpen },
-            (Node::Array(item), b'[') => Frame::Array { item: item.clone(), state: ArrState::AfterOpen },
+            (Node::Any, b'[') => Frame::Array { item: Arc::new(Node::Any), state: ArrState::Open },
+            (Node::Array(item), b'[') => Frame::Array { item: item.clone(), state: ArrState::Open },
             (Node::Any | Node::String, b'"') => Frame::Str(StrState::Normal),
             (Node::Any, b'-' | b'0'..=b'9') => {
                 self.stack.push(Frame::Num { state: NumState::Start, integer: false });

@@ -96,7 +96,7 @@ pub enum ServeError {
 pub struct EngineSpec<B, F> {
     pub make_backend: F,
     /// Bytes a prefix-cache snapshot at this position takes.
-    pub snapshot_bytes: Box<dyn Fn(&B, usize) -> usize + Send>,
+    pub snapshot_bytes: worker::SnapshotBytes<B>,
 }
 
 fn router(app: Arc<App>) -> Router {

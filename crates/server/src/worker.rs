@@ -140,11 +140,14 @@ impl JobQueue {
     }
 }
 
+/// Bytes a prefix-cache snapshot of the backend's state at a position takes.
+pub type SnapshotBytes<B> = Box<dyn Fn(&B, usize) -> usize + Send>;
+
 pub struct WorkerConfig<B> {
     pub max_seq: usize,
     pub prefix_cache_bytes: usize,
     /// Bytes a snapshot at this position takes (for the prefix cache's budget).
-    pub snapshot_bytes: Box<dyn Fn(&B, usize) -> usize + Send>,
+    pub snapshot_bytes: SnapshotBytes<B>,
     pub stop_ids: Vec<u32>,
 }
 
