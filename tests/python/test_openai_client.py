@@ -176,7 +176,7 @@ class ChatCompletions(unittest.TestCase):
 class QueueFull(unittest.TestCase):
     def test_429_with_retry_after(self):
         c = client(SMALL_QUEUE_URL)
-        slow = dict(model=MODEL, messages=[{"role": "user", "content": "[slow]"}], max_tokens=40)
+        slow = dict(model=MODEL, messages=[{"role": "user", "content": "[slow]"}], max_tokens=100)
         threads = [threading.Thread(target=lambda: c.chat.completions.create(**slow)) for _ in range(2)]
         for t in threads:
             t.start()

@@ -332,15 +332,21 @@ fn prefix_cache_reuses_a_shared_prompt_head() {
     assert_eq!(content(&third), "two");
 }
 
-/// Opens a streaming request to a never-ending slow generation and returns the socket after
-/// the first bytes of the stream arrived.
+/// Opens a streaming request to a never-ending slow generation and returns the socket once
+/// its first token arrived (so the request is running, not queued: the response head and the
+/// role chunk are sent before the engine takes the job).
 fn open_slow_stream(s: &TestServer) -> TcpStream {
     let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow]"}], "stream": true, "max_tokens": 10000}).to_string();
     let mut sock = TcpStream::connect(s.addr).unwrap();
     write!(sock, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
-    let mut buf = [0u8; 512];
-    let n = sock.read(&mut buf).unwrap();
-    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    let mut seen = String::new();
+    let mut buf = [0u8; 4096];
+    while !seen.contains("\"reasoning_content\":\"a") {
+        let n = sock.read(&mut buf).unwrap();
+        assert!(n > 0, "the stream ended early: {seen}");
+        seen += &String::from_utf8_lossy(&buf[..n]);
+    }
+    assert!(seen.starts_with("HTTP/1.1 200"));
     sock
 }
 
