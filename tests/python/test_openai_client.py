@@ -178,9 +178,18 @@ class QueueFull(unittest.TestCase):
         c = client(SMALL_QUEUE_URL)
         slow = dict(model=MODEL, messages=[{"role": "user", "content": "[slow]"}], max_tokens=100)
         threads = [threading.Thread(target=lambda: c.chat.completions.create(**slow)) for _ in range(2)]
-        for t in threads:
-            t.start()
-            time.sleep(0.2)  # the first runs, the second waits in the queue
+
+        def wait_until(ok, what):
+            deadline = time.time() + 10
+            while not ok():
+                self.assertLess(time.time(), deadline, what)
+                time.sleep(0.01)
+
+        threads[0].start()  # runs: it has produced a token
+        wait_until(lambda: metric(SMALL_QUEUE_URL, "lily_time_to_first_token_seconds_count") >= 1, "first request running")
+        threads[1].start()  # waits in the queue of one
+        health = lambda: json.load(urllib.request.urlopen(SMALL_QUEUE_URL + "/health"))
+        wait_until(lambda: health()["queue_depth"] == 1, "second request queued")
         with self.assertRaises(openai.RateLimitError) as e:
             c.chat.completions.create(**say("no room"))
         self.assertGreaterEqual(int(e.exception.response.headers["retry-after"]), 1)
