@@ -5,6 +5,7 @@ mod bench;
 mod detokenize;
 mod gate;
 mod generate;
+mod serve;
 mod tokenize;
 
 use clap::{Parser, Subcommand};
@@ -32,6 +33,8 @@ enum Command {
     Detokenize(detokenize::Args),
     /// Privacy gate: inspect text or a chat request on stdin and decide what may leave the machine.
     Gate(gate::GateArgs),
+    /// OpenAI-compatible HTTP server (chat completions, completions, models, health, metrics).
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -50,5 +53,6 @@ fn main() -> anyhow::Result<()> {
         Command::Tokenize(args) => tokenize::run(args),
         Command::Detokenize(args) => detokenize::run(args),
         Command::Gate(args) => gate::run(args),
+        Command::Serve(args) => serve::run(args),
     }
 }

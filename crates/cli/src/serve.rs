@@ -1,0 +1,214 @@
+//! `lily serve`: the OpenAI-compatible server over a checkpoint (CPU reference backend), or,
+//! without `--model`, over the small built-in demo checkpoint in assets/demo.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use lily_cpu::CpuModel;
+use lily_model::chat::{Content, FunctionCall, ToolCall};
+use lily_model::{ChatOptions, ChatTemplate, Config, Message, Tokenizer};
+use lily_server::request::ChatMessage;
+use lily_server::{EngineSpec, ServerConfig, TextModel};
+use serde_json::Value;
+
+/// Where `scripts/make_demo_checkpoint.py` writes the demo checkpoint.
+const DEMO_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/demo");
+const DEMO_NOTE: &str = "Lily's built-in demo checkpoint: a tiny model of the Qwen3.6 architecture trained for minutes on generated simple English \
+                         (see assets/demo/README.md). It shows the whole system working; it is not Qwen3.6.";
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Checkpoint directory (config.json, safetensors, tokenizer.json, chat template).
+    /// Without it, the built-in demo checkpoint (assets/demo) is served.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Address to listen on; loopback by default.
+    #[arg(long, default_value = "127.0.0.1:8000")]
+    bind: SocketAddr,
+    /// Context length (prompt + generated tokens). Default: the model's, capped at 32768.
+    #[arg(long)]
+    max_seq: Option<usize>,
+    /// The model name clients send. Default: the checkpoint directory's name.
+    #[arg(long)]
+    model_name: Option<String>,
+    /// Require `Authorization: Bearer KEY` on /v1/*. Also read from LILY_API_KEY.
+    #[arg(long)]
+    api_key: Option<String>,
+    /// Requests that may wait behind the running one; more are answered 429.
+    #[arg(long, default_value_t = 64)]
+    queue: usize,
+    /// Seconds a request may take from arrival to its last token.
+    #[arg(long, default_value_t = 600)]
+    request_timeout: u64,
+    /// Seconds queued and running requests may go on after SIGTERM before they are cancelled.
+    #[arg(long, default_value_t = 30)]
+    drain_timeout: u64,
+    /// Memory for prefix-cache snapshots, in MiB.
+    #[arg(long, default_value_t = 1024)]
+    prefix_cache_mib: usize,
+    /// Largest request body, in MiB.
+    #[arg(long, default_value_t = 4)]
+    max_body_mib: usize,
+}
+
+/// The Qwen3.6 tokenizer and chat template as the server sees them.
+struct QwenText {
+    tokenizer: Tokenizer,
+    template: ChatTemplate,
+    stop_ids: Vec<u32>,
+}
+
+fn template_message(m: &ChatMessage) -> Message {
+    let tool_calls = (!m.tool_calls.is_empty()).then(|| {
+        m.tool_calls
+            .iter()
+            .map(|c| ToolCall {
+                id: Some(c.id.clone()),
+                kind: Some("function".into()),
+                function: FunctionCall { name: c.name.clone(), arguments: c.arguments.clone() },
+            })
+            .collect()
+    });
+    Message {
+        role: m.role.as_str().to_string(),
+        content: Some(Content::Text(m.content.clone())),
+        reasoning_content: m.reasoning_content.clone(),
+        tool_calls,
+        tool_call_id: m.tool_call_id.clone(),
+        name: m.name.clone(),
+    }
+}
+
+impl TextModel for QwenText {
+    fn encode(&self, text: &str) -> Vec<u32> {
+        self.tokenizer.encode(text)
+    }
+    fn token_bytes(&self, id: u32) -> Option<Vec<u8>> {
+        self.tokenizer.token_bytes(id).filter(|b| !b.is_empty()).map(<[u8]>::to_vec)
+    }
+    fn is_special(&self, id: u32) -> bool {
+        self.tokenizer.is_special(id)
+    }
+    fn stop_ids(&self) -> Vec<u32> {
+        self.stop_ids.clone()
+    }
+    fn render_chat(&self, messages: &[ChatMessage], tools: &[Value], enable_thinking: bool) -> Result<String, String> {
+        let messages: Vec<Message> = messages.iter().map(template_message).collect();
+        let options = ChatOptions { enable_thinking, ..ChatOptions::default() };
+        self.template.render(&messages, tools, &options).map_err(|e| e.to_string())
+    }
+}
+
+fn load_text(dir: &Path, config: &Config) -> anyhow::Result<QwenText> {
+    let tokenizer = if dir.join("tokenizer.json").exists() {
+        Tokenizer::from_model_dir(dir).with_context(|| format!("loading the tokenizer of {}", dir.display()))?
+    } else {
+        tracing::warn!("{} has no tokenizer.json; using the built-in Qwen3.6 tokenizer", dir.display());
+        Tokenizer::qwen3_6()
+    };
+    if tokenizer.vocab_size() > config.vocab_size {
+        bail!(
+            "{}: the tokenizer has {} ids but the model's vocab_size is {}: they do not belong together",
+            dir.display(),
+            tokenizer.vocab_size(),
+            config.vocab_size
+        );
+    }
+    let has_template = dir.join("chat_template.jinja").exists() || dir.join("tokenizer_config.json").exists();
+    let template = if has_template {
+        ChatTemplate::from_model_dir(dir).with_context(|| format!("loading the chat template of {}", dir.display()))?
+    } else {
+        tracing::warn!("{} has no chat template; using the built-in Qwen3.6 template", dir.display());
+        ChatTemplate::qwen3_6()
+    };
+    let mut stop_ids = config.eos_token_ids.clone();
+    for special in ["<|im_end|>", "<|endoftext|>"] {
+        if let Some(id) = tokenizer.special_token_id(special) {
+            if !stop_ids.contains(&id) {
+                stop_ids.push(id);
+            }
+        }
+    }
+    Ok(QwenText { tokenizer, template, stop_ids })
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let (dir, demo) = match &args.model {
+        Some(dir) => (dir.clone(), false),
+        None => {
+            let dir = PathBuf::from(DEMO_DIR);
+            if !dir.join("config.json").exists() {
+                bail!("no --model given and the built-in demo checkpoint is missing ({}); make it with scripts/make_demo_checkpoint.py", dir.display());
+            }
+            (dir, true)
+        }
+    };
+    let config = Config::load(&dir).with_context(|| format!("reading {}", dir.join("config.json").display()))?;
+    let text = load_text(&dir, &config)?;
+    let max_seq = args.max_seq.unwrap_or(config.max_position_embeddings.min(32768));
+    if max_seq < 2 {
+        bail!("--max-seq must be at least 2 (one prompt token and one generated), got {max_seq}");
+    }
+    let model_id = match (&args.model_name, demo) {
+        (Some(name), _) => name.clone(),
+        (None, true) => "lily-demo".to_string(),
+        (None, false) => dir
+            .canonicalize()
+            .ok()
+            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "lily".into()),
+    };
+    if demo {
+        tracing::warn!("no --model: serving the built-in DEMO checkpoint from {} as `{model_id}`. {DEMO_NOTE}", dir.display());
+    }
+    let api_key = args.api_key.clone().or_else(|| std::env::var("LILY_API_KEY").ok()).filter(|k| !k.is_empty());
+    let server_config = ServerConfig {
+        model_id,
+        demo_note: demo.then(|| DEMO_NOTE.to_string()),
+        max_seq,
+        queue_capacity: args.queue,
+        request_timeout: Duration::from_secs(args.request_timeout),
+        drain_timeout: Duration::from_secs(args.drain_timeout),
+        max_body_bytes: args.max_body_mib << 20,
+        api_key,
+        prefix_cache_bytes: args.prefix_cache_mib << 20,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(args.bind).await.with_context(|| format!("binding {}", args.bind))?;
+        let load_dir = dir.clone();
+        let engine = EngineSpec {
+            make_backend: move || CpuModel::load(&load_dir).map_err(|e| format!("loading {}: {e}", load_dir.display())),
+            // A snapshot holds the KV cache up to its position plus the fixed GDN state.
+            snapshot_bytes: Box::new(|model: &CpuModel, position| model.sequence_bytes(position)),
+        };
+        lily_server::serve(listener, server_config, Arc::new(text), engine, shutdown_signal()).await?;
+        Ok(())
+    })
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM; Ctrl-C still stops the server");
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}

@@ -1,0 +1,277 @@
+//! Turning logits into the next token: repetition penalties, a token mask (constrained
+//! decoding), temperature, top-k, top-p, min-p, and a seeded random draw so that the same seed
+//! gives the same output. Also the log-probabilities that OpenAI's `logprobs` reports.
+
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SamplingParams {
+    /// 0 means greedy (argmax after penalties and mask).
+    pub temperature: f32,
+    /// Keep the smallest set of tokens whose probability reaches `top_p` (1.0 = off).
+    pub top_p: f32,
+    /// Keep the `top_k` most likely tokens (0 = off).
+    pub top_k: usize,
+    /// Drop tokens less likely than `min_p` times the most likely one (0.0 = off).
+    pub min_p: f32,
+    /// Subtracted once from the logit of every token already generated.
+    pub presence_penalty: f32,
+    /// Subtracted from a token's logit once per time it was generated.
+    pub frequency_penalty: f32,
+    /// Same seed, same logits: same tokens. `None` draws a seed from the clock.
+    pub seed: Option<u64>,
+}
+
+impl Default for SamplingParams {
+    fn default() -> Self {
+        Self {
+            temperature: 1.0,
+            top_p: 1.0,
+            top_k: 0,
+            min_p: 0.0,
+            presence_penalty: 0.0,
+            frequency_penalty: 0.0,
+            seed: None,
+        }
+    }
+}
+
+/// SplitMix64: tiny, fast, and good enough to draw one uniform number per token; its whole
+/// state is the seed, which is what makes seeded runs repeatable.
+#[derive(Debug, Clone)]
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1) with 53 bits.
+    fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// One request's sampler: the parameters, the random stream and the counts of generated
+/// tokens that the penalties need.
+pub struct Sampler {
+    params: SamplingParams,
+    rng: SplitMix64,
+    counts: HashMap<u32, u32>,
+}
+
+/// When only top-p is set, the nucleus is almost always inside the few hundred most likely
+/// tokens; selecting those first avoids sorting the whole 248K vocabulary every step.
+const NUCLEUS_PRESELECT: usize = 1024;
+
+impl Sampler {
+    pub fn new(params: SamplingParams) -> Self {
+        let seed = params.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0)
+        });
+        Self { params, rng: SplitMix64(seed), counts: HashMap::new() }
+    }
+
+    pub fn params(&self) -> &SamplingParams {
+        &self.params
+    }
+
+    /// Records a generated token for the presence and frequency penalties.
+    pub fn observe(&mut self, token: u32) {
+        *self.counts.entry(token).or_insert(0) += 1;
+    }
+
+    /// Chooses the next token. `allowed`, when given, masks out every token that is `false`;
+    /// if it allows nothing, the mask is ignored rather than producing an impossible token.
+    pub fn pick(&mut self, logits: &[f32], allowed: Option<&[bool]>) -> u32 {
+        let mut scores = logits.to_vec();
+        let p = &self.params;
+        if p.presence_penalty != 0.0 || p.frequency_penalty != 0.0 {
+            for (&token, &count) in &self.counts {
+                if let Some(x) = scores.get_mut(token as usize) {
+                    *x -= p.presence_penalty + p.frequency_penalty * count as f32;
+                }
+            }
+        }
+        if let Some(mask) = allowed {
+            if mask.iter().any(|&a| a) {
+                for (x, &ok) in scores.iter_mut().zip(mask) {
+                    if !ok {
+                        *x = f32::NEG_INFINITY;
+                    }
+                }
+            }
+        }
+        if p.temperature <= 0.0 {
+            return crate::argmax(&scores);
+        }
+        self.sample(&scores)
+    }
+
+    fn sample(&mut self, scores: &[f32]) -> u32 {
+        let p = self.params.clone();
+        let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        // Weights relative to the best token: exp((x - max) / T), so the best has weight 1.
+        let inv_t = 1.0 / p.temperature;
+        let mut candidates: Vec<(u32, f32)> = scores
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &x)| {
+                let w = ((x - max) * inv_t).exp();
+                // min-p compares with the best token, whose weight is exactly 1.
+                (w > 0.0 && w >= p.min_p).then_some((i as u32, w))
+            })
+            .collect();
+        let by_weight = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if p.top_k > 0 && candidates.len() > p.top_k {
+            candidates.select_nth_unstable_by(p.top_k - 1, by_weight);
+            candidates.truncate(p.top_k);
+        }
+        if p.top_p < 1.0 {
+            let total: f32 = candidates.iter().map(|c| c.1).sum();
+            let target = p.top_p * total;
+            if candidates.len() > NUCLEUS_PRESELECT {
+                let mut head = candidates.clone();
+                head.select_nth_unstable_by(NUCLEUS_PRESELECT - 1, by_weight);
+                head.truncate(NUCLEUS_PRESELECT);
+                if head.iter().map(|c| c.1).sum::<f32>() >= target {
+                    candidates = head;
+                }
+            }
+            candidates.sort_unstable_by(by_weight);
+            let mut mass = 0.0;
+            let mut keep = candidates.len();
+            for (i, c) in candidates.iter().enumerate() {
+                mass += c.1;
+                if mass >= target {
+                    keep = i + 1;
+                    break;
+                }
+            }
+            candidates.truncate(keep);
+        } else {
+            // The draw walks the candidates in order; fix the order so a seed means one thing.
+            candidates.sort_unstable_by_key(|c| c.0);
+        }
+        let total: f64 = candidates.iter().map(|c| c.1 as f64).sum();
+        let mut r = self.rng.next_f64() * total;
+        for &(token, w) in &candidates {
+            r -= w as f64;
+            if r < 0.0 {
+                return token;
+            }
+        }
+        candidates.last().map_or_else(|| crate::argmax(scores), |c| c.0)
+    }
+}
+
+/// The log-probability of the chosen token under the model's distribution (the raw logits,
+/// before penalties and temperature, as OpenAI reports it) and the `top_n` most likely tokens.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenLogprob {
+    pub token: u32,
+    pub logprob: f32,
+    /// Most likely first; ties broken by the lower id.
+    pub top: Vec<(u32, f32)>,
+}
+
+pub fn token_logprob(logits: &[f32], token: u32, top_n: usize) -> TokenLogprob {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let log_z = max + logits.iter().map(|&x| ((x - max) as f64).exp()).sum::<f64>().ln() as f32;
+    let logprob = logits.get(token as usize).map_or(f32::NEG_INFINITY, |&x| x - log_z);
+    let mut top: Vec<(u32, f32)> = Vec::new();
+    if top_n > 0 {
+        let mut all: Vec<(u32, f32)> =
+            logits.iter().enumerate().map(|(i, &x)| (i as u32, x - log_z)).collect();
+        let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        let n = top_n.min(all.len());
+        if n < all.len() {
+            all.select_nth_unstable_by(n - 1, order);
+            all.truncate(n);
+        }
+        all.sort_unstable_by(order);
+        top = all;
+    }
+    TokenLogprob { token, logprob, top }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(temperature: f32) -> SamplingParams {
+        SamplingParams { temperature, seed: Some(7), ..Default::default() }
+    }
+
+    #[test]
+    fn greedy_takes_the_best_allowed_token() {
+        let mut s = Sampler::new(params(0.0));
+        let logits = [0.0, 3.0, 1.0, 2.0];
+        assert_eq!(s.pick(&logits, None), 1);
+        assert_eq!(s.pick(&logits, Some(&[true, false, true, true])), 3);
+        // A mask that allows nothing is ignored instead of yielding a masked-out token.
+        assert_eq!(s.pick(&logits, Some(&[false; 4])), 1);
+    }
+
+    #[test]
+    fn same_seed_same_tokens_and_different_seed_differs() {
+        let logits: Vec<f32> = (0..50).map(|i| ((i * 37) % 11) as f32 * 0.3).collect();
+        let run = |seed| {
+            let mut s = Sampler::new(SamplingParams { seed: Some(seed), ..params(1.0) });
+            (0..64).map(|_| s.pick(&logits, None)).collect::<Vec<_>>()
+        };
+        assert_eq!(run(1), run(1));
+        assert_ne!(run(1), run(2));
+    }
+
+    #[test]
+    fn top_k_top_p_and_min_p_restrict_the_draw() {
+        let logits = [5.0, 4.9, 3.0, -1.0, 4.8];
+        let draw = |p: SamplingParams| {
+            let mut s = Sampler::new(p);
+            let mut seen = [false; 5];
+            for _ in 0..400 {
+                seen[s.pick(&logits, None) as usize] = true;
+            }
+            seen
+        };
+        assert_eq!(draw(SamplingParams { top_k: 2, ..params(1.0) }), [true, true, false, false, false]);
+        assert_eq!(draw(SamplingParams { min_p: 0.5, ..params(1.0) }), [true, true, false, false, true]);
+        // Tokens 0 and 1 hold more than half the mass: top_p 0.5 keeps just them.
+        assert_eq!(draw(SamplingParams { top_p: 0.5, ..params(1.0) }), [true, true, false, false, false]);
+        let all = draw(params(1.0));
+        assert!(all[2], "token 2 should be reachable without filters: {all:?}");
+    }
+
+    #[test]
+    fn penalties_push_away_repeated_tokens() {
+        let logits = [1.0, 0.9, 0.0];
+        let mut s = Sampler::new(SamplingParams { presence_penalty: 0.5, ..params(0.0) });
+        assert_eq!(s.pick(&logits, None), 0);
+        s.observe(0);
+        assert_eq!(s.pick(&logits, None), 1);
+        let mut f = Sampler::new(SamplingParams { frequency_penalty: 0.6, ..params(0.0) });
+        f.observe(0);
+        assert_eq!(f.pick(&logits, None), 1);
+        f.observe(1);
+        f.observe(1);
+        assert_eq!(f.pick(&logits, None), 0);
+    }
+
+    #[test]
+    fn logprobs_are_a_normalised_distribution() {
+        let logits = [2.0f32, 1.0, 0.0, 1.0];
+        let lp = token_logprob(&logits, 1, 3);
+        let z: f32 = logits.iter().map(|x| x.exp()).sum();
+        assert!((lp.logprob - (1.0f32.exp() / z).ln()).abs() < 1e-5);
+        let ids: Vec<u32> = lp.top.iter().map(|t| t.0).collect();
+        assert_eq!(ids, vec![0, 1, 3]);
+        assert!((lp.top[0].1 - (2.0f32.exp() / z).ln()).abs() < 1e-5);
+    }
+}

@@ -1,0 +1,433 @@
+//! HTTP endpoints: requests in, jobs onto the engine queue, OpenAI-shaped JSON or
+//! server-sent events out.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::Next;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures_util::Stream;
+use serde_json::{json, Map, Value};
+use tokio::sync::mpsc::{self, UnboundedReceiver};
+
+use crate::error::ApiError;
+use crate::output::{Delta, LogprobEntry};
+use crate::request::{parse_chat, parse_completion, GenerationParams, Prompt};
+use crate::worker::{Event, FinishReason, Job, JobKind, PushError, Usage};
+use crate::App;
+
+/// Unique enough for response and tool-call ids: a process-wide counter mixed with the start
+/// time, so ids from two server runs do not collide in a client's logs.
+fn new_id(prefix: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let start = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    format!("{prefix}{:012x}{n:08x}", start & 0xffff_ffff_ffff)
+}
+
+fn unix_time() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+async fn read_body(body: Body, limit: usize) -> Result<axum::body::Bytes, ApiError> {
+    axum::body::to_bytes(body, limit).await.map_err(|e| {
+        if e.into_inner().downcast::<http_body_util::LengthLimitError>().is_ok() {
+            ApiError::too_large(limit)
+        } else {
+            ApiError::bad_request("Could not read the request body.")
+        }
+    })
+}
+
+impl App {
+    fn check_model(&self, requested: &str) -> Result<(), ApiError> {
+        if requested == self.config.model_id {
+            Ok(())
+        } else {
+            Err(ApiError::model_not_found(requested, &self.config.model_id))
+        }
+    }
+
+    fn submit(&self, prompt: Vec<u32>, params: GenerationParams, kind: JobKind) -> Result<UnboundedReceiver<Event>, ApiError> {
+        if prompt.is_empty() {
+            return Err(ApiError::invalid("prompt", "The prompt is empty."));
+        }
+        if let Some(&bad) = prompt.iter().find(|&&t| t as usize >= self.vocab_size) {
+            return Err(ApiError::invalid("prompt", format!("Token id {bad} is outside the vocabulary (size {}).", self.vocab_size)));
+        }
+        let max_seq = self.config.max_seq;
+        if prompt.len() >= max_seq {
+            return Err(ApiError {
+                code: Some("context_length_exceeded"),
+                ..ApiError::invalid(
+                    "messages",
+                    format!(
+                        "The prompt has {} tokens; the context holds {max_seq}, and at least one must be left to generate.",
+                        prompt.len()
+                    ),
+                )
+            });
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        let now = Instant::now();
+        let timeout = self.config.request_timeout;
+        let job = Job { prompt, params, kind, events: tx, arrived: now, deadline: now + timeout, timeout };
+        match self.queue.try_push(job) {
+            Ok(depth) => {
+                self.metrics.set_queue_depth(depth);
+                Ok(rx)
+            }
+            Err(PushError::Full) => {
+                let wait = self.metrics.mean_request_time().as_secs_f64() * self.queue.len() as f64;
+                Err(ApiError::queue_full(wait.ceil().clamp(1.0, 60.0) as u64))
+            }
+            Err(PushError::Closed) => Err(ApiError::shutting_down()),
+        }
+    }
+}
+
+/// The parts of a response every chunk repeats.
+#[derive(Clone)]
+struct Meta {
+    id: String,
+    created: u64,
+    model: String,
+    chat: bool,
+    logprobs: bool,
+    include_usage: bool,
+}
+
+fn usage_json(u: &Usage) -> Value {
+    json!({
+        "prompt_tokens": u.prompt_tokens,
+        "completion_tokens": u.completion_tokens,
+        "total_tokens": u.prompt_tokens + u.completion_tokens,
+        "prompt_tokens_details": {"cached_tokens": u.cached_tokens},
+    })
+}
+
+fn chat_logprobs(entries: &[LogprobEntry]) -> Value {
+    let content: Vec<Value> = entries
+        .iter()
+        .map(|e| {
+            let top: Vec<Value> = e.top.iter().map(|(t, b, lp)| json!({"token": t, "logprob": lp, "bytes": b})).collect();
+            json!({"token": e.token, "logprob": e.logprob, "bytes": e.bytes, "top_logprobs": top})
+        })
+        .collect();
+    json!({ "content": content })
+}
+
+/// The legacy `/v1/completions` shape; `offset` is where this chunk's text starts.
+fn completion_logprobs(entries: &[LogprobEntry], offset: &mut usize) -> Value {
+    let mut text_offset = Vec::new();
+    for e in entries {
+        text_offset.push(*offset);
+        *offset += e.token.len();
+    }
+    let top: Vec<Value> = entries
+        .iter()
+        .map(|e| Value::Object(e.top.iter().map(|(t, _, lp)| (t.clone(), json!(lp))).collect::<Map<_, _>>()))
+        .collect();
+    json!({
+        "tokens": entries.iter().map(|e| e.token.clone()).collect::<Vec<_>>(),
+        "token_logprobs": entries.iter().map(|e| e.logprob).collect::<Vec<_>>(),
+        "top_logprobs": top,
+        "text_offset": text_offset,
+    })
+}
+
+fn tool_call_json(index: usize, call: &lily_engine::tool_calls::ToolCall) -> Value {
+    json!({
+        "index": index,
+        "id": new_id("call_"),
+        "type": "function",
+        "function": {"name": call.name, "arguments": Value::Object(call.arguments.clone()).to_string()},
+    })
+}
+
+/// Turns engine events into stream chunks.
+struct StreamFormatter {
+    meta: Meta,
+    tool_index: usize,
+    text_offset: usize,
+}
+
+impl StreamFormatter {
+    fn chunk(&self, choice: Value) -> Value {
+        let object = if self.meta.chat { "chat.completion.chunk" } else { "text_completion" };
+        json!({"id": self.meta.id, "object": object, "created": self.meta.created, "model": self.meta.model, "choices": [choice]})
+    }
+
+    fn first(&self) -> Option<Value> {
+        self.meta.chat.then(|| self.chunk(json!({"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": null, "finish_reason": null})))
+    }
+
+    fn delta(&mut self, d: &Delta) -> Value {
+        if !self.meta.chat {
+            let logprobs = if self.meta.logprobs { completion_logprobs(&d.logprobs, &mut self.text_offset) } else { Value::Null };
+            return self.chunk(json!({"index": 0, "text": d.content, "logprobs": logprobs, "finish_reason": null}));
+        }
+        let mut delta = Map::new();
+        if !d.reasoning.is_empty() {
+            delta.insert("reasoning_content".into(), json!(d.reasoning));
+        }
+        if !d.content.is_empty() {
+            delta.insert("content".into(), json!(d.content));
+        }
+        if !d.tool_calls.is_empty() {
+            let calls: Vec<Value> = d
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    self.tool_index += 1;
+                    tool_call_json(self.tool_index - 1, c)
+                })
+                .collect();
+            delta.insert("tool_calls".into(), Value::Array(calls));
+        }
+        let logprobs = if self.meta.logprobs { chat_logprobs(&d.logprobs) } else { Value::Null };
+        self.chunk(json!({"index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": null}))
+    }
+
+    fn finish(&self, reason: FinishReason) -> Value {
+        if self.meta.chat {
+            self.chunk(json!({"index": 0, "delta": {}, "logprobs": null, "finish_reason": reason.as_str()}))
+        } else {
+            self.chunk(json!({"index": 0, "text": "", "logprobs": null, "finish_reason": reason.as_str()}))
+        }
+    }
+
+    fn usage(&self, usage: &Usage) -> Value {
+        let object = if self.meta.chat { "chat.completion.chunk" } else { "text_completion" };
+        json!({"id": self.meta.id, "object": object, "created": self.meta.created, "model": self.meta.model, "choices": [], "usage": usage_json(usage)})
+    }
+}
+
+fn event_stream(mut rx: UnboundedReceiver<Event>, meta: Meta) -> impl Stream<Item = Result<SseEvent, Infallible>> {
+    let data = |v: Value| SseEvent::default().data(v.to_string());
+    let mut f = StreamFormatter { meta, tool_index: 0, text_offset: 0 };
+    let mut pending: VecDeque<SseEvent> = f.first().map(data).into_iter().collect();
+    let mut done = false;
+    futures_util::stream::poll_fn(move |cx| loop {
+        if let Some(e) = pending.pop_front() {
+            return std::task::Poll::Ready(Some(Ok(e)));
+        }
+        if done {
+            return std::task::Poll::Ready(None);
+        }
+        match rx.poll_recv(cx) {
+            std::task::Poll::Pending => return std::task::Poll::Pending,
+            std::task::Poll::Ready(None) => done = true,
+            std::task::Poll::Ready(Some(Event::Delta(d))) => pending.push_back(data(f.delta(&d))),
+            std::task::Poll::Ready(Some(Event::Done { finish_reason, usage })) => {
+                pending.push_back(data(f.finish(finish_reason)));
+                if f.meta.include_usage {
+                    pending.push_back(data(f.usage(&usage)));
+                }
+                pending.push_back(SseEvent::default().data("[DONE]"));
+                done = true;
+            }
+            std::task::Poll::Ready(Some(Event::Error(e))) => {
+                pending.push_back(SseEvent::default().data(e.body()));
+                pending.push_back(SseEvent::default().data("[DONE]"));
+                done = true;
+            }
+        }
+    })
+}
+
+/// Waits for the whole generation and builds the non-streaming response.
+async fn collect(mut rx: UnboundedReceiver<Event>, meta: Meta) -> Result<Response, ApiError> {
+    let mut reasoning = String::new();
+    let mut content = String::new();
+    let mut calls = Vec::new();
+    let mut logprobs = Vec::new();
+    loop {
+        match rx.recv().await {
+            Some(Event::Delta(d)) => {
+                reasoning += &d.reasoning;
+                content += &d.content;
+                calls.extend(d.tool_calls);
+                logprobs.extend(d.logprobs);
+            }
+            Some(Event::Error(e)) => return Err(e),
+            None => return Err(ApiError::internal("The engine stopped before the request finished.")),
+            Some(Event::Done { finish_reason, usage }) => {
+                let choice = if meta.chat {
+                    let mut message = Map::new();
+                    message.insert("role".into(), json!("assistant"));
+                    let no_text = content.is_empty() && !calls.is_empty();
+                    message.insert("content".into(), if no_text { Value::Null } else { json!(content) });
+                    if !reasoning.is_empty() {
+                        message.insert("reasoning_content".into(), json!(reasoning));
+                    }
+                    if !calls.is_empty() {
+                        let calls: Vec<Value> = calls.iter().enumerate().map(|(i, c)| tool_call_json(i, c)).collect();
+                        message.insert("tool_calls".into(), Value::Array(calls));
+                    }
+                    let lp = if meta.logprobs { chat_logprobs(&logprobs) } else { Value::Null };
+                    json!({"index": 0, "message": message, "logprobs": lp, "finish_reason": finish_reason.as_str()})
+                } else {
+                    let lp = if meta.logprobs { completion_logprobs(&logprobs, &mut 0) } else { Value::Null };
+                    json!({"index": 0, "text": content, "logprobs": lp, "finish_reason": finish_reason.as_str()})
+                };
+                let object = if meta.chat { "chat.completion" } else { "text_completion" };
+                let body = json!({
+                    "id": meta.id, "object": object, "created": meta.created, "model": meta.model,
+                    "choices": [choice], "usage": usage_json(&usage),
+                });
+                return Ok(Json(body).into_response());
+            }
+        }
+    }
+}
+
+async fn respond(rx: UnboundedReceiver<Event>, meta: Meta, stream: bool) -> Result<Response, ApiError> {
+    if stream {
+        Ok(Sse::new(event_stream(rx, meta)).keep_alive(KeepAlive::default()).into_response())
+    } else {
+        collect(rx, meta).await
+    }
+}
+
+fn reply(result: Result<Response, ApiError>) -> Response {
+    result.unwrap_or_else(IntoResponse::into_response)
+}
+
+pub async fn chat_completions(State(app): State<Arc<App>>, body: Body) -> Response {
+    reply(chat(app, body).await)
+}
+
+async fn chat(app: Arc<App>, body: Body) -> Result<Response, ApiError> {
+    let bytes = read_body(body, app.config.max_body_bytes).await?;
+    let req = parse_chat(&bytes)?;
+    app.check_model(&req.model)?;
+    let text = app
+        .model
+        .render_chat(&req.messages, &req.tools, req.enable_thinking)
+        .map_err(|m| ApiError::invalid("messages", m))?;
+    let prompt = app.model.encode(&text);
+    // The template decides whether the assistant turn opens inside <think>.
+    let thinking = text.ends_with("<think>\n");
+    let tools = (!req.tools.is_empty()).then(|| lily_engine::tool_calls::parameter_types(&req.tools));
+    let logprobs = req.params.logprobs.is_some();
+    let rx = app.submit(prompt, req.params, JobKind::Chat { thinking, tools })?;
+    let meta = Meta {
+        id: new_id("chatcmpl-"),
+        created: unix_time(),
+        model: app.config.model_id.clone(),
+        chat: true,
+        logprobs,
+        include_usage: req.include_usage,
+    };
+    respond(rx, meta, req.stream).await
+}
+
+pub async fn completions(State(app): State<Arc<App>>, body: Body) -> Response {
+    reply(completion(app, body).await)
+}
+
+async fn completion(app: Arc<App>, body: Body) -> Result<Response, ApiError> {
+    let bytes = read_body(body, app.config.max_body_bytes).await?;
+    let req = parse_completion(&bytes)?;
+    app.check_model(&req.model)?;
+    let prompt = match req.prompt {
+        Prompt::Text(t) => app.model.encode(&t),
+        Prompt::Tokens(t) => t,
+    };
+    let logprobs = req.params.logprobs.is_some();
+    let rx = app.submit(prompt, req.params, JobKind::Completion)?;
+    let meta = Meta {
+        id: new_id("cmpl-"),
+        created: unix_time(),
+        model: app.config.model_id.clone(),
+        chat: false,
+        logprobs,
+        include_usage: req.include_usage,
+    };
+    respond(rx, meta, req.stream).await
+}
+
+pub async fn models(State(app): State<Arc<App>>) -> Response {
+    let mut model = json!({"id": app.config.model_id, "object": "model", "created": app.started, "owned_by": "lily"});
+    if let Some(note) = &app.config.demo_note {
+        model["demo"] = json!(true);
+        model["description"] = json!(note);
+    }
+    Json(json!({"object": "list", "data": [model]})).into_response()
+}
+
+pub async fn health(State(app): State<Arc<App>>) -> Response {
+    Json(json!({"status": "ok", "queue_depth": app.queue.len()})).into_response()
+}
+
+pub async fn metrics(State(app): State<Arc<App>>) -> Response {
+    app.metrics.set_queue_depth(app.queue.len());
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], app.metrics.render()).into_response()
+}
+
+pub async fn not_found(req: Request) -> Response {
+    ApiError::not_found(req.uri().path()).into_response()
+}
+
+pub async fn method_not_allowed() -> Response {
+    ApiError::method_not_allowed().into_response()
+}
+
+/// Compares without an early exit, so the time taken does not reveal how much of a guessed
+/// key was right.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = (a.len() != b.len()) as u8;
+    for i in 0..a.len().max(b.len()) {
+        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0);
+    }
+    diff == 0
+}
+
+pub async fn require_api_key(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    if let Some(key) = &app.config.api_key {
+        let given = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("");
+        if !constant_time_eq(given.trim().as_bytes(), key.as_bytes()) {
+            return ApiError::unauthorized().into_response();
+        }
+    }
+    next.run(req).await
+}
+
+const ENDPOINTS: &[&str] = &["/v1/chat/completions", "/v1/completions", "/v1/models", "/health", "/metrics"];
+
+pub async fn count_requests(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    let path = req.uri().path().to_string();
+    let endpoint = ENDPOINTS.iter().find(|&&e| e == path).copied().unwrap_or("other");
+    let response = next.run(req).await;
+    let status: StatusCode = response.status();
+    app.metrics.request(endpoint, status.as_u16());
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_time_eq_is_equality() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"secret2"));
+        assert!(!constant_time_eq(b"", b"x"));
+        assert!(constant_time_eq(b"", b""));
+    }
+}

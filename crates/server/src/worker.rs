@@ -1,0 +1,391 @@
+//! The engine thread: one sequence at a time, taken from a bounded first-come-first-served
+//! queue. It owns the backend, the reusable sequence and the prefix cache, and streams each
+//! job's output back as events. A job ends early when its client goes away (checked every
+//! token), its deadline passes, or the server is told to stop.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use lily_engine::json_constraint::JsonMachine;
+use lily_engine::prefix_cache::PrefixCache;
+use lily_engine::sampling::{token_logprob, Sampler, TokenLogprob};
+use lily_engine::tool_calls::ParameterTypes;
+use lily_engine::{generate, GenerateOptions, StopReason};
+use lily_model::Backend;
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::error::ApiError;
+use crate::metrics::Metrics;
+use crate::model::TokenTable;
+use crate::output::{Delta, LogprobEntry, OutputPipeline};
+use crate::request::GenerationParams;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinishReason {
+    Stop,
+    Length,
+    ToolCalls,
+}
+
+impl FinishReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::Length => "length",
+            FinishReason::ToolCalls => "tool_calls",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Usage {
+    pub prompt_tokens: usize,
+    pub completion_tokens: usize,
+    pub cached_tokens: usize,
+}
+
+#[derive(Debug)]
+pub enum Event {
+    Delta(Delta),
+    Done { finish_reason: FinishReason, usage: Usage },
+    Error(ApiError),
+}
+
+/// How a job's text is interpreted.
+#[derive(Debug, Clone)]
+pub enum JobKind {
+    /// Chat: reasoning split off (`thinking`: the prompt opened `<think>`), tool calls parsed
+    /// when the request declared tools.
+    Chat { thinking: bool, tools: Option<ParameterTypes> },
+    /// Plain completion: text as generated.
+    Completion,
+}
+
+pub struct Job {
+    pub prompt: Vec<u32>,
+    pub params: GenerationParams,
+    pub kind: JobKind,
+    pub events: UnboundedSender<Event>,
+    pub arrived: Instant,
+    pub deadline: Instant,
+    pub timeout: Duration,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum PushError {
+    Full,
+    Closed,
+}
+
+/// Bounded FIFO between the HTTP handlers and the engine thread.
+pub struct JobQueue {
+    state: Mutex<QueueState>,
+    ready: Condvar,
+    capacity: usize,
+}
+
+struct QueueState {
+    jobs: VecDeque<Job>,
+    closed: bool,
+}
+
+impl JobQueue {
+    pub fn new(capacity: usize) -> Self {
+        Self { state: Mutex::new(QueueState { jobs: VecDeque::new(), closed: false }), ready: Condvar::new(), capacity }
+    }
+
+    pub fn try_push(&self, job: Job) -> Result<usize, PushError> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if s.closed {
+            return Err(PushError::Closed);
+        }
+        if s.jobs.len() >= self.capacity {
+            return Err(PushError::Full);
+        }
+        s.jobs.push_back(job);
+        self.ready.notify_one();
+        Ok(s.jobs.len())
+    }
+
+    /// Blocks for the next job; `None` once closed and empty.
+    fn pop(&self) -> Option<Job> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(job) = s.jobs.pop_front() {
+                return Some(job);
+            }
+            if s.closed {
+                return None;
+            }
+            s = self.ready.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).jobs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// No new jobs; the engine thread finishes the queued ones and exits.
+    pub fn close(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
+        self.ready.notify_all();
+    }
+}
+
+/// Bytes a prefix-cache snapshot of the backend's state at a position takes.
+pub type SnapshotBytes<B> = Box<dyn Fn(&B, usize) -> usize + Send>;
+
+pub struct WorkerConfig<B> {
+    pub max_seq: usize,
+    pub prefix_cache_bytes: usize,
+    /// Bytes a snapshot at this position takes (for the prefix cache's budget).
+    pub snapshot_bytes: SnapshotBytes<B>,
+    pub stop_ids: Vec<u32>,
+}
+
+/// Positions on this grid are snapshotted inside long prompts so that prompts sharing a
+/// long head (a system prompt, earlier turns) but differing later still hit the cache.
+const SNAPSHOT_GRID: usize = 64;
+
+struct Worker<B: Backend> {
+    backend: B,
+    seq: B::Sequence,
+    empty: B::Snapshot,
+    cache: PrefixCache<B::Snapshot>,
+    tokens: Arc<TokenTable>,
+    config: WorkerConfig<B>,
+    metrics: Arc<Metrics>,
+    /// Set when the server stops waiting for in-flight work: every generation ends now.
+    abort: Arc<AtomicBool>,
+}
+
+/// Runs the engine on this thread until the queue is closed and drained.
+pub fn run_worker<B: Backend>(
+    backend: B,
+    tokens: Arc<TokenTable>,
+    config: WorkerConfig<B>,
+    queue: Arc<JobQueue>,
+    metrics: Arc<Metrics>,
+    abort: Arc<AtomicBool>,
+) -> Result<(), B::Error> {
+    let seq = backend.new_sequence(config.max_seq)?;
+    let empty = backend.snapshot(&seq);
+    let cache = PrefixCache::new(config.prefix_cache_bytes);
+    let mut worker = Worker { backend, seq, empty, cache, tokens, config, metrics, abort };
+    while let Some(job) = queue.pop() {
+        worker.metrics.set_queue_depth(queue.len());
+        let events = job.events.clone();
+        if events.is_closed() {
+            worker.metrics.cancelled();
+            continue;
+        }
+        if worker.abort.load(Ordering::Relaxed) {
+            let _ = events.send(Event::Error(ApiError::shutting_down()));
+            continue;
+        }
+        if Instant::now() >= job.deadline {
+            let _ = events.send(Event::Error(ApiError::timeout(job.timeout.as_secs())));
+            continue;
+        }
+        // A bug in one request must not take the engine down with it.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker.run(job)));
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::error!(error = %e, "generation failed");
+                let _ = events.send(Event::Error(ApiError::internal(format!("Generation failed: {e}"))));
+            }
+            Err(_) => {
+                tracing::error!("generation panicked");
+                let _ = events.send(Event::Error(ApiError::internal("Generation failed (internal error).")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Per-job state touched by both the `pick` and the `on_token` callbacks.
+struct Run {
+    sampler: Sampler,
+    constraint: Option<JsonMachine>,
+    output: OutputPipeline,
+    logprob: Option<TokenLogprob>,
+    last_token_at: Option<Instant>,
+    client_gone: bool,
+    timed_out: bool,
+    aborted: bool,
+    sent_tokens: usize,
+}
+
+impl<B: Backend> Worker<B> {
+    /// Restores the longest cached prefix of `prompt` and prefills up to (not including) its
+    /// last token, snapshotting on the way. Returns how many tokens came from the cache.
+    fn prepare(&mut self, prompt: &[u32]) -> Result<usize, B::Error> {
+        let cached = match self.cache.lookup(prompt) {
+            Some(hit) => {
+                self.backend.restore(&mut self.seq, hit.snapshot);
+                hit.tokens
+            }
+            None => {
+                self.backend.restore(&mut self.seq, &self.empty);
+                0
+            }
+        };
+        let last = prompt.len() - 1;
+        let grid = last / SNAPSHOT_GRID * SNAPSHOT_GRID;
+        let mut at = cached;
+        for point in [grid, last] {
+            if point > at && !self.cache.contains(&prompt[..point]) {
+                self.backend.prefill(&mut self.seq, &prompt[at..point])?;
+                at = point;
+                let snapshot = self.backend.snapshot(&self.seq);
+                self.cache.insert(prompt[..point].to_vec(), snapshot, (self.config.snapshot_bytes)(&self.backend, point));
+            }
+        }
+        if at < last {
+            self.backend.prefill(&mut self.seq, &prompt[at..last])?;
+        }
+        Ok(cached)
+    }
+
+    fn run(&mut self, job: Job) -> Result<(), B::Error> {
+        let cached = self.prepare(&job.prompt)?;
+        let room = self.config.max_seq.saturating_sub(job.prompt.len());
+        let options = GenerateOptions {
+            max_tokens: job.params.max_tokens.map_or(room, |m| m.min(room)),
+            stop_ids: self.config.stop_ids.clone(),
+        };
+        let output = match &job.kind {
+            JobKind::Chat { thinking, tools } => OutputPipeline::new(job.params.stop.clone(), Some(*thinking), tools.clone()),
+            JobKind::Completion => OutputPipeline::new(job.params.stop.clone(), None, None),
+        };
+        let run = RefCell::new(Run {
+            sampler: Sampler::new(job.params.sampling.clone()),
+            constraint: job.params.response_format.clone().map(JsonMachine::new),
+            output,
+            logprob: None,
+            last_token_at: None,
+            client_gone: false,
+            timed_out: false,
+            aborted: false,
+            sent_tokens: 0,
+        });
+        let tokens = self.tokens.clone();
+        let stop_ids = self.config.stop_ids.clone();
+        let top_logprobs = job.params.logprobs;
+        let pick = |logits: &[f32]| {
+            let mut r = run.borrow_mut();
+            let r = &mut *r;
+            let mask = match &r.constraint {
+                Some(machine) if !r.output.in_reasoning() => Some(machine.allowed_tokens(&tokens.constraint_bytes, &tokens.constraint_index, &stop_ids)),
+                _ => None,
+            };
+            let token = r.sampler.pick(logits, mask.as_deref());
+            if let Some(n) = top_logprobs {
+                r.logprob = Some(token_logprob(logits, token, n));
+            }
+            token
+        };
+        let on_token = |token: u32| {
+            let mut r = run.borrow_mut();
+            let r = &mut *r;
+            let now = Instant::now();
+            match r.last_token_at {
+                None => self.metrics.first_token(now - job.arrived),
+                Some(t) => self.metrics.inter_token(now - t),
+            }
+            r.last_token_at = Some(now);
+            if job.events.is_closed() {
+                r.client_gone = true;
+                return ControlFlow::Break(());
+            }
+            if self.abort.load(Ordering::Relaxed) {
+                r.aborted = true;
+                return ControlFlow::Break(());
+            }
+            if now >= job.deadline {
+                r.timed_out = true;
+                return ControlFlow::Break(());
+            }
+            r.sampler.observe(token);
+            if stop_ids.contains(&token) {
+                return ControlFlow::Continue(());
+            }
+            let bytes = tokens.bytes(token);
+            if let Some(machine) = &mut r.constraint {
+                if !r.output.in_reasoning() {
+                    machine.feed(bytes);
+                }
+            }
+            let (mut delta, stopped) = r.output.push(bytes);
+            if let Some(lp) = r.logprob.take() {
+                delta.logprobs.push(logprob_entry(&tokens, &lp));
+            }
+            r.sent_tokens += 1;
+            if !delta.is_empty() {
+                let _ = job.events.send(Event::Delta(delta));
+            }
+            if stopped {
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        };
+        let stats = generate(&self.backend, &mut self.seq, &job.prompt[job.prompt.len() - 1..], self.config.max_seq, &options, pick, on_token)?;
+        let mut r = run.into_inner();
+        if r.client_gone {
+            self.metrics.cancelled();
+            tracing::info!(generated = stats.generated_tokens, "client went away; generation cancelled");
+            return Ok(());
+        }
+        if r.timed_out {
+            let _ = job.events.send(Event::Error(ApiError::timeout(job.timeout.as_secs())));
+            return Ok(());
+        }
+        if r.aborted {
+            let _ = job.events.send(Event::Error(ApiError::shutting_down()));
+            return Ok(());
+        }
+        let tail = r.output.finish();
+        if !tail.is_empty() {
+            let _ = job.events.send(Event::Delta(tail));
+        }
+        let finish_reason = if r.output.tool_calls_emitted > 0 {
+            FinishReason::ToolCalls
+        } else {
+            match stats.stop {
+                StopReason::StopId | StopReason::Caller => FinishReason::Stop,
+                StopReason::Length | StopReason::ContextFull => FinishReason::Length,
+            }
+        };
+        let usage = Usage { prompt_tokens: job.prompt.len(), completion_tokens: stats.generated_tokens, cached_tokens: cached };
+        self.metrics.finished(usage.prompt_tokens, cached, stats.generated_tokens, stats.decode_tokens_per_s(), job.arrived.elapsed());
+        tracing::debug!(
+            prompt = usage.prompt_tokens,
+            cached,
+            generated = stats.generated_tokens,
+            ttft_ms = stats.prefill_time.as_secs_f64() * 1e3,
+            decode_tok_s = stats.decode_tokens_per_s(),
+            "request finished"
+        );
+        let _ = job.events.send(Event::Done { finish_reason, usage });
+        Ok(())
+    }
+}
+
+fn logprob_entry(tokens: &TokenTable, lp: &TokenLogprob) -> LogprobEntry {
+    let text = |id: u32| String::from_utf8_lossy(tokens.bytes(id)).into_owned();
+    LogprobEntry {
+        token: text(lp.token),
+        bytes: tokens.bytes(lp.token).to_vec(),
+        logprob: lp.logprob,
+        top: lp.top.iter().map(|&(id, p)| (text(id), tokens.bytes(id).to_vec(), p)).collect(),
+    }
+}

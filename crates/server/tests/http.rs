@@ -1,0 +1,436 @@
+//! End-to-end tests over real loopback HTTP against the scripted model (see `support`).
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use support::*;
+
+fn content(r: &Value) -> &str {
+    r["choices"][0]["message"]["content"].as_str().unwrap_or("")
+}
+
+/// Concatenates a stream's deltas: (reasoning, content, tool calls, finish reason).
+fn collect_stream(data: &[String]) -> (String, String, Vec<Value>, String) {
+    let (mut reasoning, mut content, mut calls, mut finish) = (String::new(), String::new(), vec![], String::new());
+    for d in data.iter().filter(|d| *d != "[DONE]") {
+        let v: Value = serde_json::from_str(d).unwrap();
+        let Some(choice) = v["choices"].get(0) else { continue };
+        reasoning += choice["delta"]["reasoning_content"].as_str().unwrap_or("");
+        content += choice["delta"]["content"].as_str().unwrap_or("");
+        if let Some(c) = choice["delta"]["tool_calls"].as_array() {
+            calls.extend(c.iter().cloned());
+        }
+        if let Some(f) = choice["finish_reason"].as_str() {
+            finish = f.to_string();
+        }
+    }
+    (reasoning, content, calls, finish)
+}
+
+fn metric(server: &TestServer, name: &str) -> f64 {
+    let text = server.get("/metrics").body;
+    text.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse().ok()))
+        .unwrap_or_else(|| panic!("{name} missing in metrics:\n{text}"))
+}
+
+#[test]
+fn models_health_and_metrics() {
+    let mut config = config();
+    config.demo_note = Some("random weights".into());
+    let s = TestServer::start(config);
+    let models = s.get("/v1/models").json();
+    assert_eq!(models["data"][0]["id"], MODEL);
+    assert_eq!(models["data"][0]["demo"], true);
+    assert_eq!(s.get("/health").json()["status"], "ok");
+    assert_eq!(s.post("/v1/chat/completions", &chat_body("say:hi")).status, 200);
+    let m = s.get("/metrics");
+    assert_eq!(m.status, 200);
+    assert!(m.body.contains("lily_requests_total{endpoint=\"/v1/chat/completions\",status=\"200\"} 1"), "{}", m.body);
+    assert!(m.body.contains("lily_time_to_first_token_seconds_count 1"));
+    assert!(m.body.contains("lily_queue_depth 0"));
+    assert_eq!(metric(&s, "lily_generated_tokens_total"), 3.0, "h, i and <|im_end|>");
+}
+
+#[test]
+fn reasoning_is_split_from_the_answer() {
+    let s = TestServer::start(config());
+    let r = s.post("/v1/chat/completions", &chat_body("say:Let me see.\n</think>\n\nHello world")).json();
+    assert_eq!(r["object"], "chat.completion");
+    assert_eq!(r["choices"][0]["message"]["reasoning_content"], "Let me see.");
+    assert_eq!(content(&r), "Hello world");
+    assert_eq!(r["choices"][0]["finish_reason"], "stop");
+    let script_tokens = ByteModel::encode_text("Let me see.\n</think>\n\nHello world").len();
+    assert_eq!(r["usage"]["completion_tokens"], script_tokens + 1, "the script and <|im_end|>");
+    let prompt_tokens = r["usage"]["prompt_tokens"].as_u64().unwrap();
+    assert_eq!(r["usage"]["total_tokens"].as_u64().unwrap(), prompt_tokens + script_tokens as u64 + 1);
+
+    let mut off = chat_body("say:Plain answer");
+    off["chat_template_kwargs"] = json!({"enable_thinking": false});
+    let r = s.post("/v1/chat/completions", &off).json();
+    assert_eq!(content(&r), "Plain answer");
+    assert!(r["choices"][0]["message"].get("reasoning_content").is_none());
+}
+
+#[test]
+fn streaming_sends_role_deltas_finish_usage_and_done() {
+    let s = TestServer::start(config());
+    let mut body = chat_body("say:Thinking.</think>\n\nStreamed answer");
+    body["stream"] = json!(true);
+    body["stream_options"] = json!({"include_usage": true});
+    let r = s.post("/v1/chat/completions", &body);
+    assert_eq!(r.status, 200);
+    assert!(r.header("content-type").unwrap().starts_with("text/event-stream"));
+    let data = r.sse_data();
+    assert_eq!(data.last().unwrap(), "[DONE]");
+    let first: Value = serde_json::from_str(&data[0]).unwrap();
+    assert_eq!(first["object"], "chat.completion.chunk");
+    assert_eq!(first["choices"][0]["delta"]["role"], "assistant");
+    let (reasoning, content, _, finish) = collect_stream(&data);
+    assert_eq!((reasoning.as_str(), content.as_str(), finish.as_str()), ("Thinking.", "Streamed answer", "stop"));
+    let usage: Value = serde_json::from_str(&data[data.len() - 2]).unwrap();
+    assert_eq!(usage["choices"], json!([]));
+    assert!(usage["usage"]["completion_tokens"].as_u64().unwrap() > 10);
+    let ids: Vec<Value> = data[..data.len() - 1].iter().map(|d| serde_json::from_str::<Value>(d).unwrap()["id"].clone()).collect();
+    assert!(ids.iter().all(|id| *id == ids[0]), "one id for the whole stream");
+}
+
+#[test]
+fn stop_strings_are_matched_across_tokens_and_never_emitted() {
+    let s = TestServer::start(config());
+    let mut body = chat_body("say:</think>one two STOP three");
+    body["stop"] = json!(["STOP", "never"]);
+    let r = s.post("/v1/chat/completions", &body).json();
+    assert_eq!(content(&r), "one two ");
+    assert_eq!(r["choices"][0]["finish_reason"], "stop");
+    body["stream"] = json!(true);
+    let (_, streamed, _, finish) = collect_stream(&s.post("/v1/chat/completions", &body).sse_data());
+    assert_eq!((streamed.as_str(), finish.as_str()), ("one two ", "stop"));
+}
+
+#[test]
+fn max_tokens_ends_with_length() {
+    let s = TestServer::start(config());
+    let mut body = chat_body("say:</think>abcdefgh");
+    body["max_completion_tokens"] = json!(4);
+    let r = s.post("/v1/chat/completions", &body).json();
+    assert_eq!(content(&r), "abc");
+    assert_eq!(r["choices"][0]["finish_reason"], "length");
+    assert_eq!(r["usage"]["completion_tokens"], 4);
+}
+
+#[test]
+fn same_seed_same_output() {
+    let s = TestServer::start(config());
+    let sample = |seed: u64| {
+        let body = json!({
+            "model": MODEL, "messages": [{"role": "user", "content": "say:</think>the quick brown fox jumps"}],
+            "temperature": 1.5, "top_p": 0.95, "seed": seed, "max_tokens": 40,
+            "chat_template_kwargs": {"enable_thinking": false}
+        });
+        let r = s.post("/v1/chat/completions", &body).json();
+        format!("{}|{}", r["choices"][0]["message"]["reasoning_content"], content(&r))
+    };
+    let a = sample(42);
+    assert_eq!(a, sample(42));
+    assert_ne!(a, sample(43));
+}
+
+#[test]
+fn logprobs_report_the_chosen_token_and_alternatives() {
+    let s = TestServer::start(config());
+    let mut body = chat_body("say:</think>ok!");
+    body["logprobs"] = json!(true);
+    body["top_logprobs"] = json!(3);
+    let r = s.post("/v1/chat/completions", &body).json();
+    let entries = r["choices"][0]["logprobs"]["content"].as_array().unwrap().clone();
+    let tokens: Vec<&str> = entries.iter().map(|e| e["token"].as_str().unwrap()).collect();
+    assert_eq!(tokens, vec!["</think>", "o", "k", "!"]);
+    for e in &entries {
+        let lp = e["logprob"].as_f64().unwrap();
+        let top = e["top_logprobs"].as_array().unwrap();
+        assert_eq!(top.len(), 3);
+        assert!(lp <= 0.0);
+        // Greedy: the chosen token is the most likely one.
+        assert_eq!(top[0]["token"], e["token"]);
+        assert!((top[0]["logprob"].as_f64().unwrap() - lp).abs() < 1e-6);
+        assert!(top[1]["logprob"].as_f64().unwrap() <= top[0]["logprob"].as_f64().unwrap());
+    }
+    assert_eq!(entries[1]["bytes"], json!([b'o']));
+}
+
+const WEATHER_CALL: &str = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>";
+
+fn weather_tools() -> Value {
+    json!([{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}}}])
+}
+
+#[test]
+fn tool_calls_are_parsed_and_finish_with_tool_calls() {
+    let s = TestServer::start(config());
+    let mut body = chat_body(&format!("say:I should check.</think>\n\n{WEATHER_CALL}"));
+    body["tools"] = weather_tools();
+    let r = s.post("/v1/chat/completions", &body).json();
+    let msg = &r["choices"][0]["message"];
+    assert_eq!(r["choices"][0]["finish_reason"], "tool_calls");
+    assert_eq!(msg["content"], Value::Null);
+    assert_eq!(msg["reasoning_content"], "I should check.");
+    let call = &msg["tool_calls"][0];
+    assert_eq!(call["type"], "function");
+    assert!(call["id"].as_str().unwrap().starts_with("call_"));
+    assert_eq!(call["function"]["name"], "get_weather");
+    let args: Value = serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args, json!({"city": "Paris", "days": 3}));
+
+    body["stream"] = json!(true);
+    let (_, content, calls, finish) = collect_stream(&s.post("/v1/chat/completions", &body).sse_data());
+    assert_eq!((content.as_str(), finish.as_str()), ("", "tool_calls"));
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["index"], 0);
+    assert_eq!(calls[0]["function"]["name"], "get_weather");
+
+    // Without tools in the request the same text is plain content.
+    body["stream"] = json!(false);
+    body["tool_choice"] = json!("none");
+    let r = s.post("/v1/chat/completions", &body).json();
+    assert!(content_of(&r).contains("<function=get_weather>"));
+    assert_eq!(r["choices"][0]["finish_reason"], "stop");
+}
+
+fn content_of(r: &Value) -> String {
+    content(r).to_string()
+}
+
+#[test]
+fn json_schema_is_enforced() {
+    let s = TestServer::start(config());
+    let schema = json!({"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}, "required": ["name", "age"]});
+    // The script wants an extra key and a string age; the constraint must not let it.
+    let mut body = chat_body(r#"say:{"name": "Lily", "age": 3, "extra": true}"#);
+    body["chat_template_kwargs"] = json!({"enable_thinking": false});
+    body["max_tokens"] = json!(200);
+    body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": "person", "schema": schema}});
+    let r = s.post("/v1/chat/completions", &body).json();
+    assert_eq!(r["choices"][0]["finish_reason"], "stop", "{r}");
+    let v: Value = serde_json::from_str(content(&r)).unwrap_or_else(|e| panic!("{e}: {}", content(&r)));
+    assert_eq!(v["name"], "Lily");
+    assert!(v["age"].is_i64(), "{v}");
+    assert_eq!(v.as_object().unwrap().len(), 2);
+
+    // json_object applies after the reasoning.
+    let mut body = chat_body("say:Plan: an object.</think>\n\n[1, 2]");
+    body["response_format"] = json!({"type": "json_object"});
+    body["max_tokens"] = json!(200);
+    let r = s.post("/v1/chat/completions", &body).json();
+    assert_eq!(r["choices"][0]["message"]["reasoning_content"], "Plan: an object.");
+    let v: Value = serde_json::from_str(content(&r)).unwrap_or_else(|e| panic!("{e}: {}", content(&r)));
+    assert!(v.is_object());
+}
+
+#[test]
+fn bad_requests_get_openai_errors() {
+    let mut config = config();
+    config.max_body_bytes = 64 << 10;
+    let s = TestServer::start(config);
+    let check = |r: HttpResponse, status: u16, needle: &str| {
+        assert_eq!(r.status, status, "{}", r.body);
+        let e = r.json();
+        let msg = e["error"]["message"].as_str().unwrap();
+        assert!(msg.contains(needle), "{msg:?} lacks {needle:?}");
+        assert!(e["error"]["type"].is_string());
+        e
+    };
+    let raw = |body: &[u8]| http(s.addr, "POST", "/v1/chat/completions", Some(body), &[]);
+    check(raw(b"{\"model\": "), 400, "Invalid JSON");
+    check(raw(b"{\"model\": 5, \"messages\": []}"), 400, "invalid type");
+    let e = check(s.post("/v1/chat/completions", &json!({"model": "gpt-4", "messages": [{"role": "user", "content": "x"}]})), 404, "gpt-4");
+    assert_eq!(e["error"]["code"], "model_not_found");
+    check(s.post("/v1/chat/completions", &json!({"model": MODEL, "messages": []})), 400, "must not be empty");
+    let image = json!({"model": MODEL, "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "http://x"}}]}]});
+    let e = check(s.post("/v1/chat/completions", &image), 400, "image_url");
+    assert_eq!(e["error"]["param"], "messages[0].content[0]");
+    let mut n2 = chat_body("x");
+    n2["n"] = json!(2);
+    check(s.post("/v1/chat/completions", &n2), 400, "n = 1");
+    let e = check(s.post("/v1/chat/completions", &chat_body(&"long ".repeat(200))), 400, "context holds 512");
+    assert_eq!(e["error"]["code"], "context_length_exceeded");
+    check(raw(&vec![b' '; 100 << 10]), 413, "larger than the limit");
+    check(s.get("/v1/nothing"), 404, "/v1/nothing");
+    check(s.get("/v1/chat/completions"), 405, "not allowed");
+    check(s.post("/v1/completions", &json!({"model": MODEL, "prompt": [999999]})), 400, "outside the vocabulary");
+    check(s.post("/v1/completions", &json!({"model": MODEL, "prompt": ""})), 400, "empty");
+    // The server is still fine.
+    assert_eq!(s.post("/v1/chat/completions", &chat_body("say:ok")).status, 200);
+}
+
+#[test]
+fn api_key_is_required_when_set() {
+    let mut config = config();
+    config.api_key = Some("sekret".into());
+    let s = TestServer::start(config);
+    let body = chat_body("say:hi").to_string();
+    let call = |auth: Option<&str>| {
+        let headers: Vec<(&str, &str)> = auth.map(|a| ("Authorization", a)).into_iter().collect();
+        http(s.addr, "POST", "/v1/chat/completions", Some(body.as_bytes()), &headers).status
+    };
+    assert_eq!(call(None), 401);
+    assert_eq!(call(Some("Bearer wrong")), 401);
+    assert_eq!(call(Some("Bearer sekret")), 200);
+    assert_eq!(http(s.addr, "GET", "/v1/models", None, &[]).status, 401);
+    assert_eq!(s.get("/health").status, 200);
+}
+
+#[test]
+fn completions_endpoint() {
+    let s = TestServer::start(config());
+    let r = s.post("/v1/completions", &json!({"model": MODEL, "prompt": "say:xyz", "temperature": 0, "logprobs": 2})).json();
+    assert_eq!(r["object"], "text_completion");
+    assert_eq!(r["choices"][0]["text"], "xyz");
+    assert_eq!(r["choices"][0]["finish_reason"], "stop");
+    assert_eq!(r["choices"][0]["logprobs"]["tokens"], json!(["x", "y", "z"]));
+    assert_eq!(r["choices"][0]["logprobs"]["text_offset"], json!([0, 1, 2]));
+    assert_eq!(r["choices"][0]["logprobs"]["top_logprobs"][0].as_object().unwrap().len(), 2);
+    // Default max_tokens is 16, as in OpenAI's API; the script never ends without say:.
+    let r = s.post("/v1/completions", &json!({"model": MODEL, "prompt": [104, 105], "temperature": 0})).json();
+    assert_eq!(r["choices"][0]["text"], "abababababababab");
+    assert_eq!(r["choices"][0]["finish_reason"], "length");
+    let stream = s.post("/v1/completions", &json!({"model": MODEL, "prompt": "say:streamed", "stream": true, "temperature": 0}));
+    let data = stream.sse_data();
+    let text: String = data[..data.len() - 1]
+        .iter()
+        .map(|d| serde_json::from_str::<Value>(d).unwrap()["choices"][0]["text"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(text, "streamed");
+}
+
+#[test]
+fn prefix_cache_reuses_a_shared_prompt_head() {
+    let s = TestServer::start(config());
+    let system = "You are a helpful assistant. ".repeat(6);
+    let ask = |q: &str| {
+        let body = json!({"model": MODEL, "temperature": 0, "messages": [{"role": "system", "content": system}, {"role": "user", "content": q}]});
+        s.post("/v1/chat/completions", &body).json()
+    };
+    let first = ask("say:</think>one");
+    assert_eq!(first["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
+    let before = s.prefilled.load(Ordering::Relaxed);
+    let second = ask("say:</think>two");
+    let prompt = second["usage"]["prompt_tokens"].as_u64().unwrap();
+    let cached = second["usage"]["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap();
+    assert!(cached >= 128 && cached < prompt, "cached {cached} of {prompt}");
+    assert_eq!((s.prefilled.load(Ordering::Relaxed) - before) as u64, prompt - cached, "only the uncached tail is prefilled");
+    assert_eq!(content(&second), "two");
+    // The same prompt again: all but its last token come from the cache.
+    let third = ask("say:</think>two");
+    assert_eq!(third["usage"]["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap(), prompt - 1);
+    assert_eq!(content(&third), "two");
+}
+
+/// Opens a streaming request to a never-ending slow generation and returns the socket once
+/// its first token arrived (so the request is running, not queued: the response head and the
+/// role chunk are sent before the engine takes the job).
+fn open_slow_stream(s: &TestServer) -> TcpStream {
+    let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow]"}], "stream": true, "max_tokens": 10000}).to_string();
+    let mut sock = TcpStream::connect(s.addr).unwrap();
+    write!(sock, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    let mut seen = String::new();
+    let mut buf = [0u8; 4096];
+    while !seen.contains("\"reasoning_content\":\"a") {
+        let n = sock.read(&mut buf).unwrap();
+        assert!(n > 0, "the stream ended early: {seen}");
+        seen += &String::from_utf8_lossy(&buf[..n]);
+    }
+    assert!(seen.starts_with("HTTP/1.1 200"));
+    sock
+}
+
+fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ok() {
+        assert!(start.elapsed() < Duration::from_secs(15), "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_client_that_goes_away_cancels_its_generation() {
+    let s = TestServer::start(config());
+    let sock = open_slow_stream(&s);
+    std::thread::sleep(Duration::from_millis(100));
+    let _ = sock.shutdown(std::net::Shutdown::Both);
+    drop(sock);
+    let gone = Instant::now();
+    wait_for("the cancellation", || metric(&s, "lily_cancelled_requests_total") == 1.0);
+    // A decode step is 20 ms; noticing takes a step or two plus the write that fails. The
+    // bound is loose because CI machines are shared and this test runs beside the others.
+    assert!(gone.elapsed() < Duration::from_secs(3), "cancelled after {:?}", gone.elapsed());
+    // Non-streaming: the handler is dropped with the connection.
+    let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow]"}], "max_tokens": 10000}).to_string();
+    let mut sock = TcpStream::connect(s.addr).unwrap();
+    write!(sock, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let _ = sock.shutdown(std::net::Shutdown::Both);
+    drop(sock);
+    wait_for("the second cancellation", || metric(&s, "lily_cancelled_requests_total") == 2.0);
+    // The engine is free again.
+    let t = Instant::now();
+    assert_eq!(s.post("/v1/chat/completions", &chat_body("say:next")).status, 200);
+    assert!(t.elapsed() < Duration::from_secs(1));
+}
+
+#[test]
+fn a_full_queue_answers_429_with_retry_after() {
+    let mut config = config();
+    config.queue_capacity = 1;
+    let s = TestServer::start(config);
+    let running = open_slow_stream(&s);
+    let queued = open_slow_stream_queued(&s);
+    let r = s.post("/v1/chat/completions", &chat_body("say:no room"));
+    assert_eq!(r.status, 429, "{}", r.body);
+    assert!(r.header("retry-after").unwrap().parse::<u64>().unwrap() >= 1);
+    assert_eq!(r.json()["error"]["type"], "rate_limit_error");
+    drop((running, queued));
+    wait_for("the queue to empty", || s.post("/v1/chat/completions", &chat_body("say:room")).status == 200);
+}
+
+/// Like `open_slow_stream`, but the request waits in the queue, so no bytes arrive yet.
+fn open_slow_stream_queued(s: &TestServer) -> TcpStream {
+    let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow]"}], "stream": true}).to_string();
+    let mut sock = TcpStream::connect(s.addr).unwrap();
+    write!(sock, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    wait_for("the request to be queued", || s.get("/health").json()["queue_depth"] == 1);
+    sock
+}
+
+#[test]
+fn requests_time_out() {
+    let mut config = config();
+    config.request_timeout = Duration::from_millis(200);
+    let s = TestServer::start(config);
+    let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow]"}], "max_tokens": 1000});
+    let t = Instant::now();
+    let r = s.post("/v1/chat/completions", &body);
+    assert_eq!(r.status, 504, "{}", r.body);
+    assert_eq!(r.json()["error"]["code"], "timeout");
+    assert!(t.elapsed() < Duration::from_secs(1));
+}
+
+#[test]
+fn shutdown_finishes_running_requests() {
+    let s = TestServer::start(config());
+    let addr = s.addr;
+    let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow] say:</think>finish me"}], "temperature": 0});
+    let client = std::thread::spawn(move || http(addr, "POST", "/v1/chat/completions", Some(body.to_string().as_bytes()), &[]));
+    wait_for("the request to start", || metric(&s, "lily_time_to_first_token_seconds_count") == 1.0);
+    s.stop();
+    let r = client.join().unwrap();
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(content(&r.json()), "finish me");
+    assert!(TcpStream::connect(addr).is_err(), "the listener is closed");
+}

@@ -1,0 +1,321 @@
+//! A scripted model and a tiny HTTP client, so the server can be tested end to end over real
+//! loopback HTTP without a checkpoint.
+//!
+//! The model reads its script from the prompt: it writes the text after the last `say:` (up
+//! to the end of that message) and then `<|im_end|>`; with no `say:` it writes "ab" forever.
+//! Its tokenizer is byte-level with the Qwen special tokens as single ids. Every other token
+//! gets a seeded pseudo-random logit, so sampling has something to choose from. A prompt
+//! containing `[slow]` makes every decode step take 20 ms.
+#![allow(dead_code)] // each test binary uses a different part of this module
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use lily_model::Backend;
+use lily_server::request::{ChatMessage, Role};
+use lily_server::{EngineSpec, ServerConfig, TextModel};
+use serde_json::Value;
+
+pub const ENDOFTEXT: u32 = 256;
+pub const IM_START: u32 = 257;
+pub const IM_END: u32 = 258;
+const SPECIALS: [&str; 7] = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>"];
+/// One more id than tokens: the last row is padding, as in the real vocabulary.
+pub const VOCAB: usize = 256 + SPECIALS.len() + 1;
+pub const MODEL: &str = "scripted-test-model";
+
+pub struct ByteModel;
+
+impl ByteModel {
+    pub fn encode_text(text: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut rest = text;
+        'outer: while !rest.is_empty() {
+            for (i, s) in SPECIALS.iter().enumerate() {
+                if let Some(r) = rest.strip_prefix(s) {
+                    out.push(256 + i as u32);
+                    rest = r;
+                    continue 'outer;
+                }
+            }
+            let c = rest.chars().next().expect("non-empty");
+            out.extend(rest[..c.len_utf8()].bytes().map(u32::from));
+            rest = &rest[c.len_utf8()..];
+        }
+        out
+    }
+}
+
+impl TextModel for ByteModel {
+    fn encode(&self, text: &str) -> Vec<u32> {
+        Self::encode_text(text)
+    }
+    fn token_bytes(&self, id: u32) -> Option<Vec<u8>> {
+        match id {
+            0..=255 => Some(vec![id as u8]),
+            _ => SPECIALS.get(id as usize - 256).map(|s| s.as_bytes().to_vec()),
+        }
+    }
+    fn is_special(&self, id: u32) -> bool {
+        id >= 256
+    }
+    fn stop_ids(&self) -> Vec<u32> {
+        vec![IM_END, ENDOFTEXT]
+    }
+    fn render_chat(&self, messages: &[ChatMessage], tools: &[Value], enable_thinking: bool) -> Result<String, String> {
+        let mut out = String::new();
+        if !tools.is_empty() {
+            out += "<|im_start|>system\n# Tools\n";
+            for t in tools {
+                out += &t.to_string();
+                out += "\n";
+            }
+            out += "<|im_end|>\n";
+        }
+        for m in messages {
+            match m.role {
+                Role::Tool => out += &format!("<|im_start|>user\n<tool_response>\n{}\n</tool_response><|im_end|>\n", m.content),
+                role => {
+                    out += &format!("<|im_start|>{}\n{}", role.as_str(), m.content);
+                    for c in &m.tool_calls {
+                        out += &format!("<tool_call>\n<function={}>\n</function>\n</tool_call>", c.name);
+                    }
+                    out += "<|im_end|>\n";
+                }
+            }
+        }
+        out += "<|im_start|>assistant\n";
+        out += if enable_thinking { "<think>\n" } else { "<think>\n\n</think>\n\n" };
+        Ok(out)
+    }
+}
+
+#[derive(Clone)]
+pub struct ScriptedSeq {
+    tokens: Vec<u32>,
+    script: Option<Vec<u32>>,
+    decoded: usize,
+    slow: bool,
+    max_seq: usize,
+}
+
+pub struct ScriptedBackend {
+    /// Prompt tokens run through `prefill`, to see what the prefix cache saves.
+    pub prefilled: Arc<AtomicUsize>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("sequence full: {0} tokens")]
+pub struct SeqFull(usize);
+
+fn noise(position: usize, id: usize) -> f32 {
+    let mut z = (position as u64) << 32 ^ id as u64 ^ 0x9E37_79B9_7F4A_7C15;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z >> 40) as f32 / (1u64 << 24) as f32 * 2.0
+}
+
+impl ScriptedBackend {
+    fn logits(&self, seq: &ScriptedSeq) -> Vec<f32> {
+        let target = match &seq.script {
+            Some(s) => s.get(seq.decoded).copied().unwrap_or(IM_END),
+            None => [b'a', b'b'][seq.decoded % 2] as u32,
+        };
+        let mut logits: Vec<f32> = (0..VOCAB).map(|id| noise(seq.tokens.len(), id)).collect();
+        logits[target as usize] += 6.0;
+        logits[VOCAB - 1] = -30.0;
+        logits
+    }
+}
+
+fn find(haystack: &[u32], needle: &[u32]) -> Option<usize> {
+    haystack.windows(needle.len()).rposition(|w| w == needle)
+}
+
+impl Backend for ScriptedBackend {
+    type Sequence = ScriptedSeq;
+    type Snapshot = ScriptedSeq;
+    type Error = SeqFull;
+
+    fn vocab_size(&self) -> usize {
+        VOCAB
+    }
+    fn new_sequence(&self, max_seq: usize) -> Result<ScriptedSeq, SeqFull> {
+        Ok(ScriptedSeq { tokens: vec![], script: None, decoded: 0, slow: false, max_seq })
+    }
+    fn prefill(&self, seq: &mut ScriptedSeq, tokens: &[u32]) -> Result<Vec<f32>, SeqFull> {
+        if seq.tokens.len() + tokens.len() > seq.max_seq {
+            return Err(SeqFull(seq.tokens.len() + tokens.len()));
+        }
+        self.prefilled.fetch_add(tokens.len(), Ordering::Relaxed);
+        seq.tokens.extend_from_slice(tokens);
+        seq.decoded = 0;
+        seq.slow = find(&seq.tokens, &ByteModel::encode_text("[slow]")).is_some();
+        seq.script = find(&seq.tokens, &ByteModel::encode_text("say:")).map(|at| {
+            let rest = &seq.tokens[at + 4..];
+            let end = rest.iter().position(|&t| t == IM_END).unwrap_or(rest.len());
+            rest[..end].to_vec()
+        });
+        Ok(self.logits(seq))
+    }
+    fn decode(&self, seq: &mut ScriptedSeq, token: u32) -> Result<Vec<f32>, SeqFull> {
+        if seq.tokens.len() >= seq.max_seq {
+            return Err(SeqFull(seq.tokens.len() + 1));
+        }
+        if seq.slow {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        seq.tokens.push(token);
+        seq.decoded += 1;
+        Ok(self.logits(seq))
+    }
+    fn position(&self, seq: &ScriptedSeq) -> usize {
+        seq.tokens.len()
+    }
+    fn snapshot(&self, seq: &ScriptedSeq) -> ScriptedSeq {
+        seq.clone()
+    }
+    fn restore(&self, seq: &mut ScriptedSeq, snapshot: &ScriptedSeq) {
+        *seq = snapshot.clone();
+    }
+}
+
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub prefilled: Arc<AtomicUsize>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+pub fn config() -> ServerConfig {
+    ServerConfig::new(MODEL, 512)
+}
+
+impl TestServer {
+    pub fn start(config: ServerConfig) -> Self {
+        let prefilled = Arc::new(AtomicUsize::new(0));
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
+        let counter = prefilled.clone();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                addr_tx.send(listener.local_addr().unwrap()).unwrap();
+                let engine = EngineSpec {
+                    make_backend: move || Ok::<_, SeqFull>(ScriptedBackend { prefilled: counter }),
+                    snapshot_bytes: Box::new(|_: &ScriptedBackend, position| 64 + position * 4),
+                };
+                let shutdown = async move {
+                    let _ = shutdown_rx.await;
+                };
+                lily_server::serve(listener, config, Arc::new(ByteModel), engine, shutdown).await.unwrap();
+            });
+        });
+        let addr = addr_rx.recv().unwrap();
+        Self { addr, prefilled, shutdown: Some(shutdown_tx), thread: Some(thread) }
+    }
+
+    /// Sends the shutdown signal and waits for the server to finish.
+    pub fn stop(mut self) {
+        self.stop_inner();
+    }
+
+    fn stop_inner(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+
+    pub fn post(&self, path: &str, body: &Value) -> HttpResponse {
+        http(self.addr, "POST", path, Some(body.to_string().as_bytes()), &[])
+    }
+
+    pub fn get(&self, path: &str) -> HttpResponse {
+        http(self.addr, "GET", path, None, &[])
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.stop_inner();
+    }
+}
+
+#[derive(Debug)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl HttpResponse {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+    /// The `data:` payloads of a server-sent event stream.
+    pub fn sse_data(&self) -> Vec<String> {
+        self.body.lines().filter_map(|l| l.strip_prefix("data: ")).map(str::to_string).collect()
+    }
+}
+
+/// One HTTP/1.1 request on a fresh connection (`Connection: close`), read to the end.
+pub fn http(addr: SocketAddr, method: &str, path: &str, body: Option<&[u8]>, headers: &[(&str, &str)]) -> HttpResponse {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let body = body.unwrap_or_default();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    if !body.is_empty() {
+        head += "Content-Type: application/json\r\n";
+    }
+    for (k, v) in headers {
+        head += &format!("{k}: {v}\r\n");
+    }
+    head += "\r\n";
+    s.write_all(head.as_bytes()).unwrap();
+    // A server may answer (413) before reading a large body and close; that is fine.
+    let _ = s.write_all(body);
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    parse_response(&raw)
+}
+
+pub fn parse_response(raw: &[u8]) -> HttpResponse {
+    let text = String::from_utf8_lossy(raw);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no HTTP head in {text:?}"));
+    let mut lines = head.lines();
+    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let chunked = headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let body = if chunked { dechunk(body) } else { body.to_string() };
+    HttpResponse { status, headers, body }
+}
+
+fn dechunk(mut rest: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else { break };
+        if n == 0 || after.len() < n {
+            break;
+        }
+        out += &after[..n];
+        rest = after[n..].strip_prefix("\r\n").unwrap_or(&after[n..]);
+    }
+    out
+}
+
+pub fn chat_body(user: &str) -> Value {
+    serde_json::json!({"model": MODEL, "messages": [{"role": "user", "content": user}], "temperature": 0})
+}
