@@ -1,4 +1,4 @@
-//! `lily generate`: greedy generation from a prompt on the CPU reference, streaming text (or
+//! `lily generate`: greedy generation from a prompt (CUDA or the CPU reference), streaming text (or
 //! token ids) to stdout as tokens are produced and reporting prefill and decode speed on stderr.
 //!
 //! A text prompt becomes one user message rendered through the checkpoint's chat template and
@@ -12,8 +12,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use clap::Args;
 use lily_cpu::CpuModel;
+use lily_cuda::CudaBackend;
 use lily_engine::{argmax, generate, GenerateOptions};
-use lily_model::{ChatOptions, ChatTemplate, Config, Message, Tokenizer, Weights};
+use lily_model::{Backend, ChatOptions, ChatTemplate, Config, Message, Tokenizer, Weights};
+
+use crate::backend_choice::{self, BackendKind};
 
 /// Embedding rows of the real Qwen3.6 checkpoints (248,077 token ids padded to 248,320). A
 /// checkpoint of this vocabulary without a tokenizer.json is taken to be Qwen3.6, whose
@@ -44,6 +47,9 @@ pub struct GenerateArgs {
     /// Print generated token ids instead of text (stop id included).
     #[arg(long)]
     print_ids: bool,
+    /// Which backend runs the model.
+    #[arg(long, value_enum, default_value_t = BackendKind::Auto)]
+    backend: BackendKind,
 }
 
 pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
@@ -100,20 +106,42 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
         (_, true) => None,
     };
 
+    let backend = backend_choice::resolve(args.backend, &config)?;
     let weights =
         Weights::load(dir, &config).with_context(|| format!("loading {}", dir.display()))?;
-    let model = CpuModel::new(config, weights);
-    let config = model.config();
-    let max_seq =
-        (prompt.len() + args.max_tokens).min(config.max_position_embeddings.max(prompt.len()));
+    match backend {
+        BackendKind::Cuda => {
+            let model = CudaBackend::from_weights(&config, &weights)
+                .with_context(|| format!("loading {} onto the GPU", dir.display()))?;
+            stream_generation(&model, &config, &prompt, text_tokenizer, args.max_tokens)
+        }
+        BackendKind::Cpu | BackendKind::Auto => {
+            let model = CpuModel::new(config.clone(), weights);
+            stream_generation(&model, &config, &prompt, text_tokenizer, args.max_tokens)
+        }
+    }
+}
+
+/// Generates greedily on `model`, writing each token (as text or as its id) as it comes.
+fn stream_generation<B: Backend>(
+    model: &B,
+    config: &Config,
+    prompt: &[u32],
+    text_tokenizer: Option<&Tokenizer>,
+    max_tokens: usize,
+) -> anyhow::Result<()>
+where
+    B::Error: Send + Sync + 'static,
+{
+    let max_seq = (prompt.len() + max_tokens).min(config.max_position_embeddings.max(prompt.len()));
     let options = GenerateOptions {
-        max_tokens: args.max_tokens,
+        max_tokens,
         stop_ids: config.eos_token_ids.clone(),
     };
     tracing::info!(
         "prompt {} tokens, up to {} new, stop ids {:?}",
         prompt.len(),
-        args.max_tokens,
+        max_tokens,
         options.stop_ids
     );
 
@@ -123,9 +151,9 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let mut decoder = text_tokenizer.map(Tokenizer::stream_decoder);
     let mut stream_error: Option<anyhow::Error> = None;
     let stats = generate(
-        &model,
+        model,
         &mut seq,
-        &prompt,
+        prompt,
         max_seq,
         &options,
         argmax,

@@ -1,5 +1,6 @@
-//! `lily serve`: the OpenAI-compatible server over a checkpoint (CPU reference backend), or,
-//! without `--model`, over the small built-in demo checkpoint in assets/demo.
+//! `lily serve`: the OpenAI-compatible server over a checkpoint (on the GPU where the CUDA
+//! backend can run it, else on the CPU reference), or, without `--model`, over the small
+//! built-in demo checkpoint in assets/demo.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -9,11 +10,14 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::Args;
 use lily_cpu::CpuModel;
+use lily_cuda::CudaBackend;
 use lily_model::chat::{Content, FunctionCall, ToolCall};
 use lily_model::{ChatOptions, ChatTemplate, Config, Message, Tokenizer};
 use lily_server::request::ChatMessage;
 use lily_server::{EngineSpec, ServerConfig, TextModel};
 use serde_json::Value;
+
+use crate::backend_choice::{self, BackendKind};
 
 /// Where `scripts/make_demo_checkpoint.py` writes the demo checkpoint.
 const DEMO_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/demo");
@@ -53,6 +57,9 @@ pub struct ServeArgs {
     /// Largest request body, in MiB.
     #[arg(long, default_value_t = 4)]
     max_body_mib: usize,
+    /// Which backend runs the model.
+    #[arg(long, value_enum, default_value_t = BackendKind::Auto)]
+    backend: BackendKind,
 }
 
 /// The Qwen3.6 tokenizer and chat template as the server sees them.
@@ -149,6 +156,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     };
     let config = Config::load(&dir).with_context(|| format!("reading {}", dir.join("config.json").display()))?;
     let text = load_text(&dir, &config)?;
+    let backend = backend_choice::resolve(args.backend, &config)?;
     let max_seq = args.max_seq.unwrap_or(config.max_position_embeddings.min(32768));
     if max_seq < 2 {
         bail!("--max-seq must be at least 2 (one prompt token and one generated), got {max_seq}");
@@ -180,13 +188,26 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.bind).await.with_context(|| format!("binding {}", args.bind))?;
+        let text = Arc::new(text);
         let load_dir = dir.clone();
-        let engine = EngineSpec {
-            make_backend: move || CpuModel::load(&load_dir).map_err(|e| format!("loading {}: {e}", load_dir.display())),
-            // A snapshot holds the KV cache up to its position plus the fixed GDN state.
-            snapshot_bytes: Box::new(|model: &CpuModel, position| model.sequence_bytes(position)),
-        };
-        lily_server::serve(listener, server_config, Arc::new(text), engine, shutdown_signal()).await?;
+        let loading = move |e: &dyn std::fmt::Display| format!("loading {}: {e}", load_dir.display());
+        match backend {
+            BackendKind::Cuda => {
+                let engine = EngineSpec {
+                    make_backend: move || CudaBackend::load(&dir).map_err(|e| loading(&e)),
+                    snapshot_bytes: Box::new(|model: &CudaBackend, position| model.sequence_bytes(position)),
+                };
+                lily_server::serve(listener, server_config, text, engine, shutdown_signal()).await?;
+            }
+            BackendKind::Cpu | BackendKind::Auto => {
+                let engine = EngineSpec {
+                    make_backend: move || CpuModel::load(&dir).map_err(|e| loading(&e)),
+                    // A snapshot holds the KV cache up to its position plus the fixed GDN state.
+                    snapshot_bytes: Box::new(|model: &CpuModel, position| model.sequence_bytes(position)),
+                };
+                lily_server::serve(listener, server_config, text, engine, shutdown_signal()).await?;
+            }
+        }
         Ok(())
     })
 }

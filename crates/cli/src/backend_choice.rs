@@ -1,0 +1,48 @@
+//! `--backend`: which implementation of the `Backend` seam runs the model. `auto` takes the
+//! H200 backend where a CUDA driver and GPU are present and the kernels support the
+//! checkpoint's shapes, and the CPU reference everywhere else.
+
+use clap::ValueEnum;
+use lily_cuda::driver::Gpu;
+use lily_cuda::{CudaError, Dims};
+use lily_model::Config;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendKind {
+    /// CUDA where it can run this checkpoint, else the CPU reference.
+    Auto,
+    /// The CPU reference (f32 accumulation; slow, exact).
+    Cpu,
+    /// The H200 backend; an error where it cannot run.
+    Cuda,
+}
+
+/// The backend that will run `config`'s model, decided before any weights are loaded.
+pub fn resolve(kind: BackendKind, config: &Config) -> anyhow::Result<BackendKind> {
+    let cuda_fit = || -> Result<(), String> {
+        Dims::from_config(config)
+            .validate()
+            .map_err(|e| format!("the CUDA kernels cannot run this checkpoint: {e}"))?;
+        Gpu::open().map(drop).map_err(|e| match e {
+            CudaError::LibraryNotFound { .. } => format!("no CUDA driver here ({e})"),
+            e => format!("no usable GPU: {e}"),
+        })
+    };
+    match kind {
+        BackendKind::Cpu => Ok(BackendKind::Cpu),
+        BackendKind::Cuda => {
+            cuda_fit().map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?;
+            Ok(BackendKind::Cuda)
+        }
+        BackendKind::Auto => match cuda_fit() {
+            Ok(()) => {
+                tracing::info!("backend: CUDA");
+                Ok(BackendKind::Cuda)
+            }
+            Err(why) => {
+                tracing::info!("backend: CPU reference ({why})");
+                Ok(BackendKind::Cpu)
+            }
+        },
+    }
+}
