@@ -336,13 +336,15 @@ fn prefix_cache_reuses_a_shared_prompt_head() {
 /// its first token arrived (so the request is running, not queued: the response head and the
 /// role chunk are sent before the engine takes the job).
 fn open_slow_stream(s: &TestServer) -> TcpStream {
-    let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow]"}], "stream": true, "max_tokens": 10000}).to_string();
+    let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow]"}], "temperature": 0, "stream": true, "max_tokens": 10000}).to_string();
     let mut sock = TcpStream::connect(s.addr).unwrap();
+    // A stream that ends early keeps the connection alive: fail instead of waiting forever.
+    sock.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
     write!(sock, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
     let mut seen = String::new();
     let mut buf = [0u8; 4096];
     while !seen.contains("\"reasoning_content\":\"a") {
-        let n = sock.read(&mut buf).unwrap();
+        let n = sock.read(&mut buf).unwrap_or_else(|e| panic!("reading the stream ({e}): {seen}"));
         assert!(n > 0, "the stream ended early: {seen}");
         seen += &String::from_utf8_lossy(&buf[..n]);
     }
@@ -371,7 +373,7 @@ fn a_client_that_goes_away_cancels_its_generation() {
     // bound is loose because CI machines are shared and this test runs beside the others.
     assert!(gone.elapsed() < Duration::from_secs(3), "cancelled after {:?}", gone.elapsed());
     // Non-streaming: the handler is dropped with the connection.
-    let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow]"}], "max_tokens": 10000}).to_string();
+    let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow]"}], "temperature": 0, "max_tokens": 10000}).to_string();
     let mut sock = TcpStream::connect(s.addr).unwrap();
     write!(sock, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
     std::thread::sleep(Duration::from_millis(100));
@@ -401,7 +403,7 @@ fn a_full_queue_answers_429_with_retry_after() {
 
 /// Like `open_slow_stream`, but the request waits in the queue, so no bytes arrive yet.
 fn open_slow_stream_queued(s: &TestServer) -> TcpStream {
-    let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow]"}], "stream": true}).to_string();
+    let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow]"}], "temperature": 0, "stream": true}).to_string();
     let mut sock = TcpStream::connect(s.addr).unwrap();
     write!(sock, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
     wait_for("the request to be queued", || s.get("/health").json()["queue_depth"] == 1);
@@ -413,7 +415,7 @@ fn requests_time_out() {
     let mut config = config();
     config.request_timeout = Duration::from_millis(200);
     let s = TestServer::start(config);
-    let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow]"}], "max_tokens": 1000});
+    let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow]"}], "temperature": 0, "max_tokens": 1000});
     let t = Instant::now();
     let r = s.post("/v1/chat/completions", &body);
     assert_eq!(r.status, 504, "{}", r.body);
