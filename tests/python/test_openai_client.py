@@ -162,7 +162,7 @@ class ChatCompletions(unittest.TestCase):
     def test_cancellation_when_the_client_closes_the_stream(self):
         before = metric(BASE_URL, "lily_cancelled_requests_total")
         stream = self.c.chat.completions.create(
-            model=MODEL, messages=[{"role": "user", "content": "[slow]"}], stream=True, max_tokens=5000)
+            model=MODEL, messages=[{"role": "user", "content": "[slow]"}], stream=True, max_tokens=5000, temperature=0)
         for i, _ in enumerate(stream):
             if i == 3:
                 break
@@ -176,7 +176,7 @@ class ChatCompletions(unittest.TestCase):
 class QueueFull(unittest.TestCase):
     def test_429_with_retry_after(self):
         c = client(SMALL_QUEUE_URL)
-        slow = dict(model=MODEL, messages=[{"role": "user", "content": "[slow]"}], max_tokens=100)
+        slow = dict(model=MODEL, messages=[{"role": "user", "content": "[slow]"}], max_tokens=100, temperature=0)
         threads = [threading.Thread(target=lambda: c.chat.completions.create(**slow)) for _ in range(2)]
 
         def wait_until(ok, what):
