@@ -8,6 +8,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::cues::{GreetingNames, TopicCues};
 use crate::learned::{LearnedError, NameTagger, TopicClassifier};
 use crate::mask::Vault;
 use crate::normalize::Normalized;
@@ -47,12 +48,15 @@ impl Detector for TopicClassifier {
 }
 
 impl Gate {
-    /// The identifier tier and every learned tier built into the crate. Fails rather than
-    /// run without a tier: a gate silently missing names or topics would leak.
+    /// The identifier tier, every learned tier built into the crate and their lexicon
+    /// backstops. Fails rather than run without a tier: a gate silently missing names or
+    /// topics would leak.
     pub fn new(policy: Policy) -> Result<Gate, LearnedError> {
         Ok(Gate::identifiers_only(policy)
             .with_tier(Box::new(NameTagger::load_default()?))
-            .with_tier(Box::new(TopicClassifier::load_default()?)))
+            .with_tier(Box::new(GreetingNames))
+            .with_tier(Box::new(TopicClassifier::load_default()?))
+            .with_tier(Box::new(TopicCues)))
     }
 
     /// Only the pattern tier: no model files, the fastest configuration.
@@ -293,7 +297,16 @@ mod tests {
     #[test]
     fn all_tiers_load_and_run() {
         let gate = Gate::new(Policy::default_policy()).expect("embedded models load");
-        assert_eq!(gate.tier_names(), ["patterns", "names", "topics"]);
+        assert_eq!(
+            gate.tier_names(),
+            [
+                "patterns",
+                "names",
+                "greeting-names",
+                "topics",
+                "topic-cues"
+            ]
+        );
         let v = gate.inspect(
             "Write to bob@example.com about the invoice.",
             Destination::Cloud,
