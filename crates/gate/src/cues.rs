@@ -8,8 +8,9 @@
 //!   user instead of keeping the text local: the backstop turns a would-be leak into a question,
 //!   and since findings are only ever added it can make a decision stricter, never looser.
 //! - `GreetingNames`: a capitalised word after a greeting ("Hi Tendai,"), on the line after a
-//!   sign-off ("Best,\nSiobhan Mulcahy") or before "asked me"/"told me" at the start of a
-//!   sentence is a person, whether or not the tagger knows the name.
+//!   sign-off ("Best,\nSiobhan Mulcahy") or before a verb whose subject is a person ("Hauke is
+//!   flying in", "Wojciech asked me") at the start of a sentence is a person, whether or not the
+//!   tagger knows the name.
 //!
 //! Words are matched on lowercase tokens: a lexicon entry ending in `*` is a prefix, any other
 //! entry a whole token. Entries are chosen to be rare outside the topic ("christian", not
@@ -229,17 +230,27 @@ const SIGN_OFFS: &[&str] = &[
     "best", "regards", "cheers", "thanks", "sincerely", "yours", "grüße", "gruß", "lg", "cordialement", "amitiés",
     "bises", "saludos", "saluti", "groeten", "groet", "abraços", "atenciosamente", "pozdrawiam", "hälsningar", "mvh",
 ];
-/// Verbs that, directly followed by "me" or "us", make the capitalised word before them someone
-/// the writer knows ("Wojciech asked me to ...").
-const ADDRESSING_VERBS: &[&str] = &[
-    "asked", "told", "sent", "called", "texted", "emailed", "invited", "wants", "messaged", "gave",
+/// Verbs whose subject is a person, in the languages of the corpus: a capitalised word that
+/// opens a sentence (or a "that"-clause) and is followed by one of them is someone the writer
+/// knows ("Hauke is flying in", "Yetunde arriva domani", "that Eva says hi").
+#[rustfmt::skip]
+const PERSON_VERBS: &[&str] = &[
+    "arrives", "arrived", "says", "said", "asked", "told", "texted", "emailed", "invited", "messaged",
+    "sagt", "fragt", "lässt", "demande", "llega", "arriva", "chiede", "chega", "diz", "zegt", "vraagt",
 ];
+/// After "is"/"ist"/"est" these make a person of the subject ("Hauke is flying in").
+const PERSON_PARTICIPLES: &[&str] = &["flying", "coming", "visiting", "arriving", "landing"];
+/// Words that open a clause about someone: "that Eva says hi", "dass Camille grüßen lässt".
+const CLAUSE_OPENERS: &[&str] = &["that", "dass", "que", "che", "dat"];
 /// Capitalised words in those positions that are not names.
 #[rustfmt::skip]
 const NOT_NAMES: &[&str] = &[
     "all", "everyone", "everybody", "team", "there", "guys", "folks", "world", "sir", "madam", "someone", "somebody",
     "nobody", "no", "he", "she", "they", "it", "this", "that", "mum", "mom", "dad", "mother", "father", "my", "the",
-    "a", "an", "who", "what", "and", "thank", "you",
+    "a", "an", "who", "what", "and", "thank", "you", "er", "es", "man", "jemand", "wer", "il", "elle", "on", "qui",
+    "él", "ella", "alguien", "quién", "lui", "lei", "qualcuno", "chi", "ele", "ela", "alguém", "quem", "hij", "zij",
+    "ze", "iemand", "wie", "morgen", "heute", "hier", "dann", "jetzt", "post", "google", "clippy", "cargo", "python",
+    "rust", "git", "docker", "npm", "pip",
 ];
 
 fn is_name_word(t: &Token<'_>) -> bool {
@@ -265,7 +276,7 @@ fn name_run(tokens: &[Token<'_>], i: usize, confidence: f32) -> Option<Span> {
     })
 }
 
-/// Names by position: after a greeting, under a sign-off, before "asked me". See the module
+/// Names by position: after a greeting, under a sign-off, before "asked". See the module
 /// documentation.
 pub struct GreetingNames;
 
@@ -311,17 +322,24 @@ impl Detector for GreetingNames {
                     }
                 }
             }
-            // "Wojciech asked me to ..."
-            if opens(i)
-                && is_name_word(&tokens[i])
-                && lower
-                    .get(i + 1)
-                    .is_some_and(|v| ADDRESSING_VERBS.contains(&v.as_str()))
-                && lower.get(i + 2).is_some_and(|w| w == "me" || w == "us")
-            {
-                out.extend(
-                    name_run(&tokens, i, GREETING_CONFIDENCE).filter(|s| s.end == tokens[i].end),
-                );
+            // "Hauke arrive de Kyiv demain", "A Enzo chega amanhã", "that Eva says hi"
+            let opens_clause = opens(i)
+                || (i > 0 && CLAUSE_OPENERS.contains(&lower[i - 1].as_str()))
+                || (i == 1 && matches!(tokens[0].text, "A" | "O"));
+            let verb = lower.get(i + 1).map(String::as_str);
+            let person_verb = verb.is_some_and(|v| PERSON_VERBS.contains(&v))
+                || (matches!(verb, Some("is" | "ist" | "est"))
+                    && lower
+                        .get(i + 2)
+                        .is_some_and(|p| PERSON_PARTICIPLES.contains(&p.as_str())));
+            if opens_clause && is_name_word(&tokens[i]) && person_verb {
+                out.push(Span {
+                    start: tokens[i].start,
+                    end: tokens[i].end,
+                    category: Category::Person,
+                    detector: "greeting".to_string(),
+                    confidence: GREETING_CONFIDENCE,
+                });
             }
         }
         out
@@ -378,6 +396,14 @@ mod tests {
             people("Wojciech asked me to send the minutes."),
             ["Wojciech"]
         );
+        assert_eq!(people("Hauke is flying in from Kyiv."), ["Hauke"]);
+        assert_eq!(people("A Enzo chega amanhã de Lyon."), ["Enzo"]);
+        assert_eq!(
+            people("Apologise to coach Mulder that Roos says hi."),
+            ["Roos"]
+        );
+        assert!(people("Python says the module is missing.").is_empty());
+        assert!(people("Morgen kommt die Post.").is_empty());
         assert!(people("Hello World!").is_empty());
         assert!(people("Hi all, the build is green.").is_empty());
         assert!(people("Someone asked me about it.").is_empty());

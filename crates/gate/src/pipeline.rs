@@ -14,7 +14,7 @@ use crate::mask::Vault;
 use crate::normalize::Normalized;
 use crate::patterns;
 use crate::policy::{Destination, Policy};
-use crate::span::Span;
+use crate::span::{Span, Tier};
 use crate::verdict::{Decision, Finding, Verdict};
 
 /// A tier beyond the identifier patterns (names, topics): finds spans in normalised text,
@@ -45,6 +45,37 @@ impl Detector for TopicClassifier {
     fn detect(&self, text: &str) -> Vec<Span> {
         self.classify(text)
     }
+}
+
+/// Two tiers often find the same thing (the tagger and a greeting rule the same name, the
+/// classifier and the topic lexicon the same topic). Drops a finding that another of its
+/// category covers at least as surely: a topic (a document label) when another span of that
+/// topic is surer, any other span when a surer-or-equal span of its category contains it. The
+/// decision is the maximum over findings and a higher confidence is never a looser outcome, and
+/// the mask of the containing span covers the dropped one, so this never loosens the verdict.
+fn drop_redundant(mut spans: Vec<Span>) -> Vec<Span> {
+    spans.sort_by(|a, b| {
+        let key = |s: &Span| {
+            let topic = s.category.tier() == Tier::Topic;
+            (s.category, if topic { 0 } else { s.start })
+        };
+        key(a)
+            .cmp(&key(b))
+            .then(b.end.cmp(&a.end))
+            .then(b.confidence.total_cmp(&a.confidence))
+    });
+    let mut kept: Vec<Span> = Vec::with_capacity(spans.len());
+    for s in spans {
+        let redundant = kept.last().is_some_and(|k| {
+            k.category == s.category
+                && k.confidence >= s.confidence
+                && (s.category.tier() == Tier::Topic || (k.start <= s.start && s.end <= k.end))
+        });
+        if !redundant {
+            kept.push(s);
+        }
+    }
+    kept
 }
 
 impl Gate {
@@ -107,6 +138,7 @@ impl Gate {
         for s in &mut spans {
             (s.start, s.end) = normalized.original_range(s.start, s.end);
         }
+        let mut spans = drop_redundant(spans);
         spans.sort_by_key(|s| (s.start, s.end));
         spans
     }
