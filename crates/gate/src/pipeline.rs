@@ -54,14 +54,15 @@ impl Detector for TopicClassifier {
 /// decision is the maximum over findings and a higher confidence is never a looser outcome, and
 /// the mask of the containing span covers the dropped one, so this never loosens the verdict.
 fn drop_redundant(mut spans: Vec<Span>) -> Vec<Span> {
+    // Per category, covering spans before the spans they cover, the surer first; topics are
+    // document labels, so only their confidence orders them.
     spans.sort_by(|a, b| {
-        let key = |s: &Span| {
-            let topic = s.category.tier() == Tier::Topic;
-            (s.category, if topic { 0 } else { s.start })
+        let key = |s: &Span| match s.category.tier() {
+            Tier::Topic => (s.category, 0, std::cmp::Reverse(0)),
+            _ => (s.category, s.start, std::cmp::Reverse(s.end)),
         };
         key(a)
             .cmp(&key(b))
-            .then(b.end.cmp(&a.end))
             .then(b.confidence.total_cmp(&a.confidence))
     });
     let mut kept: Vec<Span> = Vec::with_capacity(spans.len());
@@ -239,6 +240,45 @@ impl Gate {
 mod tests {
     use super::*;
     use crate::span::Category;
+
+    fn found(category: Category, start: usize, end: usize, confidence: f32) -> Span {
+        Span {
+            start,
+            end,
+            category,
+            detector: "test".to_string(),
+            confidence,
+        }
+    }
+
+    #[test]
+    fn a_finding_covered_by_a_surer_one_of_its_category_is_dropped() {
+        let kept = drop_redundant(vec![
+            found(Category::Person, 0, 5, 0.7),
+            found(Category::Person, 0, 11, 0.9),
+            found(Category::Location, 0, 5, 0.9),
+            found(Category::Health, 20, 40, 0.45),
+            found(Category::Health, 0, 19, 0.8),
+            found(Category::Legal, 0, 19, 0.45),
+        ]);
+        let got: Vec<(Category, usize, usize)> =
+            kept.iter().map(|s| (s.category, s.start, s.end)).collect();
+        assert_eq!(
+            got,
+            [
+                (Category::Person, 0, 11),
+                (Category::Location, 0, 5),
+                (Category::Health, 0, 19),
+                (Category::Legal, 0, 19),
+            ]
+        );
+        // A surer span inside a weaker one of its category stays: dropping it would loosen.
+        let kept = drop_redundant(vec![
+            found(Category::Person, 0, 11, 0.5),
+            found(Category::Person, 0, 5, 0.9),
+        ]);
+        assert_eq!(kept.len(), 2);
+    }
 
     struct Fixed(Vec<Span>);
     impl Detector for Fixed {
