@@ -25,6 +25,9 @@ use crate::{Category, Span};
 pub const CUE_CONFIDENCE: f32 = 0.45;
 /// Confidence of a person found only by greeting or sign-off position.
 pub const GREETING_CONFIDENCE: f32 = 0.7;
+/// Confidence of a recipient found by position ("Reply to Astrid"): a weaker cue, since
+/// organisations are written to as well.
+pub const CUE_NAME_CONFIDENCE: f32 = 0.5;
 
 #[rustfmt::skip]
 const FIRST_PERSON: &[&str] = &[
@@ -240,6 +243,23 @@ const PERSON_VERBS: &[&str] = &[
 ];
 /// After "is"/"ist"/"est" these make a person of the subject ("Hauke is flying in").
 const PERSON_PARTICIPLES: &[&str] = &["flying", "coming", "visiting", "arriving", "landing"];
+/// Imperatives of passing something on to someone; with one of `RECIPIENT_PREPOSITIONS` after
+/// them (a few words on at most) the capitalised word that follows is the recipient: "Reply to
+/// Astrid", "Reenvía esto a Xabier", "Stuur dit door naar Lian".
+#[rustfmt::skip]
+const ADDRESSING_VERBS: &[&str] = &[
+    "reply", "forward", "write", "send", "email", "text", "antworte", "schreib", "schreibe", "leite", "sende",
+    "réponds", "écris", "transfère", "envoie", "responde", "escribe", "reenvía", "envía", "rispondi", "scrivi",
+    "inoltra", "invia", "responda", "escreve", "escreva", "reencaminha", "encaminha", "envia", "antwoord",
+    "schrijf", "stuur",
+];
+const RECIPIENT_PREPOSITIONS: &[&str] = &["to", "an", "à", "a", "para", "naar", "aan"];
+/// Titles before a name, not part of it.
+#[rustfmt::skip]
+const TITLES: &[&str] = &[
+    "dr", "mr", "mrs", "ms", "prof", "professor", "herr", "frau", "m", "mme", "sr", "sra", "dott", "dottssa", "dhr",
+    "mevr", "coach",
+];
 /// Words that open a clause about someone: "that Eva says hi", "dass Camille grüßen lässt".
 const CLAUSE_OPENERS: &[&str] = &["that", "dass", "que", "che", "dat"];
 /// Capitalised words in those positions that are not names.
@@ -253,10 +273,19 @@ const NOT_NAMES: &[&str] = &[
     "rust", "git", "docker", "npm", "pip",
 ];
 
+/// Capitalised, then lowercase letters only (apostrophes and hyphens joining parts): "Astrid",
+/// "O'Neill", "Jean-Luc"; not "HR" or "GitHub", which name organisations and products.
 fn is_name_word(t: &Token<'_>) -> bool {
     let mut chars = t.text.chars();
+    let mut after_joiner = false;
     chars.next().is_some_and(|c| c.is_uppercase())
-        && chars.all(|c| c.is_alphabetic() || matches!(c, '\'' | '’' | '-'))
+        && chars.all(|c| {
+            let ok = c.is_lowercase()
+                || matches!(c, '\'' | '’' | '-')
+                || (after_joiner && c.is_uppercase());
+            after_joiner = matches!(c, '\'' | '’' | '-');
+            ok
+        })
         && !NOT_NAMES.contains(&t.text.to_lowercase().as_str())
 }
 
@@ -319,6 +348,30 @@ impl Detector for GreetingNames {
                                 out.push(span);
                             }
                         }
+                    }
+                }
+            }
+            // "Reply to Astrid", "Responde a Ishaan en Rotterdam"
+            if opens(i) && ADDRESSING_VERBS.contains(&lower[i].as_str()) {
+                // Only over lowercase words ("this", "dit door"): past a capitalised word or a
+                // comma the preposition belongs to something else ("Antwoord Andrea over de
+                // reis naar Lima").
+                let window = (i + 1)..(i + 6).min(tokens.len().saturating_sub(1));
+                let preposition = window
+                    .into_iter()
+                    .take_while(|&k| tokens[k].text.chars().all(char::is_lowercase))
+                    .find(|&k| RECIPIENT_PREPOSITIONS.contains(&lower[k].as_str()));
+                if let Some(p) = preposition {
+                    // Past a title: "Write to Dr. Hansen".
+                    let mut k = p + 1;
+                    while lower
+                        .get(k)
+                        .is_some_and(|w| TITLES.contains(&w.as_str()) || w == ".")
+                    {
+                        k += 1;
+                    }
+                    if k < tokens.len() {
+                        out.extend(name_run(&tokens, k, CUE_NAME_CONFIDENCE));
                     }
                 }
             }
@@ -402,6 +455,11 @@ mod tests {
             people("Apologise to coach Mulder that Roos says hi."),
             ["Roos"]
         );
+        assert_eq!(people("Responde a Ishaan en Pays-Bas."), ["Ishaan"]);
+        assert_eq!(people("Stuur dit door naar Lian over de reis."), ["Lian"]);
+        assert_eq!(people("Write to Dr. Hansen about it."), ["Hansen"]);
+        assert!(people("Antwoord Andrea over de reis naar Lima.").is_empty());
+        assert!(people("Send the report to HR and to GitHub support.").is_empty());
         assert!(people("Python says the module is missing.").is_empty());
         assert!(people("Morgen kommt die Post.").is_empty());
         assert!(people("Hello World!").is_empty());
