@@ -352,7 +352,10 @@ impl Detector for GreetingNames {
                 }
             }
             // "Reply to Astrid", "Responde a Ishaan en Rotterdam"
-            if opens(i) && ADDRESSING_VERBS.contains(&lower[i].as_str()) {
+            let polite = i > 0
+                && opens(i - 1)
+                && matches!(lower[i - 1].as_str(), "please" | "bitte" | "kindly");
+            if (opens(i) || polite) && ADDRESSING_VERBS.contains(&lower[i].as_str()) {
                 // Only over lowercase words ("this", "dit door"): past a capitalised word or a
                 // comma the preposition belongs to something else ("Antwoord Andrea over de
                 // reis naar Lima").
@@ -458,6 +461,10 @@ mod tests {
         assert_eq!(people("Responde a Ishaan en Pays-Bas."), ["Ishaan"]);
         assert_eq!(people("Stuur dit door naar Lian over de reis."), ["Lian"]);
         assert_eq!(people("Write to Dr. Hansen about it."), ["Hansen"]);
+        assert_eq!(
+            people("Bitte schreib an Jan-Erik Sommer."),
+            ["Jan-Erik Sommer"]
+        );
         assert!(people("Antwoord Andrea over de reis naar Lima.").is_empty());
         assert!(people("Send the report to HR and to GitHub support.").is_empty());
         assert!(people("Python says the module is missing.").is_empty());
