@@ -47,10 +47,10 @@ fn gate_meets_its_targets_on_the_corpus() {
     assert!(ids.recall() >= 0.98, "{summary}");
     assert!(names.f1() >= 0.90, "{summary}");
     assert!(r.friction() <= 0.05, "{summary}");
-    // Not reached yet (issue: leak <= 2%; 2.2% overall, 2.2% on the second blind set, from
+    // Not reached yet (issue: leak <= 2%; 2.0% overall, 2.2% on the second blind set, from
     // 6.6% and 19.1% before the lexicon backstops): held just above the level reached so that
     // it cannot get worse unnoticed.
-    assert!(r.leak_rate() <= 0.025, "{summary}");
+    assert!(r.leak_rate() <= 0.022, "{summary}");
     let [sensitive, leaks, _, _] = r.rates_by_source["blind2"];
     assert!(
         leaks * 100 <= 3 * sensitive,
