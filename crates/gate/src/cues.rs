@@ -410,7 +410,7 @@ mod tests {
         TopicCues.detect(text).iter().map(|s| s.category).collect()
     }
 
-    fn people<'a>(text: &'a str) -> Vec<&'a str> {
+    fn people(text: &str) -> Vec<&str> {
         GreetingNames
             .detect(text)
             .iter()
