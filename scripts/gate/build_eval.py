@@ -1,5 +1,5 @@
-"""Turns crates/gate/data/handwritten.txt and blind.txt (inline [text]{category} markup) into
-crates/gate/data/eval_handwritten.jsonl and eval_blind.jsonl with byte offsets.
+"""Turns crates/gate/data/handwritten.txt, blind.txt and blind2.txt (inline [text]{category} markup) into
+crates/gate/data/eval_handwritten.jsonl, eval_blind.jsonl and eval_blind2.jsonl with byte offsets.
 
     python scripts/gate/build_eval.py
 """
@@ -56,6 +56,7 @@ def build(name, prefix):
 def main():
     build("handwritten", "hw")
     build("blind", "blind")
+    build("blind2", "blind2")
 
 
 if __name__ == "__main__":

@@ -1,17 +1,19 @@
 //! The privacy gate: decides what may leave the machine. Depends on nothing of the engine.
 //!
-//! `Gate::inspect` normalises the input (`normalize`), runs the identifier tier (`patterns`)
-//! and the learned tiers, applies the `policy` per finding and destination, and masks
-//! (`mask`) what the policy says to mask; `request` does the same for an OpenAI chat request.
+//! `Gate::inspect` normalises the input (`normalize`), runs the identifier tier (`patterns`),
+//! the learned tiers and their lexicon backstops (`cues`), applies the `policy` per finding and
+//! destination, and masks (`mask`) what the policy says to mask; `request` does the same for an
+//! OpenAI chat request.
 
+pub mod cues;
+pub mod eval;
+pub mod learned;
 pub mod mask;
 pub mod normalize;
 pub mod patterns;
 pub mod pipeline;
 pub mod policy;
 pub mod request;
-pub mod eval;
-pub mod learned;
 pub mod span;
 pub mod verdict;
 

@@ -8,12 +8,13 @@
 
 use std::collections::BTreeSet;
 
+use crate::cues::{GreetingNames, TopicCues};
 use crate::learned::{LearnedError, NameTagger, TopicClassifier};
 use crate::mask::Vault;
 use crate::normalize::Normalized;
 use crate::patterns;
 use crate::policy::{Destination, Policy};
-use crate::span::Span;
+use crate::span::{Span, Tier};
 use crate::verdict::{Decision, Finding, Verdict};
 
 /// A tier beyond the identifier patterns (names, topics): finds spans in normalised text,
@@ -46,13 +47,48 @@ impl Detector for TopicClassifier {
     }
 }
 
+/// Two tiers often find the same thing (the tagger and a greeting rule the same name, the
+/// classifier and the topic lexicon the same topic). Drops a finding that another of its
+/// category covers at least as surely: a topic (a document label) when another span of that
+/// topic is surer, any other span when a surer-or-equal span of its category contains it. The
+/// decision is the maximum over findings and a higher confidence is never a looser outcome, and
+/// the mask of the containing span covers the dropped one, so this never loosens the verdict.
+fn drop_redundant(mut spans: Vec<Span>) -> Vec<Span> {
+    // Per category, covering spans before the spans they cover, the surer first; topics are
+    // document labels, so only their confidence orders them.
+    spans.sort_by(|a, b| {
+        let key = |s: &Span| match s.category.tier() {
+            Tier::Topic => (s.category, 0, std::cmp::Reverse(0)),
+            _ => (s.category, s.start, std::cmp::Reverse(s.end)),
+        };
+        key(a)
+            .cmp(&key(b))
+            .then(b.confidence.total_cmp(&a.confidence))
+    });
+    let mut kept: Vec<Span> = Vec::with_capacity(spans.len());
+    for s in spans {
+        let redundant = kept.last().is_some_and(|k| {
+            k.category == s.category
+                && k.confidence >= s.confidence
+                && (s.category.tier() == Tier::Topic || (k.start <= s.start && s.end <= k.end))
+        });
+        if !redundant {
+            kept.push(s);
+        }
+    }
+    kept
+}
+
 impl Gate {
-    /// The identifier tier and every learned tier built into the crate. Fails rather than
-    /// run without a tier: a gate silently missing names or topics would leak.
+    /// The identifier tier, every learned tier built into the crate and their lexicon
+    /// backstops. Fails rather than run without a tier: a gate silently missing names or
+    /// topics would leak.
     pub fn new(policy: Policy) -> Result<Gate, LearnedError> {
         Ok(Gate::identifiers_only(policy)
             .with_tier(Box::new(NameTagger::load_default()?))
-            .with_tier(Box::new(TopicClassifier::load_default()?)))
+            .with_tier(Box::new(GreetingNames))
+            .with_tier(Box::new(TopicClassifier::load_default()?))
+            .with_tier(Box::new(TopicCues)))
     }
 
     /// Only the pattern tier: no model files, the fastest configuration.
@@ -103,6 +139,7 @@ impl Gate {
         for s in &mut spans {
             (s.start, s.end) = normalized.original_range(s.start, s.end);
         }
+        let mut spans = drop_redundant(spans);
         spans.sort_by_key(|s| (s.start, s.end));
         spans
     }
@@ -204,6 +241,45 @@ mod tests {
     use super::*;
     use crate::span::Category;
 
+    fn found(category: Category, start: usize, end: usize, confidence: f32) -> Span {
+        Span {
+            start,
+            end,
+            category,
+            detector: "test".to_string(),
+            confidence,
+        }
+    }
+
+    #[test]
+    fn a_finding_covered_by_a_surer_one_of_its_category_is_dropped() {
+        let kept = drop_redundant(vec![
+            found(Category::Person, 0, 5, 0.7),
+            found(Category::Person, 0, 11, 0.9),
+            found(Category::Location, 0, 5, 0.9),
+            found(Category::Health, 20, 40, 0.45),
+            found(Category::Health, 0, 19, 0.8),
+            found(Category::Legal, 0, 19, 0.45),
+        ]);
+        let got: Vec<(Category, usize, usize)> =
+            kept.iter().map(|s| (s.category, s.start, s.end)).collect();
+        assert_eq!(
+            got,
+            [
+                (Category::Person, 0, 11),
+                (Category::Location, 0, 5),
+                (Category::Health, 0, 19),
+                (Category::Legal, 0, 19),
+            ]
+        );
+        // A surer span inside a weaker one of its category stays: dropping it would loosen.
+        let kept = drop_redundant(vec![
+            found(Category::Person, 0, 11, 0.5),
+            found(Category::Person, 0, 5, 0.9),
+        ]);
+        assert_eq!(kept.len(), 2);
+    }
+
     struct Fixed(Vec<Span>);
     impl Detector for Fixed {
         fn name(&self) -> &str {
@@ -293,7 +369,16 @@ mod tests {
     #[test]
     fn all_tiers_load_and_run() {
         let gate = Gate::new(Policy::default_policy()).expect("embedded models load");
-        assert_eq!(gate.tier_names(), ["patterns", "names", "topics"]);
+        assert_eq!(
+            gate.tier_names(),
+            [
+                "patterns",
+                "names",
+                "greeting-names",
+                "topics",
+                "topic-cues"
+            ]
+        );
         let v = gate.inspect(
             "Write to bob@example.com about the invoice.",
             Destination::Cloud,

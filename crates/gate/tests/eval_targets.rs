@@ -17,6 +17,8 @@ fn corpus_has_the_promised_shape() {
     let items = default_corpus();
     let handwritten = items.iter().filter(|i| i.source == "handwritten").count();
     assert!(handwritten >= 150, "{handwritten} hand-written items");
+    let blind2 = items.iter().filter(|i| i.source == "blind2").count();
+    assert!(blind2 >= 120, "{blind2} items in the second blind set");
     let locales: BTreeSet<&str> = items
         .iter()
         .filter(|i| i.source == "generated")
@@ -45,7 +47,13 @@ fn gate_meets_its_targets_on_the_corpus() {
     assert!(ids.recall() >= 0.98, "{summary}");
     assert!(names.f1() >= 0.90, "{summary}");
     assert!(r.friction() <= 0.05, "{summary}");
-    // Not reached yet (issue: leak <= 2%; 5.3% overall, 25% on the small blind topic set):
-    // held just above the level reached so that it cannot get worse unnoticed.
-    assert!(r.leak_rate() <= 0.065, "{summary}");
+    // Not reached yet (issue: leak <= 2%; 2.0% overall, 2.2% on the second blind set, from
+    // 6.6% and 19.1% before the lexicon backstops): held just above the level reached so that
+    // it cannot get worse unnoticed.
+    assert!(r.leak_rate() <= 0.022, "{summary}");
+    let [sensitive, leaks, _, _] = r.rates_by_source["blind2"];
+    assert!(
+        leaks * 100 <= 3 * sensitive,
+        "second blind set: {leaks} leaks of {sensitive}; {summary}"
+    );
 }

@@ -26,7 +26,7 @@ mod topics;
 
 pub use features::{tokenize, Token, FEATURE_VERSION};
 pub use names::NameTagger;
-pub use topics::TopicClassifier;
+pub use topics::{sentences, TopicClassifier};
 
 #[derive(Debug, thiserror::Error)]
 pub enum LearnedError {

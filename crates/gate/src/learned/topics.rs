@@ -47,7 +47,7 @@ pub struct TopicClassifier {
 }
 
 /// Byte ranges of sentences: text up to and including `.`, `!`, `?` or a newline, trimmed.
-fn sentences(text: &str) -> Vec<(usize, usize)> {
+pub fn sentences(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut push = |s: usize, e: usize| {

@@ -1,0 +1,477 @@
+//! Lexicon backstops behind the learned tiers, for what a linear model trained on generated
+//! sentences misses when a real person phrases it their own way.
+//!
+//! - `TopicCues`: a sentence that speaks about the writer or their own people (a first-person
+//!   word: "my", "I'm", "ich", "mon", "mijn", ...) and names something of a sensitive topic
+//!   ("biopsy", "mortgage", "Kita", "avocat", ...) is reported as that topic with a weak
+//!   confidence. Under the policy's `consent_below` a weak special-category finding asks the
+//!   user instead of keeping the text local: the backstop turns a would-be leak into a question,
+//!   and since findings are only ever added it can make a decision stricter, never looser.
+//! - `GreetingNames`: a capitalised word after a greeting ("Hi Tendai,"), on the line after a
+//!   sign-off ("Best,\nSiobhan Mulcahy") or before a verb whose subject is a person ("Hauke is
+//!   flying in", "Wojciech asked me") at the start of a sentence is a person, whether or not the
+//!   tagger knows the name.
+//!
+//! Words are matched on lowercase tokens: a lexicon entry ending in `*` is a prefix, any other
+//! entry a whole token. Entries are chosen to be rare outside the topic ("christian", not
+//! "christ*", which would match "Christmas"; "tax", not "tax*", which would match "taxi").
+
+use crate::learned::{sentences, tokenize, Token};
+use crate::pipeline::Detector;
+use crate::{Category, Span};
+
+/// Confidence of a lexicon finding: above the default policy's `ignore_below` (0.2) and below
+/// its `consent_below` (0.6), so that a special category found only here asks for consent.
+pub const CUE_CONFIDENCE: f32 = 0.45;
+/// Confidence of a person found only by greeting or sign-off position.
+pub const GREETING_CONFIDENCE: f32 = 0.7;
+/// Confidence of a recipient found by position ("Reply to Astrid"): a weaker cue, since
+/// organisations are written to as well.
+pub const CUE_NAME_CONFIDENCE: f32 = 0.5;
+
+#[rustfmt::skip]
+const FIRST_PERSON: &[&str] = &[
+    // en
+    "i", "i'm", "i’m", "i've", "i’ve", "i'd", "i’d", "i'll", "my", "mine", "myself", "our", "ours", "we", "we're", "we’re", "we've",
+    // de
+    "ich", "mein", "meine", "meinen", "meinem", "meiner", "meines", "mir", "mich", "unser", "unsere", "unseren", "unserem", "unserer", "wir",
+    // fr (j'ai, m'a ... are matched by prefix below)
+    "je", "moi", "mon", "ma", "mes", "notre", "nos", "nous",
+    // es
+    "yo", "mi", "mis", "nuestro", "nuestra", "nuestros", "nuestras", "tengo", "estoy", "soy", "llevo",
+    // it
+    "io", "mio", "mia", "miei", "mie", "ho", "sono", "nostro", "nostra", "nostri", "nostre", "abbiamo",
+    // nl
+    "ik", "mijn", "mij", "ons", "onze", "wij",
+    // pt
+    "eu", "meu", "minha", "meus", "minhas", "estou", "tenho", "nosso", "nossa",
+    // pl, sv, tr
+    "jestem", "mój", "moja", "moje", "mnie", "moim", "mojej", "jag", "mitt", "mina", "mig", "vår", "vårt", "våra", "benim",
+];
+/// Elided French first person: "j'ai", "m'a", "j’habite".
+const FIRST_PERSON_PREFIXES: &[&str] = &["j'", "j’", "m'", "m’"];
+
+#[rustfmt::skip]
+const TOPIC_TERMS: &[(Category, &[&str])] = &[
+    (Category::Health, &[
+        "diagnos*", "biops*", "chemo*", "cancer*", "tumor*", "tumour*", "fever", "rash", "infection*", "diabet*", "insulin",
+        "thyroid", "cholesterol", "pregnan*", "miscarr*", "surgery", "hospital*", "doctor*", "gp", "nurse", "medication*",
+        "prescri*", "pills", "dose", "allerg*", "asthma", "cough*", "lump", "mri", "ecg", "x-ray", "blood*", "urine",
+        "kidney*", "liver", "heart", "hiv", "injur*", "fractur*", "migraine*", "dizz*", "nause*", "vomit*", "swollen",
+        "bleed*", "hepatit*", "arthrit*", "epilep*", "seizure*", "hernia", "physio*", "antibiot*", "statin*", "symptom*",
+        "pain", "painful", "ache", "aches", "aching", "sick", "illness", "disease",
+        "arzt", "ärzt*", "ärztin", "hausarzt", "hausärzt*", "krank*", "fieber", "schmerz*", "ausschlag", "blut*", "krebs",
+        "schwanger*", "medikament*", "klinik*", "befund*", "*befund", "blutdruck", "tsh",
+        "médecin*", "medecin*", "malad*", "douleur*", "diagnost*", "fièvre", "tumeur*", "enceinte", "hôpital", "hopital",
+        "ordonnance", "médicament*",
+        "médico", "medico", "enferm*", "dolor*", "fiebre", "cáncer", "embaraz*", "pastilla*", "medicament*", "sangre",
+        "arritmia", "colesterol*",
+        "malat*", "febbre", "cancro", "incinta", "ospedale", "farmac*", "sangue",
+        "huisarts", "ziek*", "pijn*", "koorts", "kanker", "zwanger*", "ziekenhuis", "medicijn*", "bloed*",
+        "doença*", "doenca*", "dor", "febre", "diagnóst*", "câncer", "grávida", "remédio*", "hepatite",
+        "lekarz*", "chory", "chora", "chorob*", "ból*", "ciśnieni*", "gorączk*", "läkare", "sjuk*", "smärt*", "feber", "doktor*", "hastalı*", "hastayım", "ağrı*",
+    ]),
+    (Category::MentalHealth, &[
+        "depress*", "anxi*", "therap*", "psychiatr*", "psycholog*", "suicid*", "self-harm*", "ptsd", "trauma*",
+        "ocd", "bipolar", "schizo*", "anorex*", "bulimi*", "burnout", "burn-out", "antidepress*", "sertralin*",
+        "fluoxetin*", "venlafax*", "relaps*", "sober", "sobriety", "addict*", "hopeless*", "worthless", "lonely",
+        "loneliness", "insomnia", "overwhelmed",
+        "angst", "ängst*", "panik*", "therapie", "psychiater*", "einsam*", "selbstverletz*", "traurig*",
+        "déprim*", "dépress*", "anxiét*", "angoiss*", "pleure*",
+        "ansiedad", "depresi*", "ansios*", "pánico", "autolesi*",
+        "ansia", "panico", "ansios*",
+        "somber*", "depressie*", "paniek*",
+        "ansiedade", "pânico", "choro",
+        "depresj*", "lęk*", "ångest*",
+    ]),
+    (Category::Sexuality, &[
+        "gay", "lesbian*", "lesbisch*", "lesbienne*", "lesbiana*", "lesbica*", "bisexual*", "bisexuel*", "bisessual*",
+        "biseksu*", "bissexual*", "queer", "asexual*", "asexuel*", "transgender*", "nonbinary", "non-binary", "homosex*",
+        "schwul*", "sexuality", "sexualité", "sexualidad", "polyamor*", "poliamor*",
+    ]),
+    (Category::Religion, &[
+        "muslim*", "islam*", "christian*", "catholic*", "protestant*", "jewish", "judaism", "sikh*", "hindu*", "buddhis*",
+        "atheis*", "church", "mosque", "synagogue", "prayer*", "pray", "praying", "faith", "hijab", "halal",
+        "kosher", "ramadan", "baptis*", "jehovah*", "mormon*",
+        "kirche", "moslem*", "gebet*", "jüdisch*", "christlich*", "christen", "evangel*",
+        "musulman*", "juif", "juive", "catholique*", "église", "mosquée", "prière*",
+        "musulmán", "judío", "judía", "católic*", "iglesia", "mezquita",
+        "ebreo", "ebrea", "cattolic*", "chiesa", "moschea", "preghier*",
+        "moslim*", "joods*", "katholiek*", "kerk", "moskee", "geloof*",
+        "muçulman*", "judeu", "judia", "igreja", "mesquita", "testemunha", "jeová",
+    ]),
+    (Category::Politics, &[
+        "voted", "political", "politically", "protest*", "strike", "unionised", "unionized", "communist*", "socialist*",
+        "tory", "republican*", "democrat*", "activis*", "left-wing", "right-wing", "far-right", "far-left",
+        "partei", "gewerkschaft*", "politisch*", "linken", "afd", "cdu", "spd", "grünen",
+        "syndicat*", "politique*", "grève", "manif", "manifestation*",
+        "voté", "sindicat*", "manifestaci*", "huelga", "polític*",
+        "votato", "sindacat*", "sciopero", "manifestazion*", "politic*",
+        "gestemd", "partij", "vakbond*", "demonstratie*", "politiek*",
+        "votei", "greve", "manifestaç*",
+    ]),
+    (Category::Ethnicity, &[
+        "ethnic*", "racis*", "racial*", "arab*", "romani", "gypsy", "gitano*", "sinti", "immigrant*", "migrant*",
+        "refugee*", "indigenous", "aboriginal", "biracial", "mixed-race", "latino", "latina", "hispanic",
+        "migrationshintergrund", "ausländer*", "rassis*", "ethnisch*",
+        "racisme", "ethnique*", "immigré*", "racismo", "étnic*", "inmigrante*", "razzis*", "etnic*",
+        "allochto*",
+    ]),
+    (Category::Finances, &[
+        "debt", "debts", "loan", "loans", "mortgage*", "overdra*", "salary", "income", "wages", "bankrupt*", "insolven*",
+        "savings", "pension", "bailiff*", "arrears", "repossess*", "evict*", "owe", "owed", "owes", "owing", "payday",
+        "tax", "taxes", "paycheck", "payslip", "credit",
+        "schulden", "kredit*", "dispo", "gehalt", "lohn", "miete", "hypothek*", "pfändung", "rente", "raten", "inkasso",
+        "mahnung*",
+        "dette*", "crédit", "découvert", "salaire", "loyer", "hypothèque", "surendett*", "huissier*",
+        "deuda*", "préstamo*", "prestamo*", "hipoteca*", "sueldo", "salario", "nómina", "nomina", "embarg*", "alquiler",
+        "desahucio",
+        "debit*", "mutuo", "prestito", "stipendio", "affitto", "bollett*",
+        "schuld", "schulden", "lening*", "hypotheek", "salaris", "betalingsregeling", "huur", "incasso", "deurwaarder",
+        "dívida*", "divida*", "empréstimo*", "emprestimo*", "salário", "aluguel", "serasa",
+        "chwilówk*", "dług*", "kredyt*", "pożyczk*", "czynsz", "skuld*", "lån", "lön", "hyra",
+    ]),
+    (Category::Legal, &[
+        "police", "arrest*", "court", "lawyer*", "solicitor*", "attorney*", "sued", "sue", "lawsuit*",
+        "conviction*", "convicted", "prison", "jail", "probation", "parole", "custody", "warrant", "subpoena*",
+        "summons", "offence", "offense", "bail", "fined",
+        "polizei", "anwalt", "anwältin", "strafanzeige", "amtsgericht", "gerichtstermin", "vorladung", "beschuldigt*", "verurteil*", "betrug*",
+        "klage",
+        "avocat*", "plainte", "tribunal", "convocation", "condamn*", "procès", "amende", "commissariat",
+        "policía", "policia", "abogad*", "denuncia*", "juicio", "juzgado", "multa", "detenid*", "condena*",
+        "polizia", "avvocat*", "tribunale", "condann*", "querela",
+        "politie", "advocaat", "aangifte", "rechtbank", "boete", "veroordeeld",
+        "polícia", "advogad*", "denúncia", "policj*", "sąd*", "adwokat*", "polis", "advokat", "domstol", "åtal",
+    ]),
+    (Category::Children, &[
+        "son", "daughter*", "kid", "kids", "child", "children", "toddler*", "baby", "infant", "teen", "teenager*",
+        "*year-old", "nursery", "kindergarten", "daycare",
+        "sohn", "tochter", "kinder", "kita", "kleinkind", "enkelin", "enkelkind*",
+        "fils", "fille", "enfant*", "bébé", "ado",
+        "hijo", "hija", "hijos", "hijas", "niño*", "niña*", "bebé",
+        "figlio", "figlia", "figli", "bambin*", "bimb*",
+        "zoon", "dochter", "kinderen", "zoontje", "dochtertje", "peuter*",
+        "filho", "filha", "filhos", "criança*", "bebê",
+        "córka", "dziecko", "dotter", "barn",
+    ]),
+    (Category::Biometrics, &[
+        "fingerprint*", "faceid", "facial", "retina*", "iris", "voiceprint*", "biometr*", "dna", "genom*",
+        "fingerabdr*", "gesichtserkennung", "empreinte*", "faciale", "biométr*", "huella*", "rostro", "impronta*",
+        "facciale", "volto", "vingerafdruk*", "gezichtsherkenning", "rosto",
+    ]),
+];
+
+fn matches(entry: &str, word: &str) -> bool {
+    if let Some(stem) = entry.strip_suffix('*') {
+        word.starts_with(stem)
+    } else if let Some(tail) = entry.strip_prefix('*') {
+        word.ends_with(tail)
+    } else {
+        word == entry
+    }
+}
+
+/// Words after a topic word that make it a technical term: "child process", "retina display".
+#[rustfmt::skip]
+const TECHNICAL_HEADS: &[&str] = &[
+    "process", "processes", "element", "elements", "component", "components", "node", "nodes", "class", "classes",
+    "thread", "threads", "window", "windows", "widget", "widgets", "table", "display", "screen", "theme", "item",
+    "items", "key", "keys", "id", "span", "div",
+];
+
+fn is_first_person(word: &str) -> bool {
+    FIRST_PERSON.contains(&word) || FIRST_PERSON_PREFIXES.iter().any(|p| word.starts_with(p))
+}
+
+/// Topic lexicon + first-person backstop; see the module documentation.
+pub struct TopicCues;
+
+impl Detector for TopicCues {
+    fn name(&self) -> &str {
+        "topic-cues"
+    }
+
+    fn detect(&self, text: &str) -> Vec<Span> {
+        let mut found: Vec<Span> = Vec::new();
+        for (s, e) in sentences(text) {
+            let words: Vec<String> = tokenize(&text[s..e])
+                .iter()
+                .map(|t| t.text.to_lowercase())
+                .collect();
+            if !words.iter().any(|w| is_first_person(w)) {
+                continue;
+            }
+            for &(category, terms) in TOPIC_TERMS {
+                let hit = words.iter().enumerate().any(|(k, w)| {
+                    terms.iter().any(|t| matches(t, w))
+                        && !words
+                            .get(k + 1)
+                            .is_some_and(|n| TECHNICAL_HEADS.contains(&n.as_str()))
+                });
+                if hit && !found.iter().any(|f| f.category == category) {
+                    found.push(Span {
+                        start: s,
+                        end: e,
+                        category,
+                        detector: "topic-cue".to_string(),
+                        confidence: CUE_CONFIDENCE,
+                    });
+                }
+            }
+        }
+        found
+    }
+}
+
+#[rustfmt::skip]
+const GREETINGS: &[&str] = &[
+    "hi", "hello", "hey", "dear", "hallo", "liebe", "lieber", "bonjour", "salut", "coucou", "hola", "querido", "querida",
+    "ciao", "caro", "cara", "oi", "olá", "hoi", "hej", "cześć", "merhaba",
+];
+#[rustfmt::skip]
+const SIGN_OFFS: &[&str] = &[
+    "best", "regards", "cheers", "thanks", "sincerely", "yours", "grüße", "gruß", "lg", "cordialement", "amitiés",
+    "bises", "saludos", "saluti", "groeten", "groet", "abraços", "atenciosamente", "pozdrawiam", "hälsningar", "mvh",
+];
+/// Verbs whose subject is a person, in the languages of the corpus: a capitalised word that
+/// opens a sentence (or a "that"-clause) and is followed by one of them is someone the writer
+/// knows ("Hauke is flying in", "Yetunde arriva domani", "that Eva says hi").
+#[rustfmt::skip]
+const PERSON_VERBS: &[&str] = &[
+    "arrives", "arrived", "says", "said", "asked", "told", "texted", "emailed", "invited", "messaged",
+    "sagt", "fragt", "lässt", "demande", "llega", "arriva", "chiede", "chega", "diz", "zegt", "vraagt",
+];
+/// After "is"/"ist"/"est" these make a person of the subject ("Hauke is flying in").
+const PERSON_PARTICIPLES: &[&str] = &["flying", "coming", "visiting", "arriving", "landing"];
+/// Imperatives of passing something on to someone; with one of `RECIPIENT_PREPOSITIONS` after
+/// them (a few words on at most) the capitalised word that follows is the recipient: "Reply to
+/// Astrid", "Reenvía esto a Xabier", "Stuur dit door naar Lian".
+#[rustfmt::skip]
+const ADDRESSING_VERBS: &[&str] = &[
+    "reply", "forward", "write", "send", "email", "text", "antworte", "schreib", "schreibe", "leite", "sende",
+    "réponds", "écris", "transfère", "envoie", "responde", "escribe", "reenvía", "envía", "rispondi", "scrivi",
+    "inoltra", "invia", "responda", "escreve", "escreva", "reencaminha", "encaminha", "envia", "antwoord",
+    "schrijf", "stuur",
+];
+const RECIPIENT_PREPOSITIONS: &[&str] = &["to", "an", "à", "a", "para", "naar", "aan"];
+/// Titles before a name, not part of it.
+#[rustfmt::skip]
+const TITLES: &[&str] = &[
+    "dr", "mr", "mrs", "ms", "prof", "professor", "herr", "frau", "m", "mme", "sr", "sra", "dott", "dottssa", "dhr",
+    "mevr", "coach",
+];
+/// Words that open a clause about someone: "that Eva says hi", "dass Camille grüßen lässt".
+const CLAUSE_OPENERS: &[&str] = &["that", "dass", "que", "che", "dat"];
+/// Capitalised words in those positions that are not names.
+#[rustfmt::skip]
+const NOT_NAMES: &[&str] = &[
+    "all", "everyone", "everybody", "team", "there", "guys", "folks", "world", "sir", "madam", "someone", "somebody",
+    "nobody", "no", "he", "she", "they", "it", "this", "that", "mum", "mom", "dad", "mother", "father", "my", "the",
+    "a", "an", "who", "what", "and", "thank", "you", "er", "es", "man", "jemand", "wer", "il", "elle", "on", "qui",
+    "él", "ella", "alguien", "quién", "lui", "lei", "qualcuno", "chi", "ele", "ela", "alguém", "quem", "hij", "zij",
+    "ze", "iemand", "wie", "morgen", "heute", "hier", "dann", "jetzt", "post", "google", "clippy", "cargo", "python",
+    "rust", "git", "docker", "npm", "pip",
+];
+
+/// Capitalised, then lowercase letters only (apostrophes and hyphens joining parts): "Astrid",
+/// "O'Neill", "Jean-Luc"; not "HR" or "GitHub", which name organisations and products.
+fn is_name_word(t: &Token<'_>) -> bool {
+    let mut chars = t.text.chars();
+    let mut after_joiner = false;
+    chars.next().is_some_and(|c| c.is_uppercase())
+        && chars.all(|c| {
+            let ok = c.is_lowercase()
+                || matches!(c, '\'' | '’' | '-')
+                || (after_joiner && c.is_uppercase());
+            after_joiner = matches!(c, '\'' | '’' | '-');
+            ok
+        })
+        && !NOT_NAMES.contains(&t.text.to_lowercase().as_str())
+}
+
+/// Up to three name words from token `i`, as a person span.
+fn name_run(tokens: &[Token<'_>], i: usize, confidence: f32) -> Option<Span> {
+    let run = tokens[i..]
+        .iter()
+        .take(3)
+        .take_while(|t| is_name_word(t))
+        .count();
+    (run > 0).then(|| Span {
+        start: tokens[i].start,
+        end: tokens[i + run - 1].end,
+        category: Category::Person,
+        detector: "greeting".to_string(),
+        confidence,
+    })
+}
+
+/// Names by position: after a greeting, under a sign-off, before "asked". See the module
+/// documentation.
+pub struct GreetingNames;
+
+impl Detector for GreetingNames {
+    fn name(&self) -> &str {
+        "greeting-names"
+    }
+
+    fn detect(&self, text: &str) -> Vec<Span> {
+        let tokens = tokenize(text);
+        let lower: Vec<String> = tokens.iter().map(|t| t.text.to_lowercase()).collect();
+        // A token opens a line or sentence when nothing but whitespace precedes it on its
+        // line, or the token before it ends a sentence.
+        let opens = |i: usize| {
+            i == 0
+                || text[tokens[i - 1].end..tokens[i].start].contains('\n')
+                || matches!(tokens[i - 1].text, "." | "!" | "?" | ":" | "\"")
+        };
+        let mut out = Vec::new();
+        for i in 0..tokens.len() {
+            let next_is = |k: usize, s: &str| tokens.get(i + k).is_some_and(|t| t.text == s);
+            // "Hi Tendai," / "Liebe Henrike,"
+            if opens(i) && GREETINGS.contains(&lower[i].as_str()) {
+                if let Some(span) = name_run(&tokens, i + 1, GREETING_CONFIDENCE) {
+                    let after = tokens[tokens.partition_point(|t| t.end <= span.end)..].first();
+                    if after.is_some_and(|t| matches!(t.text, "," | "!")) {
+                        out.push(span);
+                    }
+                }
+            }
+            // "Best,\nSiobhan Mulcahy" (the name alone on the line after the sign-off)
+            if SIGN_OFFS.contains(&lower[i].as_str()) && opens(i) && next_is(1, ",") {
+                if let Some(first) = tokens.get(i + 2) {
+                    if text[tokens[i + 1].end..first.start].contains('\n') {
+                        if let Some(span) = name_run(&tokens, i + 2, GREETING_CONFIDENCE) {
+                            let rest = &text[span.end..];
+                            if rest.trim_start_matches([' ', '\t']).is_empty()
+                                || rest.trim_start_matches([' ', '\t']).starts_with('\n')
+                            {
+                                out.push(span);
+                            }
+                        }
+                    }
+                }
+            }
+            // "Reply to Astrid", "Responde a Ishaan en Rotterdam"
+            let polite = i > 0
+                && opens(i - 1)
+                && matches!(lower[i - 1].as_str(), "please" | "bitte" | "kindly");
+            if (opens(i) || polite) && ADDRESSING_VERBS.contains(&lower[i].as_str()) {
+                // Only over lowercase words ("this", "dit door"): past a capitalised word or a
+                // comma the preposition belongs to something else ("Antwoord Andrea over de
+                // reis naar Lima").
+                let window = (i + 1)..(i + 6).min(tokens.len().saturating_sub(1));
+                let preposition = window
+                    .into_iter()
+                    .take_while(|&k| tokens[k].text.chars().all(char::is_lowercase))
+                    .find(|&k| RECIPIENT_PREPOSITIONS.contains(&lower[k].as_str()));
+                if let Some(p) = preposition {
+                    // Past a title: "Write to Dr. Hansen".
+                    let mut k = p + 1;
+                    while lower
+                        .get(k)
+                        .is_some_and(|w| TITLES.contains(&w.as_str()) || w == ".")
+                    {
+                        k += 1;
+                    }
+                    if k < tokens.len() {
+                        out.extend(name_run(&tokens, k, CUE_NAME_CONFIDENCE));
+                    }
+                }
+            }
+            // "Hauke arrive de Kyiv demain", "A Enzo chega amanhã", "that Eva says hi"
+            let opens_clause = opens(i)
+                || (i > 0 && CLAUSE_OPENERS.contains(&lower[i - 1].as_str()))
+                || (i == 1 && matches!(tokens[0].text, "A" | "O"));
+            let verb = lower.get(i + 1).map(String::as_str);
+            let person_verb = verb.is_some_and(|v| PERSON_VERBS.contains(&v))
+                || (matches!(verb, Some("is" | "ist" | "est"))
+                    && lower
+                        .get(i + 2)
+                        .is_some_and(|p| PERSON_PARTICIPLES.contains(&p.as_str())));
+            if opens_clause && is_name_word(&tokens[i]) && person_verb {
+                out.push(Span {
+                    start: tokens[i].start,
+                    end: tokens[i].end,
+                    category: Category::Person,
+                    detector: "greeting".to_string(),
+                    confidence: GREETING_CONFIDENCE,
+                });
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn topics(text: &str) -> Vec<Category> {
+        TopicCues.detect(text).iter().map(|s| s.category).collect()
+    }
+
+    fn people(text: &str) -> Vec<&str> {
+        GreetingNames
+            .detect(text)
+            .iter()
+            .map(|s| &text[s.start..s.end])
+            .collect()
+    }
+
+    #[test]
+    fn first_person_and_topic_word_are_both_needed() {
+        assert_eq!(
+            topics("My biopsy came back and I am scared."),
+            [Category::Health]
+        );
+        assert_eq!(topics("Ma fille a peur du noir."), [Category::Children]);
+        assert_eq!(
+            topics("J'ai reçu une convocation au commissariat."),
+            [Category::Legal]
+        );
+        assert!(topics("How is a biopsy done?").is_empty());
+        assert!(topics("My monitor flickers over HDMI.").is_empty());
+    }
+
+    #[test]
+    fn lexicon_entries_do_not_match_inside_unrelated_words() {
+        assert!(topics("I booked a taxi for my Christmas party.").is_empty());
+        assert!(topics("My Facebook page needs a new banner.").is_empty());
+        assert!(topics("Welche Nebenwirkungen haben Statine im Allgemeinen?").is_empty());
+        assert!(topics("My child process exits before the parent reads its pipe.").is_empty());
+    }
+
+    #[test]
+    fn names_by_greeting_sign_off_and_addressing_verb() {
+        assert_eq!(people("Hi Tendai, thanks for the invoice."), ["Tendai"]);
+        assert_eq!(
+            people("Thanks!\n\nBest,\nSiobhan Mulcahy"),
+            ["Siobhan Mulcahy"]
+        );
+        assert_eq!(
+            people("Wojciech asked me to send the minutes."),
+            ["Wojciech"]
+        );
+        assert_eq!(people("Hauke is flying in from Kyiv."), ["Hauke"]);
+        assert_eq!(people("A Enzo chega amanhã de Lyon."), ["Enzo"]);
+        assert_eq!(
+            people("Apologise to coach Mulder that Roos says hi."),
+            ["Roos"]
+        );
+        assert_eq!(people("Responde a Ishaan en Pays-Bas."), ["Ishaan"]);
+        assert_eq!(people("Stuur dit door naar Lian over de reis."), ["Lian"]);
+        assert_eq!(people("Write to Dr. Hansen about it."), ["Hansen"]);
+        assert_eq!(
+            people("Bitte schreib an Jan-Erik Sommer."),
+            ["Jan-Erik Sommer"]
+        );
+        assert!(people("Antwoord Andrea over de reis naar Lima.").is_empty());
+        assert!(people("Send the report to HR and to GitHub support.").is_empty());
+        assert!(people("Python says the module is missing.").is_empty());
+        assert!(people("Morgen kommt die Post.").is_empty());
+        assert!(people("Hello World!").is_empty());
+        assert!(people("Hi all, the build is green.").is_empty());
+        assert!(people("Someone asked me about it.").is_empty());
+        assert!(people("Best, they said, is to wait.").is_empty());
+    }
+}
