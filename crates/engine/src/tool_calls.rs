@@ -70,11 +70,20 @@ pub struct ToolCallParser {
     types: ParameterTypes,
     in_call: bool,
     pending: String,
+    close_unfinished: bool,
 }
 
 impl ToolCallParser {
     pub fn new(types: ParameterTypes) -> Self {
-        Self { types, in_call: false, pending: String::new() }
+        Self { types, in_call: false, pending: String::new(), close_unfinished: false }
+    }
+
+    /// A call still open when generation ends is closed and parsed rather than returned as
+    /// text: for a call the server forced open (`tool_choice`), which must come back as a call
+    /// even when the model stops before writing `</tool_call>`.
+    pub fn closing_unfinished_calls(mut self) -> Self {
+        self.close_unfinished = true;
+        self
     }
 
     pub fn push(&mut self, text: &str) -> Vec<ContentPiece> {
@@ -111,7 +120,10 @@ impl ToolCallParser {
         let mut out = Vec::new();
         if self.in_call {
             self.in_call = false;
-            push_text(&mut out, format!("{TOOL_CALL_START}{rest}"));
+            match self.close_unfinished.then(|| parse_tool_call(&close_call(&rest), &self.types)).flatten() {
+                Some(call) => out.push(ContentPiece::ToolCall(call)),
+                None => push_text(&mut out, format!("{TOOL_CALL_START}{rest}")),
+            }
         } else {
             push_text(&mut out, rest);
         }
@@ -123,6 +135,19 @@ fn push_text(out: &mut Vec<ContentPiece>, text: String) {
     if !text.is_empty() {
         out.push(ContentPiece::Text(text));
     }
+}
+
+/// Completes the inside of a call cut short: closes an open parameter and the function.
+fn close_call(body: &str) -> String {
+    let mut body = body.to_string();
+    let open_parameter = body.rfind("<parameter=").is_some_and(|p| !body[p..].contains("</parameter>"));
+    if open_parameter {
+        body.push_str("\n</parameter>");
+    }
+    if !body.contains("</function>") {
+        body.push_str("\n</function>");
+    }
+    body
 }
 
 /// Parses the inside of one `<tool_call>` block.
@@ -245,5 +270,19 @@ mod tests {
         assert_eq!(pieces, vec![ContentPiece::Text("<tool_call>nonsense</tool_call>".into())]);
         assert!(p.push("<tool_call>\n<function=f>").is_empty());
         assert_eq!(p.finish(), vec![ContentPiece::Text("<tool_call>\n<function=f>".into())]);
+    }
+
+    #[test]
+    fn a_forced_call_cut_short_is_closed() {
+        let call = |text: &str| {
+            let mut p = ToolCallParser::new(weather_types()).closing_unfinished_calls();
+            let mut pieces = p.push(text);
+            pieces.extend(p.finish());
+            pieces
+        };
+        let weather = |args: serde_json::Value| ContentPiece::ToolCall(ToolCall { name: "get_weather".into(), arguments: args.as_object().unwrap().clone() });
+        assert_eq!(call("<tool_call>\n<function=get_weather>\n"), vec![weather(json!({}))]);
+        assert_eq!(call("<tool_call>\n<function=get_weather>\n<parameter=days>\n3\n</parameter>\n<parameter=city>\nPa"), vec![weather(json!({"days": 3, "city": "Pa"}))]);
+        assert_eq!(call("<tool_call>\n<function=get_weather>\nnot a parameter"), vec![ContentPiece::Text("<tool_call>\n<function=get_weather>\nnot a parameter".into())]);
     }
 }
