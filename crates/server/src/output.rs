@@ -40,10 +40,10 @@ pub struct OutputPipeline {
 impl OutputPipeline {
     /// `reasoning`: `Some(starts_inside_think)` to split reasoning off (chat), `None` to pass
     /// text through (completions). `tools`: parse tool calls with these parameter types.
-    /// `forced_call`: the server forces a call open (`tool_choice`), so one left unfinished at
-    /// the end is closed and returned as a call.
+    /// `forced_call`: the server forces a call open (`tool_choice`), so calls are parsed
+    /// leniently and come back as calls (`ToolCallParser::forced_calls`).
     pub fn new(stop: Vec<String>, reasoning: Option<bool>, tools: Option<ParameterTypes>, forced_call: bool) -> Self {
-        let tools = tools.map(ToolCallParser::new).map(|p| if forced_call { p.closing_unfinished_calls() } else { p });
+        let tools = tools.map(ToolCallParser::new).map(|p| if forced_call { p.forced_calls() } else { p });
         Self {
             utf8: Utf8Stream::default(),
             stop: StopMatcher::new(stop),
