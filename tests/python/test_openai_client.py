@@ -129,6 +129,21 @@ class ChatCompletions(unittest.TestCase):
         deltas = [tc for c in stream if c.choices for tc in (c.choices[0].delta.tool_calls or [])]
         self.assertEqual([d.function.name for d in deltas], ["get_weather"])
 
+    def test_tool_choice_forces_a_call(self):
+        tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}}}}}]
+        self.assertEqual(self.c.chat.completions.create(**say("Sunny."), tools=tools).choices[0].message.content, "Sunny.")
+        for choice in ["required", {"type": "function", "function": {"name": "get_weather"}}]:
+            r = self.c.chat.completions.create(**say("Sunny."), tools=tools, tool_choice=choice)
+            self.assertEqual(r.choices[0].finish_reason, "tool_calls")
+            self.assertEqual(r.choices[0].message.tool_calls[0].function.name, "get_weather")
+            stream = self.c.chat.completions.create(**say("Sunny."), tools=tools, tool_choice=choice, stream=True)
+            deltas = [tc for c in stream if c.choices for tc in (c.choices[0].delta.tool_calls or [])]
+            self.assertEqual([d.function.name for d in deltas], ["get_weather"])
+        with self.assertRaises(openai.BadRequestError) as e:
+            self.c.chat.completions.create(**say("x"), tools=tools, tool_choice={"type": "function", "function": {"name": "nope"}})
+        self.assertEqual(e.exception.body["param"], "tool_choice")
+
     def test_json_schema(self):
         schema = {"type": "object", "properties": {"city": {"type": "string"}, "rank": {"type": "integer"}},
                   "required": ["city", "rank"], "additionalProperties": False}

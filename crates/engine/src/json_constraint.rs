@@ -1,6 +1,8 @@
 //! Constrained decoding for `response_format`: a byte-level pushdown automaton that accepts
 //! exactly the JSON texts a schema allows (or any JSON object for `json_object`), and a mask
-//! of the tokens whose bytes it can accept next.
+//! of the tokens whose bytes it can accept next. The mask comes from a walk over the sorted
+//! vocabulary that works for any byte automaton (`ByteAutomaton`); the forced tool-call
+//! prefix of `tool_choice` uses it too.
 //!
 //! Supported schema keywords: `type` (one or a list), `properties`, `required`,
 //! `additionalProperties` (only when no `properties` are declared: with `properties`, exactly
@@ -307,6 +309,47 @@ impl VocabIndex {
     }
 }
 
+/// A byte-level automaton with cheaply cloned state: what the vocabulary walk simulates.
+pub trait ByteAutomaton: Clone {
+    /// Consumes one byte; false (leaving the state unspecified) if it may not come next.
+    fn step(&mut self, b: u8) -> bool;
+}
+
+/// Sets `mask[id]` for every non-empty token whose bytes `start` accepts as they are.
+///
+/// Walks the tokens in byte order keeping the automaton's state after each prefix of the
+/// current token, so a prefix is simulated once for all tokens that share it and a rejected
+/// prefix rules out all of them at once. `index` must have been built from `token_bytes`.
+pub fn mask_accepted_tokens<M: ByteAutomaton>(start: &M, token_bytes: &[Vec<u8>], index: &VocabIndex, mask: &mut [bool]) {
+    let mut states = vec![start.clone()];
+    // Length of the shortest rejected prefix of the previous token (0: none rejected).
+    let mut rejected_at = 0usize;
+    for (&id, &shared) in index.order.iter().zip(&index.shared_prefix) {
+        let bytes = &token_bytes[id as usize];
+        let shared = shared as usize;
+        if rejected_at != 0 && rejected_at <= shared {
+            continue;
+        }
+        rejected_at = 0;
+        states.truncate(shared + 1);
+        for depth in shared..bytes.len() {
+            let mut next = states[depth].clone();
+            if !next.step(bytes[depth]) {
+                rejected_at = depth + 1;
+                break;
+            }
+            states.push(next);
+        }
+        mask[id as usize] = rejected_at == 0;
+    }
+}
+
+impl ByteAutomaton for JsonMachine {
+    fn step(&mut self, b: u8) -> bool {
+        self.consume(b)
+    }
+}
+
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\n' | b'\r' | b'\t')
 }
@@ -336,7 +379,7 @@ impl JsonMachine {
     /// Feeds bytes; returns false (leaving the machine in an unspecified state) on the first
     /// byte the schema does not allow.
     pub fn feed(&mut self, bytes: &[u8]) -> bool {
-        bytes.iter().all(|&b| self.step(b))
+        bytes.iter().all(|&b| self.consume(b))
     }
 
     pub fn accepts(&self, bytes: &[u8]) -> bool {
@@ -355,7 +398,7 @@ impl JsonMachine {
                 mask[id] = !bytes.is_empty() && (index.string_safe[id] || self.accepts(bytes));
             }
         } else {
-            self.walk_sorted_vocabulary(token_bytes, index, &mut mask);
+            mask_accepted_tokens(self, token_bytes, index, &mut mask);
         }
         if self.is_complete() {
             for &id in end_ids {
@@ -367,39 +410,12 @@ impl JsonMachine {
         mask
     }
 
-    /// Walks the tokens in byte order keeping the machine state after each prefix of the
-    /// current token, so a prefix is simulated once for all tokens that share it and a
-    /// rejected prefix rules out all of them at once.
-    fn walk_sorted_vocabulary(&self, token_bytes: &[Vec<u8>], index: &VocabIndex, mask: &mut [bool]) {
-        let mut states = vec![self.clone()];
-        // Length of the shortest rejected prefix of the previous token (0: none rejected).
-        let mut rejected_at = 0usize;
-        for (&id, &shared) in index.order.iter().zip(&index.shared_prefix) {
-            let bytes = &token_bytes[id as usize];
-            let shared = shared as usize;
-            if rejected_at != 0 && rejected_at <= shared {
-                continue;
-            }
-            rejected_at = 0;
-            states.truncate(shared + 1);
-            for depth in shared..bytes.len() {
-                let mut next = states[depth].clone();
-                if !next.step(bytes[depth]) {
-                    rejected_at = depth + 1;
-                    break;
-                }
-                states.push(next);
-            }
-            mask[id as usize] = rejected_at == 0;
-        }
-    }
-
     fn whitespace(&mut self) -> bool {
         self.whitespace_run += 1;
         self.whitespace_run <= MAX_WHITESPACE_RUN
     }
 
-    fn step(&mut self, b: u8) -> bool {
+    fn consume(&mut self, b: u8) -> bool {
         if !is_ws(b) {
             self.whitespace_run = 0;
         }

@@ -70,11 +70,29 @@ pub struct ToolCallParser {
     types: ParameterTypes,
     in_call: bool,
     pending: String,
+    /// Calls are parsed leniently (see `forced_calls`).
+    forced: bool,
 }
 
 impl ToolCallParser {
     pub fn new(types: ParameterTypes) -> Self {
-        Self { types, in_call: false, pending: String::new() }
+        Self { types, in_call: false, pending: String::new(), forced: false }
+    }
+
+    /// For calls the server forced open (`tool_choice`), which must come back as calls: a
+    /// call keeps its name and well-formed parameters even when the model wrote other text in
+    /// it or stopped before closing it (that text is dropped).
+    pub fn forced_calls(mut self) -> Self {
+        self.forced = true;
+        self
+    }
+
+    fn parse(&self, body: &str) -> Option<ToolCall> {
+        if self.forced {
+            parse_forced_call(body, &self.types)
+        } else {
+            parse_tool_call(body, &self.types)
+        }
     }
 
     pub fn push(&mut self, text: &str) -> Vec<ContentPiece> {
@@ -85,7 +103,7 @@ impl ToolCallParser {
                 let Some(at) = self.pending.find(TOOL_CALL_END) else { return out };
                 let body: String = self.pending.drain(..at + TOOL_CALL_END.len()).take(at).collect();
                 self.in_call = false;
-                match parse_tool_call(&body, &self.types) {
+                match self.parse(&body) {
                     Some(call) => out.push(ContentPiece::ToolCall(call)),
                     // Not a call we understand: give the client the text rather than lose it.
                     None => out.push(ContentPiece::Text(format!("{TOOL_CALL_START}{body}{TOOL_CALL_END}"))),
@@ -111,7 +129,10 @@ impl ToolCallParser {
         let mut out = Vec::new();
         if self.in_call {
             self.in_call = false;
-            push_text(&mut out, format!("{TOOL_CALL_START}{rest}"));
+            match self.forced.then(|| self.parse(&rest)).flatten() {
+                Some(call) => out.push(ContentPiece::ToolCall(call)),
+                None => push_text(&mut out, format!("{TOOL_CALL_START}{rest}")),
+            }
         } else {
             push_text(&mut out, rest);
         }
@@ -131,27 +152,53 @@ pub fn parse_tool_call(body: &str, types: &ParameterTypes) -> Option<ToolCall> {
     if body.starts_with('{') {
         return parse_hermes_call(body);
     }
+    parse_xml_call(body, types, false)
+}
+
+/// The inside of a call the server forced open: its name and whichever parameters are there,
+/// a parameter cut short ending where the text ends; other text is ignored.
+pub fn parse_forced_call(body: &str, types: &ParameterTypes) -> Option<ToolCall> {
+    let body = body.trim();
+    if body.starts_with('{') {
+        return parse_hermes_call(body);
+    }
+    parse_xml_call(body, types, true)
+}
+
+fn parse_xml_call(body: &str, types: &ParameterTypes, lenient: bool) -> Option<ToolCall> {
     let rest = body.strip_prefix("<function=")?;
     let name_end = rest.find('>')?;
     let name = rest[..name_end].trim().to_string();
     let mut rest = &rest[name_end + 1..];
-    let end = rest.rfind("</function>")?;
-    rest = &rest[..end];
+    match rest.rfind("</function>") {
+        Some(end) => rest = &rest[..end],
+        None if lenient => {}
+        None => return None,
+    }
     let param_types = types.get(&name);
     let mut arguments = Map::new();
     while let Some(start) = rest.find("<parameter=") {
         let after = &rest[start + "<parameter=".len()..];
-        let key_end = after.find('>')?;
+        let Some(key_end) = after.find('>') else {
+            if lenient {
+                break;
+            }
+            return None;
+        };
         let key = after[..key_end].trim().to_string();
         let value_and_rest = &after[key_end + 1..];
-        let value_end = value_and_rest.find("</parameter>")?;
+        let value_end = match value_and_rest.find("</parameter>") {
+            Some(end) => end,
+            None if lenient => value_and_rest.len(),
+            None => return None,
+        };
         let raw = value_and_rest[..value_end].strip_prefix('\n').unwrap_or(&value_and_rest[..value_end]);
         let raw = raw.strip_suffix('\n').unwrap_or(raw);
         let ty = param_types.and_then(|p| p.get(&key)).map_or("any", String::as_str);
         arguments.insert(key, typed_value(raw, ty));
-        rest = &value_and_rest[value_end + "</parameter>".len()..];
+        rest = value_and_rest.get(value_end + "</parameter>".len()..).unwrap_or("");
     }
-    if !rest.trim().is_empty() {
+    if !lenient && !rest.trim().is_empty() {
         return None;
     }
     (!name.is_empty()).then_some(ToolCall { name, arguments })
@@ -245,5 +292,22 @@ mod tests {
         assert_eq!(pieces, vec![ContentPiece::Text("<tool_call>nonsense</tool_call>".into())]);
         assert!(p.push("<tool_call>\n<function=f>").is_empty());
         assert_eq!(p.finish(), vec![ContentPiece::Text("<tool_call>\n<function=f>".into())]);
+    }
+
+    #[test]
+    fn a_forced_call_keeps_its_name_and_parameters_whatever_else_the_model_wrote() {
+        let call = |text: &str| {
+            let mut p = ToolCallParser::new(weather_types()).forced_calls();
+            let mut pieces = p.push(text);
+            pieces.extend(p.finish());
+            pieces
+        };
+        let weather = |args: serde_json::Value| ContentPiece::ToolCall(ToolCall { name: "get_weather".into(), arguments: args.as_object().unwrap().clone() });
+        assert_eq!(call("<tool_call>\n<function=get_weather>\n"), vec![weather(json!({}))]);
+        assert_eq!(call("<tool_call>\n<function=get_weather>\n<parameter=days>\n3\n</parameter>\n<parameter=city>\nPa"), vec![weather(json!({"days": 3, "city": "Pa"}))]);
+        assert_eq!(call("<tool_call>\n<function=get_weather>\nnot a parameter"), vec![weather(json!({}))]);
+        assert_eq!(call("<tool_call>\n<function=get_weather>\nhm\n<parameter=days>\n3\n</parameter>\nhm</function>\n</tool_call>ok"), vec![weather(json!({"days": 3})), ContentPiece::Text("ok".into())]);
+        // Without a function name there is no call to return.
+        assert_eq!(call("<tool_call>\n<function"), vec![ContentPiece::Text("<tool_call>\n<function".into())]);
     }
 }

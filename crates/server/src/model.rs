@@ -21,10 +21,13 @@ pub trait TextModel: Send + Sync + 'static {
 }
 
 /// Every token's bytes, looked up once at start-up: the server turns ids into text and the
-/// JSON constraint needs all of them every step.
+/// constraints need all of them every step.
 pub struct TokenTable {
     /// Bytes per id; empty for ids that are no token.
     pub bytes: Vec<Vec<u8>>,
+    /// `bytes` prepared for masking: a forced tool-call opening may use special tokens
+    /// (`<tool_call>` is one in Qwen's vocabulary).
+    pub index: VocabIndex,
     /// The same, with special tokens empty: structured output may not contain them.
     pub constraint_bytes: Vec<Vec<u8>>,
     /// `constraint_bytes` prepared for fast masking.
@@ -40,7 +43,8 @@ impl TokenTable {
             .map(|(id, b)| if model.is_special(id as u32) { Vec::new() } else { b.clone() })
             .collect::<Vec<_>>();
         let constraint_index = VocabIndex::new(&constraint_bytes);
-        Self { bytes, constraint_bytes, constraint_index }
+        let index = VocabIndex::new(&bytes);
+        Self { bytes, index, constraint_bytes, constraint_index }
     }
 
     pub fn bytes(&self, id: u32) -> &[u8] {

@@ -40,12 +40,15 @@ pub struct OutputPipeline {
 impl OutputPipeline {
     /// `reasoning`: `Some(starts_inside_think)` to split reasoning off (chat), `None` to pass
     /// text through (completions). `tools`: parse tool calls with these parameter types.
-    pub fn new(stop: Vec<String>, reasoning: Option<bool>, tools: Option<ParameterTypes>) -> Self {
+    /// `forced_call`: the server forces a call open (`tool_choice`), so calls are parsed
+    /// leniently and come back as calls (`ToolCallParser::forced_calls`).
+    pub fn new(stop: Vec<String>, reasoning: Option<bool>, tools: Option<ParameterTypes>, forced_call: bool) -> Self {
+        let tools = tools.map(ToolCallParser::new).map(|p| if forced_call { p.forced_calls() } else { p });
         Self {
             utf8: Utf8Stream::default(),
             stop: StopMatcher::new(stop),
             reasoning: reasoning.map(ReasoningParser::new),
-            tools: tools.map(ToolCallParser::new),
+            tools,
             stopped: false,
             tool_calls_emitted: 0,
         }
@@ -153,7 +156,7 @@ mod tests {
 
     #[test]
     fn reasoning_then_answer_then_a_tool_call() {
-        let mut p = OutputPipeline::new(vec![], Some(true), Some(ParameterTypes::new()));
+        let mut p = OutputPipeline::new(vec![], Some(true), Some(ParameterTypes::new()), false);
         let (d, stopped) = run(&mut p, &["hmm", "</think>", "\n\n", "Sure.", "<tool_call>", "\n<function=f>\n</function>\n", "</tool_call>"]);
         assert_eq!((d.reasoning.as_str(), d.content.as_str(), stopped), ("hmm", "Sure.", false));
         assert_eq!(d.tool_calls.len(), 1);
@@ -162,10 +165,10 @@ mod tests {
 
     #[test]
     fn a_stop_string_ends_the_output_and_is_not_emitted() {
-        let mut p = OutputPipeline::new(vec!["##".into()], None, None);
+        let mut p = OutputPipeline::new(vec!["##".into()], None, None, false);
         let (d, stopped) = run(&mut p, &["one #", "# two"]);
         assert_eq!((d.content.as_str(), stopped), ("one ", true));
-        let mut p = OutputPipeline::new(vec!["##".into()], None, None);
+        let mut p = OutputPipeline::new(vec!["##".into()], None, None, false);
         assert_eq!(run(&mut p, &["a #", "b"]).0.content, "a #b");
     }
 }

@@ -67,6 +67,9 @@ pub struct ChatRequest {
     pub messages: Vec<ChatMessage>,
     /// OpenAI `tools` entries as sent; empty when none (or `tool_choice: "none"`).
     pub tools: Vec<Value>,
+    /// `tool_choice` "required" or a named function: the answer must call one of these.
+    /// `None`: the model decides ("auto").
+    pub forced_tool_call: Option<Vec<String>>,
     pub enable_thinking: bool,
     pub stream: bool,
     pub include_usage: bool,
@@ -336,7 +339,8 @@ fn messages(raw: Vec<RawMessage>) -> Result<Vec<ChatMessage>, ApiError> {
         .collect()
 }
 
-fn tools(raw: Option<Vec<Value>>, choice: Option<Value>) -> Result<Vec<Value>, ApiError> {
+/// The declared tools and, when `tool_choice` forces a call, the names it may call.
+fn tools(raw: Option<Vec<Value>>, choice: Option<Value>) -> Result<(Vec<Value>, Option<Vec<String>>), ApiError> {
     let tools = raw.unwrap_or_default();
     for (i, tool) in tools.iter().enumerate() {
         let ok = tool.get("type").and_then(Value::as_str) == Some("function")
@@ -345,15 +349,39 @@ fn tools(raw: Option<Vec<Value>>, choice: Option<Value>) -> Result<Vec<Value>, A
             return Err(ApiError::invalid(format!("tools[{i}]"), "Each tool must be {\"type\": \"function\", \"function\": {\"name\": ...}}."));
         }
     }
-    match choice {
-        None | Some(Value::Null) => Ok(tools),
-        Some(Value::String(s)) if s == "auto" => Ok(tools),
-        Some(Value::String(s)) if s == "none" => Ok(vec![]),
-        Some(other) => Err(ApiError::unsupported(
-            "tool_choice",
-            format!("`tool_choice` {other} is not supported; use \"auto\" or \"none\" (the model decides when to call a tool)."),
-        )),
+    let names: Vec<String> = tools.iter().filter_map(|t| t.pointer("/function/name").and_then(Value::as_str)).map(str::to_string).collect();
+    let forced = match choice {
+        None | Some(Value::Null) => return Ok((tools, None)),
+        Some(Value::String(s)) if s == "auto" => return Ok((tools, None)),
+        Some(Value::String(s)) if s == "none" => return Ok((vec![], None)),
+        Some(Value::String(s)) if s == "required" => names,
+        Some(named @ Value::Object(_)) => {
+            if named.get("type").and_then(Value::as_str) != Some("function") {
+                return Err(ApiError::invalid(
+                    "tool_choice",
+                    format!("`tool_choice` must be \"auto\", \"none\", \"required\" or {{\"type\": \"function\", \"function\": {{\"name\": ...}}}}, got {named}."),
+                ));
+            }
+            let name = named
+                .pointer("/function/name")
+                .and_then(Value::as_str)
+                .ok_or_else(|| ApiError::invalid("tool_choice", "`tool_choice.function.name` must be a string."))?;
+            if !names.iter().any(|n| n == name) {
+                return Err(ApiError::invalid("tool_choice", format!("`tool_choice` names function `{name}`, which is not in `tools`.")));
+            }
+            vec![name.to_string()]
+        }
+        Some(other) => {
+            return Err(ApiError::invalid(
+                "tool_choice",
+                format!("`tool_choice` must be \"auto\", \"none\", \"required\" or {{\"type\": \"function\", \"function\": {{\"name\": ...}}}}, got {other}."),
+            ))
+        }
+    };
+    if forced.is_empty() {
+        return Err(ApiError::invalid("tool_choice", "`tool_choice` \"required\" needs at least one entry in `tools`."));
     }
+    Ok((tools, Some(forced)))
 }
 
 fn response_format(raw: Option<Value>) -> Result<Option<Arc<Node>>, ApiError> {
@@ -405,10 +433,18 @@ pub fn parse_chat(body: &[u8]) -> Result<ChatRequest, ApiError> {
             ))
         }
     };
+    let (tools, forced_tool_call) = tools(raw.tools, raw.tool_choice)?;
+    if forced_tool_call.is_some() && params.response_format.is_some() {
+        return Err(ApiError::invalid(
+            "response_format",
+            "`response_format` cannot be combined with a `tool_choice` that forces a tool call: the answer is the call.",
+        ));
+    }
     Ok(ChatRequest {
         model: raw.common.model,
         messages: messages(raw.messages)?,
-        tools: tools(raw.tools, raw.tool_choice)?,
+        tools,
+        forced_tool_call,
         enable_thinking,
         stream: raw.common.stream.unwrap_or(false),
         include_usage: raw.common.stream_options.and_then(|o| o.include_usage).unwrap_or(false),
@@ -498,6 +534,25 @@ mod tests {
     }
 
     #[test]
+    fn tool_choice_forces_a_call_to_the_declared_tools() {
+        let with_choice = |choice: Value| {
+            let tools = json!([{"type": "function", "function": {"name": "a"}}, {"type": "function", "function": {"name": "b"}}]);
+            chat(json!({"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": tools, "tool_choice": choice}))
+        };
+        assert_eq!(with_choice(json!("auto")).unwrap().forced_tool_call, None);
+        let none = with_choice(json!("none")).unwrap();
+        assert!(none.tools.is_empty() && none.forced_tool_call.is_none());
+        assert_eq!(with_choice(json!("required")).unwrap().forced_tool_call, Some(vec!["a".to_string(), "b".to_string()]));
+        let named = with_choice(json!({"type": "function", "function": {"name": "b"}})).unwrap();
+        assert_eq!((named.tools.len(), named.forced_tool_call), (2, Some(vec!["b".to_string()])));
+        for bad in [json!({"type": "function", "function": {"name": "c"}}), json!({"type": "function"}), json!({"type": "custom"}), json!("always"), json!(1)] {
+            let e = with_choice(bad.clone()).unwrap_err();
+            assert_eq!(e.param.as_deref(), Some("tool_choice"), "{bad}");
+        }
+        assert!(with_choice(json!({"type": "function", "function": {"name": "c"}})).unwrap_err().message.contains("`c`"));
+    }
+
+    #[test]
     fn bad_requests_name_the_field() {
         let base = |extra: Value| {
             let mut v = json!({"model": "m", "messages": [{"role": "user", "content": "x"}]});
@@ -508,7 +563,11 @@ mod tests {
         assert_eq!(base(json!({"temperature": 3})).param.as_deref(), Some("temperature"));
         assert_eq!(base(json!({"top_logprobs": 3})).param.as_deref(), Some("top_logprobs"));
         assert_eq!(base(json!({"messages": []})).param.as_deref(), Some("messages"));
+        // "required" with no tools to call.
         assert_eq!(base(json!({"tool_choice": "required"})).param.as_deref(), Some("tool_choice"));
+        let tools = json!([{"type": "function", "function": {"name": "f"}}]);
+        let forced_json = base(json!({"tools": tools, "tool_choice": "required", "response_format": {"type": "json_object"}}));
+        assert_eq!(forced_json.param.as_deref(), Some("response_format"));
         assert_eq!(base(json!({"stop": 5})).param.as_deref(), Some("stop"));
         assert_eq!(base(json!({"max_tokens": 0})).param.as_deref(), Some("max_tokens"));
         let image = base(json!({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}));

@@ -319,7 +319,7 @@ async fn chat(app: Arc<App>, body: Body) -> Result<Response, ApiError> {
     let thinking = text.ends_with("<think>\n");
     let tools = (!req.tools.is_empty()).then(|| lily_engine::tool_calls::parameter_types(&req.tools));
     let logprobs = req.params.logprobs.is_some();
-    let rx = app.submit(prompt, req.params, JobKind::Chat { thinking, tools })?;
+    let rx = app.submit(prompt, req.params, JobKind::Chat { thinking, tools, forced_tool_call: req.forced_tool_call })?;
     let meta = Meta {
         id: new_id("chatcmpl-"),
         created: unix_time(),

@@ -14,6 +14,7 @@ use lily_engine::json_constraint::JsonMachine;
 use lily_engine::prefix_cache::PrefixCache;
 use lily_engine::sampling::{token_logprob, Sampler, TokenLogprob};
 use lily_engine::tool_calls::ParameterTypes;
+use lily_engine::tool_choice::ForcedToolCall;
 use lily_engine::{generate, GenerateOptions, StopReason};
 use lily_model::Backend;
 use tokio::sync::mpsc::UnboundedSender;
@@ -59,8 +60,9 @@ pub enum Event {
 #[derive(Debug, Clone)]
 pub enum JobKind {
     /// Chat: reasoning split off (`thinking`: the prompt opened `<think>`), tool calls parsed
-    /// when the request declared tools.
-    Chat { thinking: bool, tools: Option<ParameterTypes> },
+    /// when the request declared tools; `forced_tool_call`: after the reasoning, the answer
+    /// must open a call to one of these functions (`tool_choice` "required" or named).
+    Chat { thinking: bool, tools: Option<ParameterTypes>, forced_tool_call: Option<Vec<String>> },
     /// Plain completion: text as generated.
     Completion,
 }
@@ -216,6 +218,8 @@ pub fn run_worker<B: Backend>(
 struct Run {
     sampler: Sampler,
     constraint: Option<JsonMachine>,
+    /// Until the answer has opened the forced tool call.
+    forced_call: Option<ForcedToolCall>,
     output: OutputPipeline,
     logprob: Option<TokenLogprob>,
     last_token_at: Option<Instant>,
@@ -263,13 +267,17 @@ impl<B: Backend> Worker<B> {
             max_tokens: job.params.max_tokens.map_or(room, |m| m.min(room)),
             stop_ids: self.config.stop_ids.clone(),
         };
-        let output = match &job.kind {
-            JobKind::Chat { thinking, tools } => OutputPipeline::new(job.params.stop.clone(), Some(*thinking), tools.clone()),
-            JobKind::Completion => OutputPipeline::new(job.params.stop.clone(), None, None),
+        let (output, forced_call) = match &job.kind {
+            JobKind::Chat { thinking, tools, forced_tool_call } => (
+                OutputPipeline::new(job.params.stop.clone(), Some(*thinking), tools.clone(), forced_tool_call.is_some()),
+                forced_tool_call.as_deref().map(ForcedToolCall::new),
+            ),
+            JobKind::Completion => (OutputPipeline::new(job.params.stop.clone(), None, None, false), None),
         };
         let run = RefCell::new(Run {
             sampler: Sampler::new(job.params.sampling.clone()),
             constraint: job.params.response_format.clone().map(JsonMachine::new),
+            forced_call,
             output,
             logprob: None,
             last_token_at: None,
@@ -284,9 +292,11 @@ impl<B: Backend> Worker<B> {
         let pick = |logits: &[f32]| {
             let mut r = run.borrow_mut();
             let r = &mut *r;
-            let mask = match &r.constraint {
-                Some(machine) if !r.output.in_reasoning() => Some(machine.allowed_tokens(&tokens.constraint_bytes, &tokens.constraint_index, &stop_ids)),
-                _ => None,
+            let mask = match (&r.forced_call, &r.constraint) {
+                _ if r.output.in_reasoning() => None,
+                (Some(forced), _) => Some(forced.allowed_tokens(&tokens.bytes, &tokens.index)),
+                (None, Some(machine)) => Some(machine.allowed_tokens(&tokens.constraint_bytes, &tokens.constraint_index, &stop_ids)),
+                (None, None) => None,
             };
             let token = r.sampler.pick(logits, mask.as_deref());
             if let Some(n) = top_logprobs {
@@ -320,9 +330,16 @@ impl<B: Backend> Worker<B> {
                 return ControlFlow::Continue(());
             }
             let bytes = tokens.bytes(token);
-            if let Some(machine) = &mut r.constraint {
-                if !r.output.in_reasoning() {
+            if !r.output.in_reasoning() {
+                if let Some(machine) = &mut r.constraint {
                     machine.feed(bytes);
+                }
+                if let Some(forced) = &mut r.forced_call {
+                    // A rejected token only comes when the mask allowed nothing and was
+                    // ignored; forcing cannot continue from there.
+                    if !forced.feed(bytes) || forced.is_done() {
+                        r.forced_call = None;
+                    }
                 }
             }
             let (mut delta, stopped) = r.output.push(bytes);

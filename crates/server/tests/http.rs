@@ -7,6 +7,7 @@ use std::net::TcpStream;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use lily_server::ServerConfig;
 use serde_json::{json, Value};
 use support::*;
 
@@ -201,6 +202,78 @@ fn tool_calls_are_parsed_and_finish_with_tool_calls() {
     let r = s.post("/v1/chat/completions", &body).json();
     assert!(content_of(&r).contains("<function=get_weather>"));
     assert_eq!(r["choices"][0]["finish_reason"], "stop");
+}
+
+/// get_weather plus a second tool whose name has the same length, so a forced name replaces
+/// the scripted one byte for byte and the script's parameters follow unchanged.
+fn two_weather_tools() -> Value {
+    let mut tools = weather_tools();
+    let mut other = tools[0].clone();
+    other["function"]["name"] = json!("set_weather");
+    tools.as_array_mut().unwrap().push(other);
+    tools
+}
+
+#[test]
+fn tool_choice_required_forces_a_call_when_the_model_would_answer_in_text() {
+    let s = TestServer::start(ServerConfig::new(MODEL, 2048));
+    for thinking in [false, true] {
+        let script = if thinking { "say:Hmm.</think>\n\nNo tool needed." } else { "say:No tool needed." };
+        let mut body = chat_body(script);
+        body["tools"] = two_weather_tools();
+        body["chat_template_kwargs"] = json!({"enable_thinking": thinking});
+        // Left to itself, the model answers in text.
+        let r = s.post("/v1/chat/completions", &body).json();
+        assert_eq!((content(&r), r["choices"][0]["finish_reason"].as_str()), ("No tool needed.", Some("stop")), "thinking {thinking}");
+
+        body["tool_choice"] = json!("required");
+        let r = s.post("/v1/chat/completions", &body).json();
+        let msg = &r["choices"][0]["message"];
+        assert_eq!(r["choices"][0]["finish_reason"], "tool_calls", "{r}");
+        assert_eq!(msg["content"], Value::Null, "{r}");
+        let name = msg["tool_calls"][0]["function"]["name"].as_str().unwrap();
+        assert!(["get_weather", "set_weather"].contains(&name), "{name}");
+        if thinking {
+            assert_eq!(msg["reasoning_content"], "Hmm.", "the model thinks freely before the call");
+        }
+
+        body["stream"] = json!(true);
+        let (reasoning, content, calls, finish) = collect_stream(&s.post("/v1/chat/completions", &body).sse_data());
+        assert_eq!((content.as_str(), finish.as_str(), calls.len()), ("", "tool_calls", 1), "{calls:?}");
+        assert_eq!(calls[0]["function"]["name"], name, "streaming and not streaming agree");
+        assert_eq!(reasoning, if thinking { "Hmm." } else { "" });
+    }
+}
+
+#[test]
+fn a_named_tool_choice_is_the_function_called() {
+    let s = TestServer::start(ServerConfig::new(MODEL, 2048));
+    let scripted = WEATHER_CALL.replace("get_weather", "set_weather");
+    let mut body = chat_body(&format!("say:{scripted}"));
+    body["tools"] = two_weather_tools();
+    body["chat_template_kwargs"] = json!({"enable_thinking": false});
+    let r = s.post("/v1/chat/completions", &body).json();
+    assert_eq!(r["choices"][0]["message"]["tool_calls"][0]["function"]["name"], "set_weather", "the model's own choice: {r}");
+
+    body["tool_choice"] = json!({"type": "function", "function": {"name": "get_weather"}});
+    let r = s.post("/v1/chat/completions", &body).json();
+    assert_eq!(r["choices"][0]["finish_reason"], "tool_calls");
+    let call = &r["choices"][0]["message"]["tool_calls"][0];
+    assert_eq!(call["function"]["name"], "get_weather");
+    let args: Value = serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args, json!({"city": "Paris", "days": 3}), "the parameters are the model's");
+
+    body["stream"] = json!(true);
+    let (_, content, calls, finish) = collect_stream(&s.post("/v1/chat/completions", &body).sse_data());
+    assert_eq!((content.as_str(), finish.as_str(), calls.len()), ("", "tool_calls", 1));
+    assert_eq!(calls[0]["function"]["name"], "get_weather");
+
+    body["stream"] = json!(false);
+    body["tool_choice"] = json!({"type": "function", "function": {"name": "get_time"}});
+    let r = s.post("/v1/chat/completions", &body);
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["param"], "tool_choice");
+    assert!(r.json()["error"]["message"].as_str().unwrap().contains("get_time"));
 }
 
 fn content_of(r: &Value) -> String {
