@@ -9,7 +9,9 @@
 //! the declared keys may appear, as structured-output engines commonly do), `items`, `enum`,
 //! `const`, `anyOf`/`oneOf` whose alternatives start with different bytes (e.g. a type or
 //! `null`), and local `$ref`s (`#/$defs/...`), not recursive ones. Value-level keywords
-//! (`pattern`, `minimum`, `maxLength`, ...) are not enforced.
+//! (`pattern`, `minimum`, `maxLength`, ...) are not enforced, so a schema that uses them is
+//! refused (a 400 naming the keyword) rather than answered with output that may break them;
+//! annotations (`title`, `description`, `default`, ...) are fine.
 
 use std::sync::Arc;
 
@@ -64,6 +66,35 @@ pub fn compile_schema(schema: &Value) -> Result<Arc<Node>, SchemaError> {
     compile(schema, schema, "", 0)
 }
 
+/// Keywords that restrict which values are valid beyond what the automaton enforces.
+const UNENFORCED_KEYWORDS: &[&str] = &[
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "contains",
+    "prefixItems",
+    "minProperties",
+    "maxProperties",
+    "patternProperties",
+    "propertyNames",
+    "dependentRequired",
+    "dependentSchemas",
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+];
+
 fn err(path: &str, reason: impl Into<String>) -> SchemaError {
     SchemaError { path: if path.is_empty() { "/".into() } else { path.into() }, reason: reason.into() }
 }
@@ -77,6 +108,12 @@ fn compile(schema: &Value, root: &Value, path: &str, depth: usize) -> Result<Arc
         Value::Object(o) => o,
         _ => return Err(err(path, "a schema must be an object or `true`")),
     };
+    if let Some(key) = UNENFORCED_KEYWORDS.iter().find(|k| obj.contains_key(**k)) {
+        return Err(err(
+            path,
+            format!("`{key}` is not enforced by constrained decoding; remove it (and validate that property yourself)"),
+        ));
+    }
     if let Some(r) = obj.get("$ref") {
         let target = r
             .as_str()
@@ -729,6 +766,11 @@ mod tests {
         assert_eq!(e.path, "/properties/a");
         let recursive = json!({"$defs": {"N": {"type": "object", "properties": {"next": {"$ref": "#/$defs/N"}}}}, "$ref": "#/$defs/N"});
         assert!(compile_schema(&recursive).is_err());
+        let e = compile_schema(&json!({"properties": {"name": {"type": "string", "maxLength": 5}}})).unwrap_err();
+        assert_eq!(e.path, "/properties/name");
+        assert!(e.reason.contains("maxLength"), "{}", e.reason);
+        let annotated = json!({"title": "T", "description": "d", "properties": {"a": {"type": "integer", "default": 1}}});
+        assert!(compile_schema(&annotated).is_ok());
     }
 
     #[test]
