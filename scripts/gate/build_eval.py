@@ -1,5 +1,5 @@
-"""Turns crates/gate/data/handwritten.txt, blind.txt and blind2.txt (inline [text]{category} markup) into
-crates/gate/data/eval_handwritten.jsonl, eval_blind.jsonl and eval_blind2.jsonl with byte offsets.
+"""Turns crates/gate/data/handwritten.txt, blind.txt, blind2.txt and first_person.txt (inline [text]{category}
+markup) into crates/gate/data/eval_<name>.jsonl with byte offsets.
 
     python scripts/gate/build_eval.py
 """
@@ -57,6 +57,7 @@ def main():
     build("handwritten", "hw")
     build("blind", "blind")
     build("blind2", "blind2")
+    build("first_person", "fp")
 
 
 if __name__ == "__main__":
