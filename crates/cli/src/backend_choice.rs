@@ -17,8 +17,15 @@ pub enum BackendKind {
     Cuda,
 }
 
+/// Where the model runs once `auto` is decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunOn {
+    Cpu,
+    Cuda,
+}
+
 /// The backend that will run `config`'s model, decided before any weights are loaded.
-pub fn resolve(kind: BackendKind, config: &Config) -> anyhow::Result<BackendKind> {
+pub fn resolve(kind: BackendKind, config: &Config) -> anyhow::Result<RunOn> {
     let cuda_fit = || -> Result<(), String> {
         Dims::from_config(config)
             .validate()
@@ -29,19 +36,19 @@ pub fn resolve(kind: BackendKind, config: &Config) -> anyhow::Result<BackendKind
         })
     };
     match kind {
-        BackendKind::Cpu => Ok(BackendKind::Cpu),
+        BackendKind::Cpu => Ok(RunOn::Cpu),
         BackendKind::Cuda => {
             cuda_fit().map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?;
-            Ok(BackendKind::Cuda)
+            Ok(RunOn::Cuda)
         }
         BackendKind::Auto => match cuda_fit() {
             Ok(()) => {
                 tracing::info!("backend: CUDA");
-                Ok(BackendKind::Cuda)
+                Ok(RunOn::Cuda)
             }
             Err(why) => {
                 tracing::info!("backend: CPU reference ({why})");
-                Ok(BackendKind::Cpu)
+                Ok(RunOn::Cpu)
             }
         },
     }

@@ -16,7 +16,7 @@ use lily_cuda::CudaBackend;
 use lily_engine::{argmax, generate, GenerateOptions};
 use lily_model::{Backend, ChatOptions, ChatTemplate, Config, Message, Tokenizer, Weights};
 
-use crate::backend_choice::{self, BackendKind};
+use crate::backend_choice::{self, BackendKind, RunOn};
 
 /// Embedding rows of the real Qwen3.6 checkpoints (248,077 token ids padded to 248,320). A
 /// checkpoint of this vocabulary without a tokenizer.json is taken to be Qwen3.6, whose
@@ -110,12 +110,12 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let weights =
         Weights::load(dir, &config).with_context(|| format!("loading {}", dir.display()))?;
     match backend {
-        BackendKind::Cuda => {
+        RunOn::Cuda => {
             let model = CudaBackend::from_weights(&config, &weights)
                 .with_context(|| format!("loading {} onto the GPU", dir.display()))?;
             stream_generation(&model, &config, &prompt, text_tokenizer, args.max_tokens)
         }
-        BackendKind::Cpu | BackendKind::Auto => {
+        RunOn::Cpu => {
             let model = CpuModel::new(config.clone(), weights);
             stream_generation(&model, &config, &prompt, text_tokenizer, args.max_tokens)
         }

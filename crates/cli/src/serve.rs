@@ -17,7 +17,7 @@ use lily_server::request::ChatMessage;
 use lily_server::{EngineSpec, ServerConfig, TextModel};
 use serde_json::Value;
 
-use crate::backend_choice::{self, BackendKind};
+use crate::backend_choice::{self, BackendKind, RunOn};
 
 /// Where `scripts/make_demo_checkpoint.py` writes the demo checkpoint.
 const DEMO_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/demo");
@@ -192,14 +192,14 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         let load_dir = dir.clone();
         let loading = move |e: &dyn std::fmt::Display| format!("loading {}: {e}", load_dir.display());
         match backend {
-            BackendKind::Cuda => {
+            RunOn::Cuda => {
                 let engine = EngineSpec {
                     make_backend: move || CudaBackend::load(&dir).map_err(|e| loading(&e)),
                     snapshot_bytes: Box::new(|model: &CudaBackend, position| model.sequence_bytes(position)),
                 };
                 lily_server::serve(listener, server_config, text, engine, shutdown_signal()).await?;
             }
-            BackendKind::Cpu | BackendKind::Auto => {
+            RunOn::Cpu => {
                 let engine = EngineSpec {
                     make_backend: move || CpuModel::load(&dir).map_err(|e| loading(&e)),
                     // A snapshot holds the KV cache up to its position plus the fixed GDN state.

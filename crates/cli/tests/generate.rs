@@ -7,20 +7,23 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+/// The token ids stored under `key` in a fixture's JSON.
+fn json_ids(json: &serde_json::Value, key: &str) -> Vec<u32> {
+    json[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() as u32)
+        .collect()
+}
+
 fn fixture(name: &str) -> (PathBuf, Vec<u32>, Vec<u32>) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../cpu/tests/fixtures")
         .join(name);
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("golden.json")).unwrap()).unwrap();
-    let ids = |key: &str| -> Vec<u32> {
-        json[key]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_u64().unwrap() as u32)
-            .collect()
-    };
+    let ids = |key: &str| json_ids(&json, key);
     (dir.clone(), ids("prompt"), ids("continuation"))
 }
 
@@ -120,14 +123,7 @@ fn reference_prompts() -> (String, Vec<u32>, Vec<u32>) {
         &std::fs::read_to_string(byte_tokenizer_dir().join("prompts.json")).unwrap(),
     )
     .unwrap();
-    let ids = |key: &str| -> Vec<u32> {
-        json[key]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_u64().unwrap() as u32)
-            .collect()
-    };
+    let ids = |key: &str| json_ids(&json, key);
     (
         json["text"].as_str().unwrap().to_owned(),
         ids("think"),
