@@ -9,18 +9,20 @@
 # Then on the GPU machine, from the repository root:
 #   scripts/gpu_check.sh OUTDIR [DIR]              # DIR defaults to .gpu
 # Environment: CONTEXTS (default 256,512,1024,2048,4096,8192), BENCH_FLAGS (e.g. --profile),
-# SKIP_TRANSFORMERS=1, TRANSFORMERS_CONTEXTS (default 256,1024).
+# SKIP_TRANSFORMERS=1, TRANSFORMERS_CONTEXTS (default 256,1024), SKIP_AGREEMENT=1,
+# AGREEMENT_LAYERS (default 8), GPU_BENCHES=1 (also the kernels' #[ignore]d micro-benchmarks).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 if [ "${1:-}" = "--stage" ]; then
     dir=${2:?usage: gpu_check.sh --stage DIR}
     mkdir -p "$dir/tests"
-    cp "$here/target/release/lily" "$dir/"
+    strip -o "$dir/lily" "$here/target/release/lily"
     # The newest build of each lily-cuda test binary (executables named <test>-<hash>).
-    for t in compile_kernels gpu_kernels gpu_backend; do
+    for src in "$here"/crates/cuda/tests/*.rs; do
+        t=$(basename "$src" .rs)
         f=$(ls -t "$here"/target/release/deps/$t-* 2>/dev/null | grep -v '\.d$' | head -1)
-        [ -n "$f" ] && cp "$f" "$dir/tests/$t"
+        [ -n "$f" ] && strip -o "$dir/tests/$t" "$f"
     done
     mkdir -p "$dir/fixture"
     cp "$here"/crates/cpu/tests/fixtures/linear3_full1/* "$dir/fixture/"
@@ -57,6 +59,14 @@ for t in "$bin"/tests/*; do
     "$t" --test-threads=1 --nocapture 2>&1 | tee -a "$out/tests.log" || status=1
 done
 
+if [ -n "${GPU_BENCHES:-}" ]; then
+    echo "== kernel micro-benchmarks"
+    for t in "$bin"/tests/*; do
+        [ -x "$t" ] || continue
+        "$t" --ignored --nocapture --test-threads=1 bench 2>&1 | grep -vE '^(running|$)' | tee -a "$out/kernel_bench.log"
+    done
+fi
+
 echo "== lily bench --synthetic"
 "$bin/lily" bench --synthetic --contexts "${CONTEXTS:-256,512,1024,2048,4096,8192}" --json "$out/bench.json" ${BENCH_FLAGS:-} \
     2> >(tee "$out/bench.err" >&2) | tee "$out/bench.md" || status=1
@@ -65,5 +75,10 @@ if [ -z "${SKIP_TRANSFORMERS:-}" ]; then
     echo "== transformers on the same shapes"
     PYTHONUNBUFFERED=1 python3 "$here/scripts/bench_transformers.py" --contexts "${TRANSFORMERS_CONTEXTS:-256,1024}" \
         --json "$out/transformers.json" 2>&1 | tee "$out/transformers.md" || status=1
+fi
+if [ -z "${SKIP_AGREEMENT:-}" ]; then
+    echo "== full-width agreement with transformers"
+    PYTHONUNBUFFERED=1 python3 "$here/scripts/agreement_check.py" "$bin/lily" "$out" --layers "${AGREEMENT_LAYERS:-8}" \
+        2>&1 | tee "$out/agreement.log" || status=1
 fi
 exit $status

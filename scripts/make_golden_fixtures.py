@@ -84,15 +84,16 @@ FIXTURES = [
 ]
 
 
-def randomise(model, seed):
+def randomise(model, seed, device="cpu"):
     """Every parameter gets a nonzero, input-scaled random value, so that no path (norm weights,
-    A_log, dt_bias, conv, gates) sits at an identity default that would hide a bug."""
-    gen = torch.Generator().manual_seed(seed)
+    A_log, dt_bias, conv, gates) sits at an identity default that would hide a bug. `device`
+    picks the generator (a GPU one for full-size models; the fixtures use the CPU's)."""
+    gen = torch.Generator(device=device).manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():
-            noise = torch.randn(p.shape, generator=gen)
+            noise = torch.randn(p.shape, generator=gen, device=device)
             if name.endswith("A_log"):
-                p.copy_(torch.empty(p.shape).uniform_(0.5, 4.0, generator=gen).log())
+                p.copy_(torch.empty(p.shape, device=device).uniform_(0.5, 4.0, generator=gen).log())
             elif name.endswith("dt_bias"):
                 p.copy_(0.5 * noise)
             elif name.endswith("linear_attn.norm.weight"):  # plain weight: w * rmsnorm(o)

@@ -2,6 +2,8 @@
 //! H200 backend where a CUDA driver and GPU are present and the kernels support the
 //! checkpoint's shapes, and the CPU reference everywhere else.
 
+use std::sync::Arc;
+
 use clap::ValueEnum;
 use lily_cuda::driver::Gpu;
 use lily_cuda::{CudaError, Dims};
@@ -17,20 +19,20 @@ pub enum BackendKind {
     Cuda,
 }
 
-/// Where the model runs once `auto` is decided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where the model runs once `auto` is decided; the GPU opened to decide it is kept for the
+/// backend, so the process opens it once.
 pub enum RunOn {
     Cpu,
-    Cuda,
+    Cuda(Arc<Gpu>),
 }
 
 /// The backend that will run `config`'s model, decided before any weights are loaded.
 pub fn resolve(kind: BackendKind, config: &Config) -> anyhow::Result<RunOn> {
-    let cuda_fit = || -> Result<(), String> {
+    let cuda_fit = || -> Result<Arc<Gpu>, String> {
         Dims::from_config(config)
             .validate()
             .map_err(|e| format!("the CUDA kernels cannot run this checkpoint: {e}"))?;
-        Gpu::open().map(drop).map_err(|e| match e {
+        Gpu::open().map_err(|e| match e {
             CudaError::LibraryNotFound { .. } => format!("no CUDA driver here ({e})"),
             e => format!("no usable GPU: {e}"),
         })
@@ -38,13 +40,13 @@ pub fn resolve(kind: BackendKind, config: &Config) -> anyhow::Result<RunOn> {
     match kind {
         BackendKind::Cpu => Ok(RunOn::Cpu),
         BackendKind::Cuda => {
-            cuda_fit().map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?;
-            Ok(RunOn::Cuda)
+            let gpu = cuda_fit().map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?;
+            Ok(RunOn::Cuda(gpu))
         }
         BackendKind::Auto => match cuda_fit() {
-            Ok(()) => {
+            Ok(gpu) => {
                 tracing::info!("backend: CUDA");
-                Ok(RunOn::Cuda)
+                Ok(RunOn::Cuda(gpu))
             }
             Err(why) => {
                 tracing::info!("backend: CPU reference ({why})");

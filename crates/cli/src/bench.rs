@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
+use lily_cuda::driver::Gpu;
 use lily_cuda::{CudaBackend, Dims};
 use lily_model::Backend;
 
@@ -115,11 +116,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let started = Instant::now();
     let (backend, precision) = match (&args.model, args.synthetic) {
         (Some(dir), _) => (
-            CudaBackend::load(dir).with_context(|| format!("loading {}", dir.display()))?,
+            CudaBackend::load(Gpu::open()?, dir).with_context(|| format!("loading {}", dir.display()))?,
             "bf16 (checkpoint)",
         ),
         (None, true) => (
-            CudaBackend::synthetic(Dims::qwen36_35b_a3b(), args.seed)?,
+            CudaBackend::synthetic(Gpu::open()?, Dims::qwen36_35b_a3b(), args.seed)?,
             "bf16 (synthetic)",
         ),
         (None, false) => bail!("give --synthetic or --model DIR"),
@@ -147,15 +148,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let tokens = prompt(context, d.vocab);
         let mut seq = backend.new_sequence(context + args.steps + 1)?;
         // Exact-shape warm-up.
-        backend.queue_prompt(&mut seq, &tokens)?;
-        backend.run_steps(&mut seq, context + args.steps)?;
+        backend.prefill_tokens(&mut seq, &tokens)?;
+        backend.run_steps(&mut seq, args.steps)?;
         backend.ids(&seq, 0..1)?;
         let (mut prefill, mut decode, mut digests) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..args.rounds {
             backend.clear(&mut seq)?;
-            backend.queue_prompt(&mut seq, &tokens)?;
             let t0 = Instant::now();
-            backend.run_steps(&mut seq, context)?;
+            backend.prefill_tokens(&mut seq, &tokens)?;
             backend.ids(&seq, context..context + 1)?;
             prefill.push(context as f64 / t0.elapsed().as_secs_f64());
             let t1 = Instant::now();
@@ -170,7 +170,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             );
         }
         if args.profile {
-            profiles.push((context, backend.profile_step(&mut seq)?));
+            profiles.push((format!("decode step at context {context}"), backend.profile_step(&mut seq)?));
+            backend.clear(&mut seq)?;
+            gpu.synchronize()?;
+            gpu.profile_start();
+            let prefilled = backend.prefill_tokens(&mut seq, &tokens);
+            let launches = gpu.profile_finish()?;
+            prefilled?;
+            profiles.push((format!("prefill of {context} tokens"), launches));
         }
         let ceiling = args.bandwidth_tbs * 1e12 / decode_bytes(&d, context);
         let prefill_tok_s = median(prefill);
@@ -195,8 +202,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
         rows.push(row);
     }
-    for (context, launches) in &profiles {
-        print_profile(*context, launches);
+    for (what, launches) in &profiles {
+        print_profile(what, launches);
     }
     if let Some(path) = &args.json {
         let entries: Vec<String> = rows
@@ -219,7 +226,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// Per-kernel times of one eagerly launched step, grouped by kernel and grid (which tells the
 /// matrices apart: e.g. gemv_hidden over 3088 blocks is the GDN input projection).
-fn print_profile(context: usize, launches: &[(String, f32)]) {
+fn print_profile(what: &str, launches: &[(String, f32)]) {
     let mut groups: Vec<(String, usize, f64)> = Vec::new();
     for (label, ms) in launches {
         match groups.iter_mut().find(|g| &g.0 == label) {
@@ -234,7 +241,7 @@ fn print_profile(context: usize, launches: &[(String, f32)]) {
     let total: f64 = groups.iter().map(|g| g.2).sum();
     println!();
     println!(
-        "## one eager step at context {context}: {} launches, {:.1} us of kernel time",
+        "## {what}, launched eagerly: {} launches, {:.1} us of kernel time",
         launches.len(),
         total * 1e3
     );

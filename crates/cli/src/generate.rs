@@ -110,8 +110,8 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let weights =
         Weights::load(dir, &config).with_context(|| format!("loading {}", dir.display()))?;
     match backend {
-        RunOn::Cuda => {
-            let model = CudaBackend::from_weights(&config, &weights)
+        RunOn::Cuda(gpu) => {
+            let model = CudaBackend::from_weights(gpu, &config, &weights)
                 .with_context(|| format!("loading {} onto the GPU", dir.display()))?;
             stream_generation(&model, &config, &prompt, text_tokenizer, args.max_tokens)
         }

@@ -6,6 +6,7 @@ mod bench;
 mod detokenize;
 mod gate;
 mod generate;
+mod score;
 mod serve;
 mod tokenize;
 
@@ -34,6 +35,9 @@ enum Command {
     Detokenize(detokenize::Args),
     /// Privacy gate: inspect text or a chat request on stdin and decide what may leave the machine.
     Gate(gate::GateArgs),
+    /// Teacher-forced scoring of token ids: per position the greedy pick and the next token's
+    /// log-probability (checks a backend against transformers on the same weights).
+    Score(score::Args),
     /// OpenAI-compatible HTTP server (chat completions, completions, models, health, metrics).
     Serve(serve::ServeArgs),
 }
@@ -54,6 +58,7 @@ fn main() -> anyhow::Result<()> {
         Command::Tokenize(args) => tokenize::run(args),
         Command::Detokenize(args) => detokenize::run(args),
         Command::Gate(args) => gate::run(args),
+        Command::Score(args) => score::run(args),
         Command::Serve(args) => serve::run(args),
     }
 }

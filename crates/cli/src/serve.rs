@@ -192,9 +192,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         let load_dir = dir.clone();
         let loading = move |e: &dyn std::fmt::Display| format!("loading {}: {e}", load_dir.display());
         match backend {
-            RunOn::Cuda => {
+            RunOn::Cuda(gpu) => {
                 let engine = EngineSpec {
-                    make_backend: move || CudaBackend::load(&dir).map_err(|e| loading(&e)),
+                    make_backend: move || CudaBackend::load(gpu, &dir).map_err(|e| loading(&e)),
                     snapshot_bytes: Box::new(|model: &CudaBackend, position| model.sequence_bytes(position)),
                 };
                 lily_server::serve(listener, server_config, text, engine, shutdown_signal()).await?;

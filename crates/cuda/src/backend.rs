@@ -1,11 +1,11 @@
 //! The CUDA `Backend`: one decode step is a fixed sequence of ~400 launches that reads the
 //! token and position from GPU memory and writes the next token back there, so it is captured
 //! once per sequence as a CUDA graph and replayed with no host synchronisation in between.
-//! Prefill currently replays the same step once per prompt token (correct, not fast: see
-//! docs/PERFORMANCE.md).
+//! Prefill runs the prompt in chunks through batched kernels (prefill.rs) and leaves the
+//! sequence where the step graph continues.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use lily_model::{Backend, Config, Weights};
 
@@ -16,6 +16,7 @@ use crate::kernels::attention::AttnDecodeArgs;
 use crate::kernels::gdn::GdnDecodeArgs;
 use crate::kernels::moe::MoeArgs;
 use crate::kernels::Kernels;
+use crate::prefill::PrefillScratch;
 use crate::tensor::{DType, Tensor};
 use crate::weights::{DeviceWeights, Mixer};
 
@@ -24,12 +25,17 @@ pub struct CudaBackend {
     pub dims: Dims,
     pub kernels: Kernels,
     pub weights: DeviceWeights,
+    /// The prefill's chunk buffers, allocated at the first prefill.
+    pub(crate) prefill: OnceLock<PrefillScratch>,
 }
 
 impl CudaBackend {
-    /// Compiles the kernels for `dims` and allocates the weights (contents undefined).
-    fn allocate(dims: Dims) -> Result<CudaBackend> {
-        let gpu = Gpu::open()?;
+    /// Compiles the kernels for `dims` and allocates the weights (contents undefined) on `gpu`
+    /// (opened by the caller, who may have probed it first).
+    fn allocate(gpu: Arc<Gpu>, dims: Dims) -> Result<CudaBackend> {
+        // The GPU may have been opened on another thread (the server probes it on the main
+        // thread and builds the backend on its engine thread, which then does all the work).
+        gpu.bind()?;
         tracing::info!(gpu = %gpu.name, arch = %gpu.arch(), sms = gpu.multiprocessors, driver = gpu.driver_version, "CUDA device");
         let kernels = Kernels::load(&gpu, &dims)?;
         let weights = DeviceWeights::allocate(&gpu, &dims)?;
@@ -38,26 +44,27 @@ impl CudaBackend {
             dims,
             kernels,
             weights,
+            prefill: OnceLock::new(),
         })
     }
 
     /// The model of `dims` with seeded synthetic weights generated on the GPU.
-    pub fn synthetic(dims: Dims, seed: u32) -> Result<CudaBackend> {
-        let b = Self::allocate(dims)?;
+    pub fn synthetic(gpu: Arc<Gpu>, dims: Dims, seed: u32) -> Result<CudaBackend> {
+        let b = Self::allocate(gpu, dims)?;
         b.weights.fill_synthetic(&b.kernels, seed)?;
         b.gpu.synchronize()?;
         Ok(b)
     }
 
     /// Loads the checkpoint in `dir` (memory-mapped) and copies it to the GPU once.
-    pub fn load(dir: &Path) -> Result<CudaBackend> {
+    pub fn load(gpu: Arc<Gpu>, dir: &Path) -> Result<CudaBackend> {
         let config = Config::load(dir).map_err(|e| CudaError::Weights(e.to_string()))?;
         let weights = Weights::load(dir, &config).map_err(|e| CudaError::Weights(e.to_string()))?;
-        Self::from_weights(&config, &weights)
+        Self::from_weights(gpu, &config, &weights)
     }
 
-    pub fn from_weights(config: &Config, weights: &Weights) -> Result<CudaBackend> {
-        let b = Self::allocate(Dims::from_config(config))?;
+    pub fn from_weights(gpu: Arc<Gpu>, config: &Config, weights: &Weights) -> Result<CudaBackend> {
+        let b = Self::allocate(gpu, Dims::from_config(config))?;
         b.weights.upload(&b.gpu, weights)?;
         Ok(b)
     }
@@ -278,19 +285,19 @@ impl CudaBackend {
 /// One sequence's GPU state and its captured step.
 pub struct CudaSequence {
     pub max_seq: usize,
-    position: usize,
+    pub(crate) position: usize,
     // State that persists across steps.
-    k_cache: Tensor,
-    v_cache: Tensor,
-    gdn_state: Tensor,
-    conv_ring: Tensor,
-    ids: Tensor,
-    pos: Tensor,
-    prompt_end: Tensor,
-    best: Tensor,
+    pub(crate) k_cache: Tensor,
+    pub(crate) v_cache: Tensor,
+    pub(crate) gdn_state: Tensor,
+    pub(crate) conv_ring: Tensor,
+    pub(crate) ids: Tensor,
+    pub(crate) pos: Tensor,
+    pub(crate) prompt_end: Tensor,
+    pub(crate) best: Tensor,
     // Per-step scratch.
     x: Tensor,
-    xn: Tensor,
+    pub(crate) xn: Tensor,
     gdn_proj: Tensor,
     gdn_o: Tensor,
     gdn_normed: Tensor,
@@ -304,7 +311,7 @@ pub struct CudaSequence {
     expert_ids: Tensor,
     expert_weights: Tensor,
     expert_h: Tensor,
-    logits: Tensor,
+    pub(crate) logits: Tensor,
     /// The captured step; set by `new_sequence` once the buffers above exist.
     graph: Option<Graph>,
 }
@@ -405,8 +412,7 @@ impl Backend for CudaBackend {
                 "prefill needs at least one token".into(),
             ));
         }
-        self.queue_prompt(seq, tokens)?;
-        self.run_steps(seq, tokens.len())?;
+        self.prefill_tokens(seq, tokens)?;
         self.logits(seq)
     }
 

@@ -4,12 +4,14 @@
 //! - [`driver`]: the CUDA driver API loaded at run time (`libcuda.so.1`), one stream, graphs,
 //!   events, programmatic dependent launch; [`nvrtc`]: kernels compiled at run time for sm_90a
 //!   with the model's dimensions as `-D` constants ([`dims`]).
-//! - [`kernels`]: one family per `.cu` file with its launcher (`embed_norm`, `gemv`, `gdn`,
-//!   `attention` (RoPE included), `moe`, `sampling`, `fill`); launchers check every tensor's
+//! - [`kernels`]: one family per `.cu` file with its launcher (`embed_norm`, `gemv`, `gemm`
+//!   (tensor-core, prefill), `gdn`, `attention` (RoPE included), `moe`, `sampling`, `fill`);
+//!   launchers check every tensor's
 //!   dtype and shape and name the tensor when one is wrong ([`tensor`]).
 //! - [`weights`]: the weights on the GPU, concatenated at load (GDN qkv|z|b|a, attention q|k|v,
 //!   router|shared_expert_gate); [`backend`]: [`CudaBackend`], sequences with preallocated KV
-//!   cache and GDN state, the decode step captured as a CUDA graph.
+//!   cache and GDN state, the decode step captured as a CUDA graph; [`prefill`]: the prompt in
+//!   chunks through batched kernels (GEMMs, chunk-wide mixers, grouped-GEMM experts).
 //!
 //! Nothing links against CUDA, so the crate builds and its host tests run anywhere. Tests:
 //! `tests/compile_kernels.rs` compiles every kernel for sm_90a when NVRTC is found (CI:
@@ -24,6 +26,7 @@ pub mod driver;
 pub mod error;
 pub mod kernels;
 pub mod nvrtc;
+pub mod prefill;
 pub mod tensor;
 pub mod weights;
 

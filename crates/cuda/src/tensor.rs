@@ -108,7 +108,45 @@ impl fmt::Display for View<'_> {
     }
 }
 
-impl View<'_> {
+impl<'a> View<'a> {
+    /// The first `n` entries of the leading dimension: a prefill chunk shorter than the scratch
+    /// it runs in.
+    pub fn rows(&self, n: usize) -> View<'a> {
+        assert!(
+            n <= self.shape[0],
+            "{self}: {n} rows of {}",
+            self.shape[0]
+        );
+        let mut v = self.clone();
+        v.shape[0] = n;
+        v
+    }
+
+    /// The same memory seen with `shape`, which may not hold more elements than the view.
+    pub fn shaped(&self, shape: &[usize]) -> View<'a> {
+        let (have, want) = (
+            self.shape.iter().product::<usize>(),
+            shape.iter().product::<usize>(),
+        );
+        assert!(want <= have, "{self}: {shape:?} is larger than {:?}", self.shape);
+        let mut v = self.clone();
+        v.shape = shape.to_vec();
+        v
+    }
+
+    /// Elements `[from, from + n)` of a 1-D view.
+    pub fn range(&self, from: usize, n: usize) -> View<'a> {
+        assert!(
+            self.shape.len() == 1 && from + n <= self.shape[0],
+            "{self}: range {from}+{n} of {:?}",
+            self.shape
+        );
+        let mut v = self.clone();
+        v.ptr += (from * self.dtype.size()) as u64;
+        v.shape[0] = n;
+        v
+    }
+
     /// Fails unless the view is `dtype` with exactly `shape`, naming the tensor.
     pub fn expect(&self, dtype: DType, shape: &[usize]) -> Result<DevicePtr> {
         if self.dtype != dtype || self.shape != shape {

@@ -73,7 +73,7 @@ fn prefill_and_decode_match_the_cpu_reference() {
     }
     let rounded = bf16_copy(&fixture());
     let cpu = CpuModel::load(&rounded).unwrap();
-    let gpu = CudaBackend::load(&fixture()).unwrap();
+    let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
     let vocab = cpu.vocab_size() as u64;
     let prompt: Vec<u32> = (0..13u64)
         .map(|i| ((i * 2_654_435_761) % (1 << 32) % vocab) as u32)
@@ -119,7 +119,7 @@ fn restoring_a_snapshot_replays_the_same_logits() {
     if gpu("snapshot").is_none() {
         return;
     }
-    let gpu = CudaBackend::load(&fixture()).unwrap();
+    let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
     let mut s = gpu.new_sequence(32).unwrap();
     gpu.prefill(&mut s, &[1, 2, 3, 4, 5]).unwrap();
     let snap = gpu.snapshot(&s);
@@ -141,7 +141,7 @@ fn a_sequence_that_does_not_fit_fails_before_any_work() {
     if gpu("oom").is_none() {
         return;
     }
-    let gpu = CudaBackend::load(&fixture()).unwrap();
+    let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
     let max = i32::MAX as usize - 1;
     match gpu.new_sequence(max) {
         Err(CudaError::OutOfMemory {

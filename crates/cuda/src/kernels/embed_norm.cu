@@ -25,3 +25,12 @@ extern "C" __global__ void rmsnorm(const float* __restrict__ x, const bf16* __re
     for (int i = threadIdx.x; i < HIDDEN; i += blockDim.x)
         out[(long)blockIdx.x * HIDDEN + i] = f2bf(row[i] * r * (1.f + bf2f(w[i])));
 }
+
+// x[t] = embed[ids[t]] for a prefill chunk; one block per token.
+extern "C" __global__ void embed_rows(const bf16* __restrict__ table, const int* __restrict__ ids,
+                                      float* __restrict__ x) {
+    pdl_launch_next();
+    pdl_wait();
+    const long token = ids[blockIdx.x];
+    for (int i = threadIdx.x; i < HIDDEN; i += blockDim.x) x[(long)blockIdx.x * HIDDEN + i] = bf2f(table[token * HIDDEN + i]);
+}

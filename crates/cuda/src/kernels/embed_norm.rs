@@ -11,6 +11,7 @@ pub struct EmbedNorm {
     gpu: Arc<Gpu>,
     _module: Module,
     embed_token: Function,
+    embed_rows: Function,
     rmsnorm: Function,
     dims: Dims,
 }
@@ -21,6 +22,7 @@ impl EmbedNorm {
         Ok(EmbedNorm {
             gpu: gpu.clone(),
             embed_token: module.function("embed_token")?,
+            embed_rows: module.function("embed_rows")?,
             rmsnorm: module.function("rmsnorm")?,
             _module: module,
             dims: dims.clone(),
@@ -45,10 +47,23 @@ impl EmbedNorm {
             .launch(&self.embed_token, (1, 1, 1), 256, 0, &mut args)
     }
 
+    /// x[t] = table[ids[t]] for each of the `tokens` ids (a prefill chunk, ids already checked
+    /// against the vocabulary).
+    pub fn embed_rows(&self, table: &View, ids: &View, x: &View, tokens: usize) -> Result<()> {
+        let d = &self.dims;
+        let table = table.expect(DType::BF16, &[d.vocab, d.hidden])?;
+        let ids = ids.expect(DType::I32, &[tokens])?;
+        let x = x.expect(DType::F32, &[tokens, d.hidden])?;
+        let mut args = KernelArgs::new().ptr(table).ptr(ids).ptr(x);
+        self.gpu
+            .launch(&self.embed_rows, (tokens as u32, 1, 1), 256, 0, &mut args)
+    }
+
     /// out[r] = bf16(x[r] * rsqrt(mean(x[r]^2) + eps) * (1 + w)) for each of `rows` rows.
     pub fn rmsnorm(&self, x: &View, w: &View, out: &View, rows: usize) -> Result<()> {
         let d = &self.dims;
-        let shape: Vec<usize> = if rows == 1 {
+        // One row may come as a vector (decode) or as a one-row matrix (a one-token chunk).
+        let shape: Vec<usize> = if x.shape.len() == 1 {
             vec![d.hidden]
         } else {
             vec![rows, d.hidden]

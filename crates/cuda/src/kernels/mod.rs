@@ -5,6 +5,7 @@ pub mod attention;
 pub mod embed_norm;
 pub mod fill;
 pub mod gdn;
+pub mod gemm;
 pub mod gemv;
 pub mod moe;
 pub mod sampling;
@@ -20,6 +21,7 @@ use crate::nvrtc::{Nvrtc, TARGET_ARCH};
 pub const SOURCES: &[(&str, &str)] = &[
     ("embed_norm.cu", include_str!("embed_norm.cu")),
     ("gemv.cu", include_str!("gemv.cu")),
+    ("gemm.cu", include_str!("gemm.cu")),
     ("gdn.cu", include_str!("gdn.cu")),
     ("attention.cu", include_str!("attention.cu")),
     ("moe.cu", moe::SOURCE),
@@ -43,6 +45,7 @@ pub(crate) fn load(gpu: &Arc<Gpu>, name: &str, source: &str, dims: &Dims) -> Res
 pub struct Kernels {
     pub embed_norm: embed_norm::EmbedNorm,
     pub gemv: gemv::Gemv,
+    pub gemm: gemm::Gemm,
     pub gdn: gdn::Gdn,
     pub attention: attention::Attention,
     pub moe: moe::Moe,
@@ -56,6 +59,7 @@ impl Kernels {
         Ok(Kernels {
             embed_norm: embed_norm::EmbedNorm::load(gpu, dims)?,
             gemv: gemv::Gemv::load(gpu, dims)?,
+            gemm: gemm::Gemm::load(gpu, dims)?,
             gdn: gdn::Gdn::load(gpu, dims)?,
             attention: attention::Attention::load(gpu, dims)?,
             moe: moe::Moe::load(gpu, dims)?,

@@ -184,3 +184,87 @@ moe_down(const bf16* __restrict__ down, const bf16* __restrict__ shared_down, co
         x[row] += sum;
     }
 }
+
+// ---- Prefill: the experts as a grouped GEMM over (token, expert) pairs sorted by expert ----
+// Each token has SLOTS pairs: its TOP_K routed experts and the shared expert, which counts as
+// expert NUM_EXPERTS with weight sigmoid(shared_expert_gate). gemm.cu runs the pairs; these
+// kernels route, sort and combine them. Every pair's result is computed independently of where
+// the sort puts it, and combine sums a token's pairs in slot order, so the output does not depend
+// on the (atomic, run-dependent) order within an expert.
+
+// One warp per token: routing of row t of logits [tokens][NUM_EXPERTS + 1] into ids/weights
+// [tokens][SLOTS], and the count of each routed expert's pairs.
+extern "C" __global__ void moe_route_rows(const float* __restrict__ logits, int tokens, int* __restrict__ ids,
+                                          float* __restrict__ weights, int* __restrict__ counts) {
+    pdl_launch_next();
+    pdl_wait();
+    const int t = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (t >= tokens) return;
+    route_warp(logits + (long)t * (NUM_EXPERTS + 1), ids + (long)t * SLOTS, weights + (long)t * SLOTS);
+    __syncwarp();
+    if (lane == 0) ids[(long)t * SLOTS + TOP_K] = NUM_EXPERTS;
+    if (lane < TOP_K) atomicAdd(&counts[ids[(long)t * SLOTS + lane]], 1);
+}
+
+// One thread: each expert's first sorted row (offsets), the tile table for gemm.cu's grouped
+// kernels (tiles of up to `tile_rows` rows that never straddle two experts) and its length.
+// Leaves counts and cursors zero for the next layer.
+extern "C" __global__ void moe_plan(int* __restrict__ counts, int tokens, int tile_rows, int* __restrict__ offsets,
+                                    int* __restrict__ cursors, int4* __restrict__ tiles, int* __restrict__ ntiles) {
+    pdl_launch_next();
+    pdl_wait();
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    int row = 0, n = 0;
+    for (int e = 0; e <= NUM_EXPERTS; e++) {
+        const int c = e == NUM_EXPERTS ? tokens : counts[e];
+        offsets[e] = row;
+        for (int r = 0; r < c; r += tile_rows) {
+            const int end = r + tile_rows < c ? r + tile_rows : c;
+            tiles[n++] = make_int4(e, row + r, row + end, 0);
+        }
+        row += c;
+        if (e < NUM_EXPERTS) counts[e] = 0;
+        cursors[e] = 0;
+    }
+    *ntiles = n;
+}
+
+// Pair i = (token i / SLOTS, slot i % SLOTS) takes the next free row of its expert.
+extern "C" __global__ void moe_scatter(const int* __restrict__ ids, const float* __restrict__ weights, int pairs,
+                                       const int* __restrict__ offsets, int* __restrict__ cursors,
+                                       int* __restrict__ sorted_token, float* __restrict__ sorted_weight,
+                                       int* __restrict__ pair_row) {
+    pdl_launch_next();
+    pdl_wait();
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= pairs) return;
+    const int e = ids[i];
+    const int p = offsets[e] + atomicAdd(&cursors[e], 1);
+    sorted_token[p] = i / SLOTS;
+    sorted_weight[p] = weights[i];
+    pair_row[i] = p;
+}
+
+// x[t] += the token's SLOTS pair outputs (already weighted), in slot order. grid tokens.
+extern "C" __global__ void moe_combine(const float* __restrict__ pair_out, const int* __restrict__ pair_row,
+                                       float* __restrict__ x) {
+    pdl_launch_next();
+    pdl_wait();
+    const long t = blockIdx.x;
+    int rows[SLOTS];
+#pragma unroll
+    for (int s = 0; s < SLOTS; s++) rows[s] = pair_row[t * SLOTS + s];
+    float4* xr = reinterpret_cast<float4*>(x + t * HIDDEN);
+    for (int c = threadIdx.x; c < HIDDEN / 4; c += blockDim.x) {
+        float4 sum = xr[c];
+#pragma unroll
+        for (int s = 0; s < SLOTS; s++) {
+            const float4 v = reinterpret_cast<const float4*>(pair_out + (long)rows[s] * HIDDEN)[c];
+            sum.x += v.x;
+            sum.y += v.y;
+            sum.z += v.z;
+            sum.w += v.w;
+        }
+        xr[c] = sum;
+    }
+}

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use crate::dims::Dims;
 use crate::driver::{Function, Gpu, KernelArgs, Module};
 use crate::error::Result;
-use crate::tensor::{DType, View};
+use crate::kernels::gemm::{self, ExpertTiles, Gemm};
+use crate::tensor::{DType, Tensor, View};
 
 /// Warps per block; must match MOE_WARPS in moe.cu and GEMV_WARPS in gemv.cu.
 const WARPS: usize = 4;
@@ -20,6 +21,10 @@ pub struct Moe {
     router: Function,
     gate_up: Function,
     down: Function,
+    route_rows: Function,
+    plan: Function,
+    scatter: Function,
+    combine: Function,
     dims: Dims,
 }
 
@@ -57,6 +62,10 @@ impl Moe {
             router: module.function("moe_router")?,
             gate_up: module.function("moe_gate_up")?,
             down: module.function("moe_down")?,
+            route_rows: module.function("moe_route_rows")?,
+            plan: module.function("moe_plan")?,
+            scatter: module.function("moe_scatter")?,
+            combine: module.function("moe_combine")?,
             _module: module,
             dims: dims.clone(),
         })
@@ -123,5 +132,143 @@ impl Moe {
             0,
             &mut args,
         )
+    }
+
+    /// The MoE block of a prefill chunk: router product, routing and sort on the GPU, the
+    /// routed and shared experts as two grouped GEMMs over (token, expert) pairs, and the
+    /// weighted sum added to the residual stream.
+    pub fn prefill(&self, gemm: &Gemm, a: &MoePrefillArgs, s: &MoeScratch) -> Result<()> {
+        let d = &self.dims;
+        let (e, hid, t) = (d.experts, d.hidden, a.tokens);
+        let slots = d.top_k + 1;
+        let pairs = t * slots;
+        a.xn.expect(DType::BF16, &[t, hid])?;
+        let x = a.x.expect(DType::F32, &[t, hid])?;
+        let logits = s.logits.view().rows(t);
+        gemm.run(a.xn, a.router, &logits, false)?;
+        let ids = s.ids.view().range(0, pairs);
+        let weights = s.weights.view().range(0, pairs);
+        let mut args = KernelArgs::new()
+            .ptr(logits.ptr)
+            .i32(t as i32)
+            .ptr(ids.ptr)
+            .ptr(weights.ptr)
+            .ptr(s.counts.ptr());
+        self.gpu.launch(
+            &self.route_rows,
+            (t.div_ceil(WARPS) as u32, 1, 1),
+            (WARPS * 32) as u32,
+            0,
+            &mut args,
+        )?;
+        let n_tiles = gemm::max_tiles(pairs, e);
+        let tiles = s.tiles.view().rows(n_tiles);
+        let mut args = KernelArgs::new()
+            .ptr(s.counts.ptr())
+            .i32(t as i32)
+            .i32(gemm::TILE_ROWS as i32)
+            .ptr(s.offsets.ptr())
+            .ptr(s.cursors.ptr())
+            .ptr(tiles.ptr)
+            .ptr(s.tile_count.ptr());
+        self.gpu.launch(&self.plan, (1, 1, 1), 32, 0, &mut args)?;
+        let sorted_token = s.sorted_token.view().range(0, pairs);
+        let sorted_weight = s.sorted_weight.view().range(0, pairs);
+        let pair_row = s.pair_row.view().range(0, pairs);
+        let mut args = KernelArgs::new()
+            .ptr(ids.ptr)
+            .ptr(weights.ptr)
+            .i32(pairs as i32)
+            .ptr(s.offsets.ptr())
+            .ptr(s.cursors.ptr())
+            .ptr(sorted_token.ptr)
+            .ptr(sorted_weight.ptr)
+            .ptr(pair_row.ptr);
+        self.gpu.launch(
+            &self.scatter,
+            (pairs.div_ceil(256) as u32, 1, 1),
+            256,
+            0,
+            &mut args,
+        )?;
+        let table = ExpertTiles {
+            tiles: &tiles,
+            count: &s.tile_count.view(),
+        };
+        let h = s.h.view().rows(pairs);
+        gemm.moe_gate_up(
+            a.xn,
+            &sorted_token,
+            a.gate_up,
+            a.shared_gate_up,
+            &table,
+            &h,
+        )?;
+        let out = s.pair_out.view().rows(pairs);
+        gemm.moe_down(&h, a.down, a.shared_down, &table, &sorted_weight, &out)?;
+        let mut args = KernelArgs::new().ptr(out.ptr).ptr(pair_row.ptr).ptr(x);
+        self.gpu
+            .launch(&self.combine, (t as u32, 1, 1), 256, 0, &mut args)
+    }
+}
+
+pub struct MoePrefillArgs<'a> {
+    /// BF16 [tokens, hidden]: the post-attention norm of the chunk.
+    pub xn: &'a View<'a>,
+    /// BF16 [experts + 1, hidden]: the router, then shared_expert_gate.
+    pub router: &'a View<'a>,
+    pub gate_up: &'a View<'a>,
+    pub down: &'a View<'a>,
+    pub shared_gate_up: &'a View<'a>,
+    pub shared_down: &'a View<'a>,
+    /// F32 [tokens, hidden]: the residual stream the experts' output is added to.
+    pub x: &'a View<'a>,
+    pub tokens: usize,
+}
+
+/// The MoE prefill's buffers for chunks of up to `max_tokens` tokens.
+pub struct MoeScratch {
+    logits: Tensor,
+    ids: Tensor,
+    weights: Tensor,
+    counts: Tensor,
+    offsets: Tensor,
+    cursors: Tensor,
+    tiles: Tensor,
+    tile_count: Tensor,
+    sorted_token: Tensor,
+    sorted_weight: Tensor,
+    pair_row: Tensor,
+    h: Tensor,
+    pair_out: Tensor,
+}
+
+impl MoeScratch {
+    pub fn new(gpu: &Arc<Gpu>, d: &Dims, max_tokens: usize) -> Result<MoeScratch> {
+        let pairs = max_tokens * (d.top_k + 1);
+        let i32t = |name: &str, n: usize| Tensor::new(gpu, name, DType::I32, &[n]);
+        let counts = i32t("moe counts", d.experts + 1)?;
+        // moe_plan leaves the counts zero for the next layer; the first layer needs them zero.
+        gpu.memset_u32(counts.ptr(), 0, d.experts + 1)?;
+        Ok(MoeScratch {
+            logits: Tensor::new(gpu, "router logits", DType::F32, &[max_tokens, d.experts + 1])?,
+            ids: i32t("expert ids", pairs)?,
+            weights: Tensor::new(gpu, "expert weights", DType::F32, &[pairs])?,
+            counts,
+            offsets: i32t("expert offsets", d.experts + 1)?,
+            cursors: i32t("expert cursors", d.experts + 1)?,
+            tiles: Tensor::new(
+                gpu,
+                "expert tiles",
+                DType::I32,
+                &[gemm::max_tiles(pairs, d.experts), 4],
+            )?,
+            tile_count: i32t("expert tile count", 1)?,
+            sorted_token: i32t("sorted tokens", pairs)?,
+            sorted_weight: Tensor::new(gpu, "sorted weights", DType::F32, &[pairs])?,
+            pair_row: i32t("pair rows", pairs)?,
+            h: Tensor::new(gpu, "expert h", DType::BF16, &[pairs, d.moe_inter])?,
+            pair_out: Tensor::new(gpu, "expert outputs", DType::F32, &[pairs, d.hidden])?,
+        })
     }
 }

@@ -1,0 +1,185 @@
+//! Launchers for gemm.cu: the tensor-core products of prefill, dense (projections) and grouped
+//! over experts (the MoE's sorted (token, expert) pairs).
+
+use std::sync::Arc;
+
+use crate::dims::Dims;
+use crate::driver::{Function, Gpu, KernelArgs, Module};
+use crate::error::{CudaError, Result};
+use crate::tensor::{DType, View};
+
+/// Rows and columns of a block's output tile, and the K step; must match gemm.cu.
+pub const TILE_ROWS: usize = 128;
+const TILE_COLS: usize = 128;
+const TILE_K: usize = 32;
+const THREADS: u32 = 256;
+/// GEMM_SMEM in gemm.cu: 4 stages of a 128-row A tile and a 128-row B tile, rows of 40 bf16.
+const SHARED_BYTES: u32 = 4 * (128 + 128) * 40 * 2;
+
+pub struct Gemm {
+    gpu: Arc<Gpu>,
+    _module: Module,
+    dense: Function,
+    gate_up: Function,
+    down: Function,
+    dims: Dims,
+}
+
+/// The sorted pairs of one MoE layer, as moe.rs's planning kernels leave them.
+pub struct ExpertTiles<'a> {
+    /// I32 [max_tiles, 4]: (expert, first row, end row, unused) per block; I32 [1]: how many.
+    pub tiles: &'a View<'a>,
+    pub count: &'a View<'a>,
+}
+
+/// Upper bound of the tile table for `pairs` sorted rows: every expert (and the shared one) may
+/// end in a partial tile.
+pub fn max_tiles(pairs: usize, experts: usize) -> usize {
+    pairs.div_ceil(TILE_ROWS) + experts + 1
+}
+
+fn matrix(v: &View, dtype: DType) -> Result<(usize, usize)> {
+    match v.shape[..] {
+        [r, c] if v.dtype == dtype => Ok((r, c)),
+        _ => Err(CudaError::Shape {
+            tensor: v.to_string(),
+            expected: format!("{dtype:?} [rows, cols]"),
+            actual: format!("{:?} {:?}", v.dtype, v.shape),
+        }),
+    }
+}
+
+impl Gemm {
+    pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
+        let module = super::load(gpu, "gemm.cu", include_str!("gemm.cu"), dims)?;
+        let dense = module.function("gemm_bf16")?;
+        let gate_up = module.function("gemm_moe_gate_up")?;
+        let down = module.function("gemm_moe_down")?;
+        for f in [&dense, &gate_up, &down] {
+            module.allow_shared(f, SHARED_BYTES)?;
+        }
+        Ok(Gemm {
+            gpu: gpu.clone(),
+            _module: module,
+            dense,
+            gate_up,
+            down,
+            dims: dims.clone(),
+        })
+    }
+
+    /// y = x w^T, or y += x w^T with `accumulate`. x: BF16 [m, k]; w: BF16 [n, k] (a weight as
+    /// stored); y: F32 [m, n]; k a multiple of 32.
+    pub fn run(&self, x: &View, w: &View, y: &View, accumulate: bool) -> Result<()> {
+        let (m, k) = matrix(x, DType::BF16)?;
+        let (n, wk) = matrix(w, DType::BF16)?;
+        if wk != k || k % TILE_K != 0 {
+            return Err(CudaError::Shape {
+                tensor: w.to_string(),
+                expected: format!("BF16 [n, {k}] with {k} a multiple of {TILE_K}"),
+                actual: format!("{:?}", w.shape),
+            });
+        }
+        let y = y.expect(DType::F32, &[m, n])?;
+        let mut args = KernelArgs::new()
+            .ptr(x.ptr)
+            .ptr(w.ptr)
+            .ptr(y)
+            .i32(m as i32)
+            .i32(n as i32)
+            .i32(k as i32)
+            .i32(accumulate as i32);
+        self.gpu.launch(
+            &self.dense,
+            (m.div_ceil(TILE_ROWS) as u32, n.div_ceil(TILE_COLS) as u32, 1),
+            THREADS,
+            SHARED_BYTES,
+            &mut args,
+        )
+    }
+
+    /// h[p] = silu(gate_e x[token p]) * (up_e x[token p]) for each of the `pairs` sorted rows p.
+    /// x: BF16 [tokens, hidden]; sorted_token: I32 [pairs]; gate_up: BF16 [experts, 2 inter,
+    /// hidden]; shared_gate_up: BF16 [2 inter, hidden]; h: BF16 [pairs, inter].
+    pub fn moe_gate_up(
+        &self,
+        x: &View,
+        sorted_token: &View,
+        gate_up: &View,
+        shared_gate_up: &View,
+        tiles: &ExpertTiles,
+        h: &View,
+    ) -> Result<()> {
+        let d = &self.dims;
+        let (hid, inter, e) = (d.hidden, d.moe_inter, d.experts);
+        let (tokens, _) = matrix(x, DType::BF16)?;
+        x.expect(DType::BF16, &[tokens, hid])?;
+        let pairs = sorted_token.shape.first().copied().unwrap_or(0);
+        let sorted = sorted_token.expect(DType::I32, &[pairs])?;
+        let gate_up = gate_up.expect(DType::BF16, &[e, 2 * inter, hid])?;
+        let shared = shared_gate_up.expect(DType::BF16, &[2 * inter, hid])?;
+        let n_tiles = max_tiles(pairs, e);
+        let table = tiles.tiles.expect(DType::I32, &[n_tiles, 4])?;
+        let count = tiles.count.expect(DType::I32, &[1])?;
+        let h = h.expect(DType::BF16, &[pairs, inter])?;
+        let mut args = KernelArgs::new()
+            .ptr(x.ptr)
+            .ptr(sorted)
+            .ptr(gate_up)
+            .ptr(shared)
+            .ptr(table)
+            .ptr(count)
+            .ptr(h)
+            .i32(inter as i32)
+            .i32(hid as i32);
+        self.gpu.launch(
+            &self.gate_up,
+            (n_tiles as u32, (2 * inter).div_ceil(TILE_COLS) as u32, 1),
+            THREADS,
+            SHARED_BYTES,
+            &mut args,
+        )
+    }
+
+    /// out[p] = weight[p] * (down_e h[p]) for each sorted row p. h: BF16 [pairs, inter];
+    /// down: BF16 [experts, hidden, inter]; shared_down: BF16 [hidden, inter]; weight: F32
+    /// [pairs]; out: F32 [pairs, hidden].
+    pub fn moe_down(
+        &self,
+        h: &View,
+        down: &View,
+        shared_down: &View,
+        tiles: &ExpertTiles,
+        weight: &View,
+        out: &View,
+    ) -> Result<()> {
+        let d = &self.dims;
+        let (hid, inter, e) = (d.hidden, d.moe_inter, d.experts);
+        let pairs = h.shape.first().copied().unwrap_or(0);
+        let hp = h.expect(DType::BF16, &[pairs, inter])?;
+        let down = down.expect(DType::BF16, &[e, hid, inter])?;
+        let shared = shared_down.expect(DType::BF16, &[hid, inter])?;
+        let n_tiles = max_tiles(pairs, e);
+        let table = tiles.tiles.expect(DType::I32, &[n_tiles, 4])?;
+        let count = tiles.count.expect(DType::I32, &[1])?;
+        let weight = weight.expect(DType::F32, &[pairs])?;
+        let out = out.expect(DType::F32, &[pairs, hid])?;
+        let mut args = KernelArgs::new()
+            .ptr(hp)
+            .ptr(down)
+            .ptr(shared)
+            .ptr(table)
+            .ptr(count)
+            .ptr(weight)
+            .ptr(out)
+            .i32(hid as i32)
+            .i32(inter as i32);
+        self.gpu.launch(
+            &self.down,
+            (n_tiles as u32, hid.div_ceil(TILE_COLS) as u32, 1),
+            THREADS,
+            SHARED_BYTES,
+            &mut args,
+        )
+    }
+}

@@ -1,0 +1,203 @@
+//! Prefill: the prompt goes through the model in chunks of up to `PREFILL_CHUNK` tokens, every
+//! layer taking the whole chunk at once: row norms, tensor-core GEMMs for the projections (with
+//! the residual add in the output projections), the mixers' prefill kernels writing the same KV
+//! cache, conv ring and recurrent state that decode continues from, and the MoE as grouped GEMMs.
+//! Only the last token's logits are computed; its greedy pick becomes the next input exactly as
+//! at the end of a decode step, so decode graphs replay straight after.
+//! Launches are eager: a chunk is a few hundred large kernels, where launch gaps do not matter.
+
+use std::sync::Arc;
+
+use crate::backend::{CudaBackend, CudaSequence};
+use crate::dims::Dims;
+use crate::driver::Gpu;
+use crate::error::{CudaError, Result};
+use crate::kernels::attention::AttnPrefillArgs;
+use crate::kernels::gdn::{GdnPrefillArgs, GdnPrefillScratch};
+use crate::kernels::moe::{MoePrefillArgs, MoeScratch};
+use crate::tensor::{DType, Tensor};
+use crate::weights::Mixer;
+
+/// Most tokens one chunk holds: an 8K prompt is one chunk; longer prompts reuse the buffers.
+pub const PREFILL_CHUNK: usize = 8192;
+
+/// The activations of one chunk, allocated once per backend at the first prefill.
+pub struct PrefillScratch {
+    max_tokens: usize,
+    x: Tensor,
+    xn: Tensor,
+    proj: Tensor,
+    mixed: Tensor,
+    attn_q: Tensor,
+    gdn: GdnPrefillScratch,
+    moe: MoeScratch,
+}
+
+impl PrefillScratch {
+    pub fn new(gpu: &Arc<Gpu>, d: &Dims, max_tokens: usize) -> Result<PrefillScratch> {
+        let proj_cols = d.gdn_in_rows().max(d.attn_in_rows());
+        let mixed_cols = d.gdn_out().max(d.attn_out());
+        Ok(PrefillScratch {
+            max_tokens,
+            x: Tensor::new(gpu, "prefill x", DType::F32, &[max_tokens, d.hidden])?,
+            xn: Tensor::new(gpu, "prefill xn", DType::BF16, &[max_tokens, d.hidden])?,
+            proj: Tensor::new(gpu, "prefill proj", DType::F32, &[max_tokens * proj_cols])?,
+            mixed: Tensor::new(gpu, "prefill mixer out", DType::BF16, &[max_tokens * mixed_cols])?,
+            attn_q: Tensor::new(
+                gpu,
+                "prefill q",
+                DType::BF16,
+                &[d.attn_heads, max_tokens, d.attn_head_dim],
+            )?,
+            gdn: GdnPrefillScratch::new(gpu, d, max_tokens)?,
+            moe: MoeScratch::new(gpu, d, max_tokens)?,
+        })
+    }
+
+    /// GPU bytes the scratch of `max_tokens` takes (checked before allocating).
+    pub fn bytes(d: &Dims, max_tokens: usize) -> usize {
+        let pairs = max_tokens * (d.top_k + 1);
+        max_tokens
+            * (4 * d.hidden
+                + 2 * d.hidden
+                + 4 * d.gdn_in_rows().max(d.attn_in_rows())
+                + 2 * d.gdn_out().max(d.attn_out())
+                + 2 * d.attn_out()
+                + 4 * (d.experts + 1))
+            + pairs * (2 * d.moe_inter + 4 * d.hidden + 24)
+            + GdnPrefillScratch::bytes(d, max_tokens)
+    }
+}
+
+impl CudaBackend {
+    /// Runs `tokens` through the model from the sequence's position and leaves the greedy pick
+    /// after the last one as the next input; nothing waits for the GPU.
+    pub fn prefill_tokens(&self, seq: &mut CudaSequence, tokens: &[u32]) -> Result<()> {
+        if tokens.is_empty() {
+            return Err(CudaError::Invalid("prefill needs at least one token".into()));
+        }
+        self.queue_prompt(seq, tokens)?;
+        let scratch = self.prefill_scratch()?;
+        let mut start = seq.position;
+        for chunk in tokens.chunks(scratch.max_tokens) {
+            self.prefill_chunk(seq, scratch, start, chunk.len())?;
+            start += chunk.len();
+        }
+        let k = &self.kernels;
+        let last = scratch.x.view().shaped(&[scratch.max_tokens * self.dims.hidden]);
+        let last = last.range((tokens.len() - 1) % scratch.max_tokens * self.dims.hidden, self.dims.hidden);
+        k.embed_norm
+            .rmsnorm(&last, &self.weights.final_norm.view(), &seq.xn.view(), 1)?;
+        k.gemv
+            .run(&self.weights.lm_head.view(), &seq.xn.view(), &seq.logits.view(), false)?;
+        k.sampling.argmax(&seq.logits.view(), &seq.best.view())?;
+        // finish_step advances from the last prompt token's position.
+        self.gpu
+            .memset_u32(seq.pos.ptr(), (start - 1) as u32, 1)?;
+        k.sampling.finish_step(
+            &seq.best.view(),
+            &seq.ids.view(),
+            &seq.pos.view(),
+            &seq.prompt_end.view(),
+        )?;
+        seq.position = start;
+        Ok(())
+    }
+
+    fn prefill_scratch(&self) -> Result<&PrefillScratch> {
+        if let Some(s) = self.prefill.get() {
+            return Ok(s);
+        }
+        let needed = PrefillScratch::bytes(&self.dims, PREFILL_CHUNK);
+        let (free, _) = self.gpu.free_memory()?;
+        if needed > free {
+            return Err(CudaError::Invalid(format!(
+                "prefill needs {} MiB of GPU memory for its {PREFILL_CHUNK}-token chunk buffers \
+                 but only {} MiB are free",
+                needed >> 20,
+                free >> 20
+            )));
+        }
+        let s = PrefillScratch::new(&self.gpu, &self.dims, PREFILL_CHUNK)?;
+        Ok(self.prefill.get_or_init(|| s))
+    }
+
+    /// One chunk of `t` tokens at positions `start..start + t` through every layer; the
+    /// residual stream of the chunk is left in `scratch.x`.
+    fn prefill_chunk(
+        &self,
+        seq: &CudaSequence,
+        s: &PrefillScratch,
+        start: usize,
+        t: usize,
+    ) -> Result<()> {
+        let (k, w, d) = (&self.kernels, &self.weights, &self.dims);
+        let x = s.x.view().rows(t);
+        let xn = s.xn.view().rows(t);
+        k.embed_norm
+            .embed_rows(&w.embed.view(), &seq.ids.view().range(start, t), &x, t)?;
+        let (mut gdn_i, mut attn_i) = (0, 0);
+        for l in &w.layers {
+            k.embed_norm
+                .rmsnorm(&x, &l.input_norm.view(), &xn, t)?;
+            match &l.mixer {
+                Mixer::Gdn(g) => {
+                    let proj = s.proj.view().shaped(&[t, d.gdn_in_rows()]);
+                    let out = s.mixed.view().shaped(&[t, d.gdn_out()]);
+                    k.gemm.run(&xn, &g.in_proj.view(), &proj, false)?;
+                    k.gdn.prefill(&GdnPrefillArgs {
+                        proj: &proj,
+                        conv_w: &g.conv_w.view(),
+                        conv_ring: &seq.conv_ring.at(gdn_i),
+                        a_log: &g.a_log.view(),
+                        dt_bias: &g.dt_bias.view(),
+                        norm: &g.norm.view(),
+                        state: &seq.gdn_state.at(gdn_i),
+                        out: &out,
+                        scratch: &s.gdn,
+                        start,
+                        tokens: t,
+                    })?;
+                    k.gemm.run(&out, &g.out_proj.view(), &x, true)?;
+                    gdn_i += 1;
+                }
+                Mixer::Attn(a) => {
+                    let proj = s.proj.view().shaped(&[t, d.attn_in_rows()]);
+                    let out = s.mixed.view().shaped(&[t, d.attn_out()]);
+                    k.gemm.run(&xn, &a.qkv.view(), &proj, false)?;
+                    k.attention.prefill(&AttnPrefillArgs {
+                        proj: &proj,
+                        q_norm: &a.q_norm.view(),
+                        k_norm: &a.k_norm.view(),
+                        k_cache: &seq.k_cache.at(attn_i),
+                        v_cache: &seq.v_cache.at(attn_i),
+                        q: &s.attn_q.view(),
+                        out: &out,
+                        start,
+                        tokens: t,
+                        max_seq: seq.max_seq,
+                    })?;
+                    k.gemm.run(&out, &a.o_proj.view(), &x, true)?;
+                    attn_i += 1;
+                }
+            }
+            k.embed_norm
+                .rmsnorm(&x, &l.post_norm.view(), &xn, t)?;
+            k.moe.prefill(
+                &k.gemm,
+                &MoePrefillArgs {
+                    xn: &xn,
+                    router: &l.router.view(),
+                    gate_up: &l.gate_up.view(),
+                    down: &l.down.view(),
+                    shared_gate_up: &l.shared_gate_up.view(),
+                    shared_down: &l.shared_down.view(),
+                    x: &x,
+                    tokens: t,
+                },
+                &s.moe,
+            )?;
+        }
+        Ok(())
+    }
+}

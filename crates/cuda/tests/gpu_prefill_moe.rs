@@ -1,0 +1,200 @@
+//! The prefill's tensor-core products against the CPU reference: the dense GEMM at the model's
+//! projection shapes, and the MoE block (routing, sort, grouped GEMMs, combine) over a chunk.
+//! Fresh random inputs, NaN-poisoned outputs; bounds on max|gpu - cpu| / max|cpu|:
+//! 1e-4 for f32 outputs of identical bf16 inputs, 1e-2 where the GPU rounds an intermediate
+//! (the experts' SwiGLU output) to bf16.
+//!
+//! Needs a CUDA GPU and NVRTC; prints SKIPPED and passes where there is no driver.
+
+mod common;
+
+use common::*;
+use lily_cpu::{linalg, moe};
+use lily_cuda::dims::Dims;
+use lily_cuda::kernels::gemm::Gemm;
+use lily_cuda::kernels::moe::{Moe, MoePrefillArgs, MoeScratch};
+use lily_cuda::tensor::DType;
+use lily_model::weights::{ExpertWeights, MoeWeights};
+use lily_model::Tensor as HostTensor;
+
+fn host_bf16(name: &str, shape: Vec<usize>, values: &[f32]) -> HostTensor {
+    let bits: Vec<u16> = values
+        .iter()
+        .map(|x| lily_cuda::weights::f32_to_bf16(*x))
+        .collect();
+    HostTensor::from_bf16_bits(name, shape, &bits)
+}
+
+#[test]
+fn gemm_matches_cpu_products_at_projection_shapes() {
+    let Some(gpu) = gpu("gemm") else { return };
+    let dims = Dims::qwen36_35b_a3b();
+    let gemm = Gemm::load(&gpu, &dims).unwrap();
+    let mut rng = Rng::new("gemm");
+    // GDN in_proj (a partial last column tile), router (257 columns), out_proj (K 4096), and
+    // row counts around the 128-row tile.
+    for (m, n, k) in [
+        (67, dims.gdn_in_rows(), 2048),
+        (1, 257, 2048),
+        (129, 2048, dims.gdn_out()),
+        (300, 1024, 2048),
+    ] {
+        let w = rng.vec_bf16(n * k, 1.0 / (k as f32).sqrt());
+        let x = rng.vec_bf16(m * k, 1.0);
+        let wt = host_bf16("w", vec![n, k], &w);
+        let mut expected = vec![0.0; m * n];
+        for r in 0..m {
+            linalg::matvec(&wt, &x[r * k..(r + 1) * k], &mut expected[r * n..(r + 1) * n]);
+        }
+        let wd = upload(&gpu, "w", DType::BF16, &[n, k], &w);
+        let xd = upload(&gpu, "x", DType::BF16, &[m, k], &x);
+        let y = poisoned(&gpu, "y", DType::F32, &[m, n]);
+        gemm.run(&xd.view(), &wd.view(), &y.view(), false).unwrap();
+        check(
+            &format!("gemm {m}x{n}x{k}"),
+            &download(&gpu, &y),
+            &expected,
+            1e-4,
+        );
+        let r = rng.vec(m * n, 1.0);
+        let y = upload(&gpu, "y", DType::F32, &[m, n], &r);
+        gemm.run(&xd.view(), &wd.view(), &y.view(), true).unwrap();
+        let sum: Vec<f32> = expected.iter().zip(&r).map(|(a, b)| a + b).collect();
+        check(
+            &format!("gemm {m}x{n}x{k} accumulate"),
+            &download(&gpu, &y),
+            &sum,
+            1e-4,
+        );
+    }
+}
+
+#[test]
+fn moe_prefill_matches_cpu_block_per_token() {
+    let Some(gpu) = gpu("moe_prefill") else {
+        return;
+    };
+    // Full hidden, top-8 and intermediate; 16 experts keep the host copy small and give each
+    // expert ~75 rows at 150 tokens (one partial tile) and > 128 at 300 (two tiles).
+    let d = Dims {
+        experts: 16,
+        ..Dims::qwen36_35b_a3b()
+    };
+    let gemm = Gemm::load(&gpu, &d).unwrap();
+    let k = Moe::load(&gpu, &d).unwrap();
+    let mut rng = Rng::new("moe_prefill");
+    let (e, hid, i, top) = (d.experts, d.hidden, d.moe_inter, d.top_k);
+    let s = 1.0 / (hid as f32).sqrt();
+    let router = rng.vec_bf16((e + 1) * hid, s);
+    let gate_up = rng.vec_bf16(e * 2 * i * hid, s);
+    let down = rng.vec_bf16(e * hid * i, 1.0 / (i as f32).sqrt());
+    let shared_gate_up = rng.vec_bf16(2 * i * hid, s);
+    let shared_down = rng.vec_bf16(hid * i, 1.0 / (i as f32).sqrt());
+    let expert = |gu: &[f32], dn: &[f32], name: &str| ExpertWeights {
+        gate_proj: host_bf16(&format!("{name} gate"), vec![i, hid], &gu[..i * hid]),
+        up_proj: host_bf16(&format!("{name} up"), vec![i, hid], &gu[i * hid..]),
+        down_proj: host_bf16(&format!("{name} down"), vec![hid, i], dn),
+    };
+    let weights = MoeWeights {
+        router: host_bf16("router", vec![e, hid], &router[..e * hid]),
+        experts: (0..e)
+            .map(|j| {
+                expert(
+                    &gate_up[j * 2 * i * hid..(j + 1) * 2 * i * hid],
+                    &down[j * hid * i..(j + 1) * hid * i],
+                    "expert",
+                )
+            })
+            .collect(),
+        shared_expert: expert(&shared_gate_up, &shared_down, "shared"),
+        shared_expert_gate: host_bf16("shared gate", vec![1, hid], &router[e * hid..]),
+    };
+    let router_d = upload(&gpu, "router", DType::BF16, &[e + 1, hid], &router);
+    let gate_up_d = upload(&gpu, "gate_up", DType::BF16, &[e, 2 * i, hid], &gate_up);
+    let down_d = upload(&gpu, "down", DType::BF16, &[e, hid, i], &down);
+    let shared_gate_up_d = upload(
+        &gpu,
+        "shared_gate_up",
+        DType::BF16,
+        &[2 * i, hid],
+        &shared_gate_up,
+    );
+    let shared_down_d = upload(&gpu, "shared_down", DType::BF16, &[hid, i], &shared_down);
+    let max_tokens = 300;
+    let scratch = MoeScratch::new(&gpu, &d, max_tokens).unwrap();
+    // The same scratch across calls: the planning kernel must leave it ready for the next layer.
+    for tokens in [150, 1, 300, 7] {
+        let xn = rng.vec_bf16(tokens * hid, 1.0);
+        let resid = rng.vec(tokens * hid, 1.0);
+        let mut expected = resid.clone();
+        let mut out = vec![0.0; hid];
+        for t in 0..tokens {
+            moe::moe_block(&weights, top, &xn[t * hid..(t + 1) * hid], &mut out);
+            for (x, o) in expected[t * hid..(t + 1) * hid].iter_mut().zip(&out) {
+                *x += o;
+            }
+        }
+        let xn_d = upload(&gpu, "xn", DType::BF16, &[tokens, hid], &xn);
+        let x_d = upload(&gpu, "x", DType::F32, &[tokens, hid], &resid);
+        k.prefill(
+            &gemm,
+            &MoePrefillArgs {
+                xn: &xn_d.view(),
+                router: &router_d.view(),
+                gate_up: &gate_up_d.view(),
+                down: &down_d.view(),
+                shared_gate_up: &shared_gate_up_d.view(),
+                shared_down: &shared_down_d.view(),
+                x: &x_d.view(),
+                tokens,
+            },
+            &scratch,
+        )
+        .unwrap();
+        // Compare the MoE's contribution, not the residual it is added to.
+        let got: Vec<f32> = download(&gpu, &x_d)
+            .iter()
+            .zip(&resid)
+            .map(|(a, b)| a - b)
+            .collect();
+        let want: Vec<f32> = expected.iter().zip(&resid).map(|(a, b)| a - b).collect();
+        check(&format!("moe prefill {tokens} tokens"), &got, &want, 1e-2);
+    }
+}
+
+/// Times the dense GEMM at the prefill's shapes for an 8K chunk and prints TFLOP/s.
+/// `cargo test --release -p lily-cuda --test gpu_prefill_moe -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn bench_gemm_8k() {
+    let Some(gpu) = gpu("bench_gemm") else { return };
+    let dims = Dims::qwen36_35b_a3b();
+    let gemm = Gemm::load(&gpu, &dims).unwrap();
+    let m = 8192;
+    for (name, n, k) in [
+        ("gdn in_proj", dims.gdn_in_rows(), 2048),
+        ("attn qkv", dims.attn_in_rows(), 2048),
+        ("out_proj", 2048, dims.gdn_out()),
+        ("router", 257, 2048),
+    ] {
+        let x = lily_cuda::tensor::Tensor::new(&gpu, "x", DType::BF16, &[m, k]).unwrap();
+        let w = lily_cuda::tensor::Tensor::new(&gpu, "w", DType::BF16, &[n, k]).unwrap();
+        gpu.memset_u32(x.ptr(), 0x3f80_3f80, x.bytes() / 4).unwrap();
+        gpu.memset_u32(w.ptr(), 0x3c00_3c00, w.bytes() / 4).unwrap();
+        let y = lily_cuda::tensor::Tensor::new(&gpu, "y", DType::F32, &[m, n]).unwrap();
+        gemm.run(&x.view(), &w.view(), &y.view(), false).unwrap();
+        gpu.synchronize().unwrap();
+        let reps = 10;
+        let t0 = std::time::Instant::now();
+        for _ in 0..reps {
+            gemm.run(&x.view(), &w.view(), &y.view(), false).unwrap();
+        }
+        gpu.synchronize().unwrap();
+        let s = t0.elapsed().as_secs_f64() / reps as f64;
+        let tflops = 2.0 * (m * n * k) as f64 / s / 1e12;
+        eprintln!(
+            "gemm {name} {m}x{n}x{k}: {:.3} ms, {tflops:.1} TFLOP/s",
+            s * 1e3
+        );
+    }
+}
