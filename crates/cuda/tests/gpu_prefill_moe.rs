@@ -31,13 +31,15 @@ fn gemm_matches_cpu_products_at_projection_shapes() {
     let dims = Dims::qwen36_35b_a3b();
     let gemm = Gemm::load(&gpu, &dims).unwrap();
     let mut rng = Rng::new("gemm");
-    // GDN in_proj (a partial last column tile), router (257 columns), out_proj (K 4096), and
-    // row counts around the 128-row tile.
+    // GDN in_proj (a partial last column tile), router (257 columns), out_proj (K 4096), row
+    // counts around the 128-row tile, and a K that is not a whole K step.
     for (m, n, k) in [
         (67, dims.gdn_in_rows(), 2048),
         (1, 257, 2048),
         (129, 2048, dims.gdn_out()),
         (300, 1024, 2048),
+        // K shorter than one 64-wide step (the tiny fixtures' expert intermediate).
+        (50, 64, 32),
     ] {
         let w = rng.vec_bf16(n * k, 1.0 / (k as f32).sqrt());
         let x = rng.vec_bf16(m * k, 1.0);

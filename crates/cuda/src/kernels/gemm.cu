@@ -1,9 +1,11 @@
 // Tensor-core GEMM for prefill: Y[M,N] = A[M,K] . B[N,K]^T with bf16 inputs and f32
-// accumulation (mma.sync m16n8k16). B is a weight matrix as the checkpoint stores it (row-major
-// [out, in]), so both operands are K-contiguous and both fragments come from plain ldmatrix.
-// Tiles of 128 x 128 x 32 per block of 8 warps (each warp 64 x 32), a 4-stage cp.async pipeline,
-// shared-memory rows padded to 80 bytes so the 8 row addresses of an ldmatrix hit distinct banks.
-// K must be a multiple of 32 (2048, 4096 and 512 here); M and N are guarded.
+// accumulation, on Hopper's warpgroup MMA (wgmma, operands read straight from shared memory).
+// B is a weight matrix as the checkpoint stores it (row-major [out, in]), so both operands are
+// K-major. A block computes a 128 x 128 tile with two warpgroups (64 rows each, m64n128k16);
+// K moves in steps of 64 through a 4-stage cp.async ring. Each stage holds 128-byte rows in the
+// 128-byte swizzle (16-byte chunk c of row r stored at chunk c ^ (r % 8)), the layout the
+// wgmma descriptors name, so the tensor cores read it without bank conflicts.
+// M, N and K are guarded (K a multiple of 8: partial K tiles are zero-filled).
 //
 // The grouped variants run the MoE: rows are (token, expert) pairs sorted by expert, a tile
 // table says which expert and which sorted rows each block takes, and expert NUM_EXPERTS is
@@ -12,11 +14,12 @@
 
 #define GEMM_BM 128
 #define GEMM_BN 128
-#define GEMM_BK 32
+#define GEMM_BK 64
 #define GEMM_STAGES 4
-#define GEMM_LD (GEMM_BK + 8)
 #define GEMM_THREADS 256
-#define GEMM_SMEM (GEMM_STAGES * (GEMM_BM + GEMM_BN) * GEMM_LD * 2)
+#define GEMM_STAGE_BYTES ((GEMM_BM + GEMM_BN) * GEMM_BK * 2)
+// The swizzle atoms must start on 1024-byte boundaries: the extra 1 KB lets the kernel align.
+#define GEMM_SMEM (GEMM_STAGES * GEMM_STAGE_BYTES + 1024)
 
 // Epilogues: f32 store or accumulate; SwiGLU of interleaved gate/up columns to bf16; f32 store
 // scaled per row (a pair's routing weight).
@@ -30,7 +33,7 @@ __device__ __forceinline__ unsigned smem_addr(const void* p) {
     return r;
 }
 
-// 16 bytes global -> shared, bypassing L1; src_bytes 0 writes zeros (rows past the end).
+// 16 bytes global -> shared, bypassing L1; src_bytes 0 writes zeros (rows or K past the end).
 __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int src_bytes) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
@@ -38,28 +41,38 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
 
-__device__ __forceinline__ void ldmatrix_x4(unsigned r[4], unsigned addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
+// Shared-memory matrix descriptor: start address, leading byte offset (unused with the
+// 128-byte swizzle), stride byte offset 1024 (one 8-row swizzle atom), swizzle mode 1 (128 B).
+__device__ __forceinline__ u64 smem_desc(unsigned addr) {
+    return (u64)((addr & 0x3FFFF) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
 }
 
-__device__ __forceinline__ void mma_bf16(float c[4], const unsigned a[4], unsigned b0, unsigned b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+// d (+)= A (64 x 16) . B (128 x 16)^T for one warpgroup; `accumulate` 0 overwrites d.
+__device__ __forceinline__ void wgmma_m64n128k16(float d[64], u64 a, u64 b, int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(a), "l"(b), "r"(accumulate));
 }
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
+// Makes cp.async's writes (generic proxy) visible to wgmma's reads (async proxy).
+__device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 // The weight row that local column `c` of a block's B tile reads. For SwiGLU the block's 128
 // columns are 64 intermediate units: in each group of 16, 8 gate rows then the 8 matching up
-// rows, so a warp's n-fragments 2j and 2j+1 hold gate and up of the same units in the same
+// rows, so accumulator chunks 2j and 2j+1 hold gate and up of the same units in the same
 // registers. `half_n` is the intermediate size (gate rows 0..half_n, up rows half_n..2 half_n).
 template <int EPI>
-__device__ __forceinline__ int b_row(int n0, int c, int half_n) {
+__device__ __forceinline__ int b_row(int n0, int c, int half_n, bool& ok, int N) {
     if constexpr (EPI == EPI_SWIGLU) {
         const int unit = n0 / 2 + (c >> 4) * 8 + (c & 7);
+        ok = unit < half_n;
         return (c & 8) ? half_n + unit : unit;
     } else {
+        ok = n0 + c < N;
         return n0 + c;
     }
 }
@@ -72,124 +85,98 @@ __device__ __forceinline__ void gemm_tile(const bf16* __restrict__ A, const int*
                                           float* __restrict__ Y, bf16* __restrict__ H,
                                           const float* __restrict__ scale, int accumulate) {
     extern __shared__ __align__(16) unsigned char gemm_smem[];
-    bf16* As = reinterpret_cast<bf16*>(gemm_smem);
-    bf16* Bs = As + GEMM_STAGES * GEMM_BM * GEMM_LD;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int wm = (warp >> 2) * 64, wn = (warp & 3) * 32;
+    const unsigned base = (smem_addr(gemm_smem) + 1023) & ~1023u;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
     const int half_n = N / 2;
 
-    // Each thread copies two 16-byte chunks of A and two of B per stage: chunk c is row c / 4,
-    // columns (c % 4) * 8.
-    const bf16* a_src[2];
-    const bf16* b_src[2];
-    int a_bytes[2], b_bytes[2];
-    unsigned a_dst[2], b_dst[2];
+    // Each thread copies 4 chunks of A and 4 of B per stage: chunk c is row c / 8, 16-byte
+    // column c % 8, stored swizzled.
+    const bf16* a_src[4];
+    const bf16* b_src[4];
+    bool a_ok[4], b_ok[4];
+    unsigned dst[4];
 #pragma unroll
-    for (int i = 0; i < 2; i++) {
-        const int c = tid + i * GEMM_THREADS, r = c >> 2, kc = (c & 3) * 8;
+    for (int i = 0; i < 4; i++) {
+        const int c = tid + i * GEMM_THREADS, r = c >> 3, kc = c & 7;
         const int row = row0 + r;
-        const bool a_ok = row < row_end;
-        const long a_row = a_ok ? (rowmap != nullptr ? rowmap[row] : row) : 0;
-        a_src[i] = A + a_row * K + kc;
-        a_bytes[i] = a_ok ? 16 : 0;
-        a_dst[i] = smem_addr(As + r * GEMM_LD + kc);
-        const int br = b_row<EPI>(n0, r, half_n);
-        const bool b_ok = EPI == EPI_SWIGLU ? (n0 / 2 + (r >> 4) * 8 + (r & 7)) < half_n : br < N;
-        b_src[i] = B + (long)(b_ok ? br : 0) * K + kc;
-        b_bytes[i] = b_ok ? 16 : 0;
-        b_dst[i] = smem_addr(Bs + r * GEMM_LD + kc);
+        a_ok[i] = row < row_end;
+        const long a_row = a_ok[i] ? (rowmap != nullptr ? rowmap[row] : row) : 0;
+        a_src[i] = A + a_row * K + kc * 8;
+        const int br = b_row<EPI>(n0, r, half_n, b_ok[i], N);
+        b_src[i] = B + (long)(b_ok[i] ? br : 0) * K + kc * 8;
+        dst[i] = r * 128 + ((kc ^ (r & 7)) << 4);
     }
-    const unsigned a_stage = GEMM_BM * GEMM_LD * 2, b_stage = GEMM_BN * GEMM_LD * 2;
     auto load = [&](int stage, int kt) {
+        const unsigned sa = base + stage * GEMM_STAGE_BYTES, sb = sa + GEMM_BM * GEMM_BK * 2;
+        const int k0 = kt * GEMM_BK;
 #pragma unroll
-        for (int i = 0; i < 2; i++) {
-            cp_async16(a_dst[i] + stage * a_stage, a_src[i] + kt * GEMM_BK, a_bytes[i]);
-            cp_async16(b_dst[i] + stage * b_stage, b_src[i] + kt * GEMM_BK, b_bytes[i]);
+        for (int i = 0; i < 4; i++) {
+            const int kc = ((tid + i * GEMM_THREADS) & 7) * 8;
+            const bool k_ok = k0 + kc < K;
+            cp_async16(sa + dst[i], a_src[i] + (k_ok ? k0 : 0), a_ok[i] && k_ok ? 16 : 0);
+            cp_async16(sb + dst[i], b_src[i] + (k_ok ? k0 : 0), b_ok[i] && k_ok ? 16 : 0);
         }
     };
 
-    float acc[4][4][4];
+    float d[64];
 #pragma unroll
-    for (int i = 0; i < 4; i++)
-#pragma unroll
-        for (int j = 0; j < 4; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.f;
-
-    const int KT = K / GEMM_BK;
-#pragma unroll
-    for (int s = 0; s < GEMM_STAGES - 1; s++) {
-        if (s < KT) load(s, s);
-        cp_async_commit();
-    }
-    // ldmatrix row addresses: for A, lanes 0-15 rows 0-15 at k 0, lanes 16-31 rows 0-15 at k 8;
-    // for B, (lane / 16) picks the n-fragment, (lane / 8) % 2 the k half.
-    const unsigned a_frag = smem_addr(As + (wm + (lane & 15)) * GEMM_LD + (lane >> 4) * 8);
-    const unsigned b_frag = smem_addr(Bs + (wn + ((lane >> 4) << 3) + (lane & 7)) * GEMM_LD + ((lane >> 3) & 1) * 8);
+    for (int i = 0; i < 64; i++) d[i] = 0.f;
+    const int KT = (K + GEMM_BK - 1) / GEMM_BK;
+    // Loads run two tiles ahead: the stage a load overwrites was read by the MMAs of two tiles
+    // back, which every warpgroup has waited for before the barrier that precedes the load.
+    load(0, 0);
+    cp_async_commit();
+    if (KT > 1) load(1, 1);
+    cp_async_commit();
     for (int kt = 0; kt < KT; kt++) {
-        cp_async_wait<GEMM_STAGES - 2>();
+        cp_async_wait<1>();
+        fence_async_shared();
         __syncthreads();
-        const int next = kt + GEMM_STAGES - 1;
-        if (next < KT) load(next % GEMM_STAGES, next);
+        if (kt + 2 < KT) load((kt + 2) % GEMM_STAGES, kt + 2);
         cp_async_commit();
-        const int stage = kt % GEMM_STAGES;
+        const unsigned sa = base + (kt % GEMM_STAGES) * GEMM_STAGE_BYTES;
+        const unsigned sb = sa + GEMM_BM * GEMM_BK * 2;
+        const u64 da = smem_desc(sa + wg * 64 * 128), db = smem_desc(sb);
+        wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < GEMM_BK; kk += 16) {
-            unsigned af[4][4], bf[4][2];
-#pragma unroll
-            for (int mi = 0; mi < 4; mi++)
-                ldmatrix_x4(af[mi], a_frag + stage * a_stage + (mi * 16 * GEMM_LD + kk) * 2);
-#pragma unroll
-            for (int nj = 0; nj < 2; nj++) {
-                unsigned r[4];
-                ldmatrix_x4(r, b_frag + stage * b_stage + (nj * 16 * GEMM_LD + kk) * 2);
-                bf[2 * nj][0] = r[0];
-                bf[2 * nj][1] = r[1];
-                bf[2 * nj + 1][0] = r[2];
-                bf[2 * nj + 1][1] = r[3];
-            }
-#pragma unroll
-            for (int mi = 0; mi < 4; mi++)
-#pragma unroll
-                for (int ni = 0; ni < 4; ni++) mma_bf16(acc[mi][ni], af[mi], bf[ni][0], bf[ni][1]);
-        }
+        for (int k = 0; k < GEMM_BK / 16; k++) wgmma_m64n128k16(d, da + 2 * k, db + 2 * k, 1);
+        wgmma_commit();
+        wgmma_wait<1>();
     }
-    cp_async_wait<0>();
+    wgmma_wait<0>();
 
-    // Fragment (mi, ni) element e: row wm + mi*16 + lane/4 (+8 for e >= 2), column
-    // wn + ni*8 + 2*(lane%4) + e%2.
+    // Accumulator chunk i (columns 8i..8i+7) of warp w: d[4i + e] is row 16w + lane/4 (+8 for
+    // e >= 2), column 8i + 2*(lane%4) + e%2.
     const int g = lane >> 2, t2 = (lane & 3) * 2;
 #pragma unroll
-    for (int mi = 0; mi < 4; mi++)
+    for (int half = 0; half < 2; half++) {
+        const int row = row0 + wg * 64 + (warp & 3) * 16 + g + half * 8;
+        if (row >= row_end) continue;
+        if constexpr (EPI == EPI_SWIGLU) {
 #pragma unroll
-        for (int half = 0; half < 2; half++) {
-            const int row = row0 + wm + mi * 16 + g + half * 8;
-            if (row >= row_end) continue;
-            if constexpr (EPI == EPI_SWIGLU) {
-#pragma unroll
-                for (int nj = 0; nj < 2; nj++) {
-                    const int unit = n0 / 2 + ((wn + nj * 16) >> 4) * 8 + t2;
-                    if (unit >= half_n) continue;
-                    const float* gate = &acc[mi][2 * nj][half * 2];
-                    const float* up = &acc[mi][2 * nj + 1][half * 2];
-                    const unsigned packed = (unsigned)f2bf(silu(gate[0]) * up[0]) |
-                                            ((unsigned)f2bf(silu(gate[1]) * up[1]) << 16);
-                    *reinterpret_cast<unsigned*>(H + (long)row * half_n + unit) = packed;
-                }
-            } else {
-                const float s = EPI == EPI_SCALED ? scale[row] : 1.f;
-#pragma unroll
-                for (int ni = 0; ni < 4; ni++)
-#pragma unroll
-                    for (int e = 0; e < 2; e++) {
-                        const int col = n0 + wn + ni * 8 + t2 + e;
-                        if (col >= N) continue;
-                        float* y = Y + (long)row * N + col;
-                        const float v = acc[mi][ni][half * 2 + e] * s;
-                        *y = accumulate ? *y + v : v;
-                    }
+            for (int j = 0; j < 8; j++) {
+                const int unit = n0 / 2 + j * 8 + t2;
+                if (unit >= half_n) continue;
+                const float* gate = &d[8 * j + half * 2];
+                const float* up = &d[8 * j + 4 + half * 2];
+                const unsigned packed = (unsigned)f2bf(silu(gate[0]) * up[0]) |
+                                        ((unsigned)f2bf(silu(gate[1]) * up[1]) << 16);
+                *reinterpret_cast<unsigned*>(H + (long)row * half_n + unit) = packed;
             }
+        } else {
+            const float s = EPI == EPI_SCALED ? scale[row] : 1.f;
+#pragma unroll
+            for (int i = 0; i < 16; i++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int col = n0 + i * 8 + t2 + e;
+                    if (col >= N) continue;
+                    float* y = Y + (long)row * N + col;
+                    const float v = d[4 * i + half * 2 + e] * s;
+                    *y = accumulate ? *y + v : v;
+                }
         }
+    }
 }
 
 // Y (+)= A B^T; grid (ceil(M / 128), ceil(N / 128)).

@@ -8,13 +8,15 @@ use crate::driver::{Function, Gpu, KernelArgs, Module};
 use crate::error::{CudaError, Result};
 use crate::tensor::{DType, View};
 
-/// Rows and columns of a block's output tile, and the K step; must match gemm.cu.
+/// Rows and columns of a block's output tile; must match gemm.cu.
 pub const TILE_ROWS: usize = 128;
 const TILE_COLS: usize = 128;
-const TILE_K: usize = 32;
+/// K is read in 16-byte chunks.
+const K_MULTIPLE: usize = 8;
 const THREADS: u32 = 256;
-/// GEMM_SMEM in gemm.cu: 4 stages of a 128-row A tile and a 128-row B tile, rows of 40 bf16.
-const SHARED_BYTES: u32 = 4 * (128 + 128) * 40 * 2;
+/// GEMM_SMEM in gemm.cu: 4 stages of a 128 x 64 A tile and a 128 x 64 B tile (bf16), plus
+/// 1 KB to align the swizzle atoms.
+const SHARED_BYTES: u32 = 4 * (128 + 128) * 64 * 2 + 1024;
 
 pub struct Gemm {
     gpu: Arc<Gpu>,
@@ -69,14 +71,14 @@ impl Gemm {
     }
 
     /// y = x w^T, or y += x w^T with `accumulate`. x: BF16 [m, k]; w: BF16 [n, k] (a weight as
-    /// stored); y: F32 [m, n]; k a multiple of 32.
+    /// stored); y: F32 [m, n]; k a multiple of 8.
     pub fn run(&self, x: &View, w: &View, y: &View, accumulate: bool) -> Result<()> {
         let (m, k) = matrix(x, DType::BF16)?;
         let (n, wk) = matrix(w, DType::BF16)?;
-        if wk != k || k % TILE_K != 0 {
+        if wk != k || k % K_MULTIPLE != 0 {
             return Err(CudaError::Shape {
                 tensor: w.to_string(),
-                expected: format!("BF16 [n, {k}] with {k} a multiple of {TILE_K}"),
+                expected: format!("BF16 [n, {k}] with {k} a multiple of {K_MULTIPLE}"),
                 actual: format!("{:?}", w.shape),
             });
         }
