@@ -150,7 +150,14 @@ impl Attention {
         let d = &self.dims;
         let (h, kvh, hd) = (d.attn_heads, d.attn_kv_heads, d.attn_head_dim);
         let (start, tokens) = (a.start, a.tokens);
-        if tokens == 0 || start + tokens > a.max_seq || a.max_seq > i32::MAX as usize {
+        // The flash grid has one row of blocks per PREFILL_ROWS queries (at most 65535 rows).
+        if tokens == 0 || tokens > 65535 * PREFILL_ROWS {
+            return Err(CudaError::Invalid(format!(
+                "attention prefill takes 1 to {} tokens per chunk, got {tokens}",
+                65535 * PREFILL_ROWS
+            )));
+        }
+        if start + tokens > a.max_seq || a.max_seq > i32::MAX as usize {
             return Err(CudaError::Invalid(format!(
                 "attention prefill of {tokens} tokens from position {start} does not fit a \
                  cache of {} positions",
