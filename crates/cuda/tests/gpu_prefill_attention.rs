@@ -95,7 +95,7 @@ impl Reference {
     }
 
     /// The GPU cache [KVH, max_seq, HD] restricted to the positions so far, position-major.
-    fn from_gpu_cache(&self, c: &[f32], max_seq: usize) -> Vec<f32> {
+    fn positions_of_gpu_cache(&self, c: &[f32], max_seq: usize) -> Vec<f32> {
         let (kvh, hd) = (self.d.attn_kv_heads, self.d.attn_head_dim);
         let len = self.k.len() / (kvh * hd);
         (0..len)
@@ -162,13 +162,13 @@ fn prefill_chunks_then_decode(
     }
     check(
         &format!("{what}: k cache after {total} tokens"),
-        &reference.from_gpu_cache(&download(gpu, &kcd), max_seq),
+        &reference.positions_of_gpu_cache(&download(gpu, &kcd), max_seq),
         &reference.k,
         1e-2,
     );
     check(
         &format!("{what}: v cache after {total} tokens"),
-        &reference.from_gpu_cache(&download(gpu, &vcd), max_seq),
+        &reference.positions_of_gpu_cache(&download(gpu, &vcd), max_seq),
         &reference.v,
         1e-2,
     );
