@@ -10,6 +10,26 @@
 #define LANE_DIMS (HD / 32)
 #define Q_ROWS (ATTN_HEADS * 2 * HD)
 
+// Zero-centred RMSNorm of one head (thread i holds dim i of x), then rotate-half RoPE on the
+// first ROPE_DIM dims at position p; returns dim i. Block of HD threads; xs holds HD floats.
+__device__ __forceinline__ float norm_rope(float x, const bf16* __restrict__ w, int p, float theta, float eps, float* xs,
+                                           float* scratch) {
+    const int i = threadIdx.x;
+    const float r = rsqrtf(block_sum(x * x, scratch) / HD + eps);
+    x = x * r * (1.f + bf2f(w[i]));
+    xs[i] = x;
+    __syncthreads();
+    if (i < ROPE_DIM) {
+        // The angle in f64: at position 2^18 an f32 angle has lost most of its fraction.
+        const int half = ROPE_DIM / 2, j = i % half;
+        const double inv_freq = pow((double)theta, -2.0 * j / ROPE_DIM);
+        double s, c;
+        sincos((double)p * inv_freq, &s, &c);
+        x = i < half ? xs[i] * (float)c - xs[i + half] * (float)s : xs[i] * (float)c + xs[i - half] * (float)s;
+    }
+    return x;
+}
+
 // Zero-centred RMSNorm per head, then rotate-half RoPE on the first ROPE_DIM dims; q goes to a
 // f32 buffer, k and v into the cache at the current position. grid H + KVH, block HD threads.
 extern "C" __global__ void attn_prepare(const float* __restrict__ proj, const bf16* __restrict__ q_norm,
@@ -23,20 +43,7 @@ extern "C" __global__ void attn_prepare(const float* __restrict__ proj, const bf
     const int b = blockIdx.x, i = threadIdx.x, p = *pos_ptr;
     const bool is_q = b < ATTN_HEADS;
     const float* src = is_q ? proj + b * 2 * HD : proj + Q_ROWS + (b - ATTN_HEADS) * HD;
-    const bf16* w = is_q ? q_norm : k_norm;
-    float x = src[i];
-    const float r = rsqrtf(block_sum(x * x, scratch) / HD + eps);
-    x = x * r * (1.f + bf2f(w[i]));
-    xs[i] = x;
-    __syncthreads();
-    if (i < ROPE_DIM) {
-        // The angle in f64: at position 2^18 an f32 angle has lost most of its fraction.
-        const int half = ROPE_DIM / 2, j = i % half;
-        const double inv_freq = pow((double)theta, -2.0 * j / ROPE_DIM);
-        double s, c;
-        sincos((double)p * inv_freq, &s, &c);
-        x = i < half ? xs[i] * (float)c - xs[i + half] * (float)s : xs[i] * (float)c + xs[i - half] * (float)s;
-    }
+    const float x = norm_rope(src[i], is_q ? q_norm : k_norm, p, theta, eps, xs, scratch);
     if (is_q) {
         q_out[b * HD + i] = x;
     } else {
@@ -218,4 +225,258 @@ extern "C" __global__ void attn_decode_combine(const float* __restrict__ part_ac
     }
     const float gate = proj[h * 2 * HD + HD + i];
     out[h * HD + i] = f2bf(num / den * sigmoid(gate));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Prefill: a chunk of `tokens` queries at positions start .. start+tokens-1.
+
+#define ATTN_IN_ROWS (Q_ROWS + 2 * ATTN_KV_HEADS * HD)
+
+// attn_prepare for every token of the chunk: q (bf16, the tensor cores' input) to
+// q_out [tokens][H][HD], k and v into the caches at start + t. grid (tokens, H + KVH), block HD.
+extern "C" __global__ void attn_prefill_prepare(const float* __restrict__ proj, const bf16* __restrict__ q_norm,
+                                                const bf16* __restrict__ k_norm, bf16* __restrict__ q_out,
+                                                bf16* __restrict__ k_cache, bf16* __restrict__ v_cache, int start,
+                                                int max_seq, float theta, float eps) {
+    __shared__ float xs[HD];
+    __shared__ float scratch[32];
+    pdl_launch_next();
+    pdl_wait();
+    const int t = blockIdx.x, b = blockIdx.y, i = threadIdx.x, p = start + t;
+    const float* row = proj + (long)t * ATTN_IN_ROWS;
+    const bool is_q = b < ATTN_HEADS;
+    const float* src = is_q ? row + b * 2 * HD : row + Q_ROWS + (b - ATTN_HEADS) * HD;
+    const float x = norm_rope(src[i], is_q ? q_norm : k_norm, p, theta, eps, xs, scratch);
+    if (is_q) {
+        q_out[((long)t * ATTN_HEADS + b) * HD + i] = f2bf(x);
+    } else {
+        const int kvh = b - ATTN_HEADS;
+        const long at = ((long)kvh * max_seq + p) * HD + i;
+        k_cache[at] = f2bf(x);
+        v_cache[at] = f2bf(row[Q_ROWS + ATTN_KV_HEADS * HD + kvh * HD + i]);
+    }
+}
+
+// Causal flash attention on the tensor cores (mma.sync m16n8k16 bf16 -> f32). One block per
+// (query head, tile of PF_ROWS queries); each of its PF_WARPS warps owns 16 query rows and keeps
+// their whole output row (16 x HD f32) in registers. K/V tiles of PF_KEYS keys stream through
+// shared memory, double-buffered with cp.async. Tiles are visited heaviest-first (the last
+// queries see the most keys) and the heads of one KV group run side by side, so their K/V
+// reads hit L2.
+#define PF_WARPS 4
+#define PF_ROWS (PF_WARPS * 16)
+#define PF_KEYS 32
+#define PF_CHUNKS (HD / 8)  // 16-byte chunks in one row of a tile
+
+// Byte offset of chunk c of row r in a [rows][HD] bf16 tile. The XOR swizzle spreads the 8 rows
+// one ldmatrix reads over all 32 banks (rows are 512 B apart at HD 256, so unswizzled they would
+// all hit the same 4 banks). It permutes chunks within a row, so any choice is correct.
+__device__ __forceinline__ unsigned swz(int r, int c) {
+    int x = 0;
+    if constexpr (PF_CHUNKS % 8 == 0) x = r & 7;
+    else if constexpr (PF_CHUNKS == 4) x = (r >> 1) & 3;
+    return (unsigned)(r * HD * 2 + ((c ^ x) << 4));
+}
+
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+    unsigned a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+
+// 16 bytes global -> shared, asynchronously; zero-filled when !valid (src is then not read).
+__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
+                 : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ void ldsm_x4(unsigned addr, unsigned r[4]) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+__device__ __forceinline__ void ldsm_x4_trans(unsigned addr, unsigned r[4]) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+// c += a (16x16, row) * b (16x8, col); the PTX ISA's m16n8k16 fragment layouts.
+__device__ __forceinline__ void mma_bf16(float c[4], const unsigned a[4], unsigned b0, unsigned b1) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Two floats as bf16x2 (round to nearest even), lo in the low half: the element with the lower index.
+__device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
+    unsigned d;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
+    return d;
+}
+
+// q: bf16 [tokens][H][HD] from attn_prefill_prepare; out: bf16 [tokens][H * HD] =
+// softmax(q K^T / sqrt(HD)) V * sigmoid(gate). grid (H, ceil(tokens / PF_ROWS)), block
+// PF_WARPS * 32, dynamic shared memory (PF_ROWS + 4 * PF_KEYS) * HD * 2 bytes.
+extern "C" __global__ void __launch_bounds__(PF_WARPS * 32, 2)
+attn_prefill_flash(const bf16* __restrict__ q, const bf16* __restrict__ k_cache, const bf16* __restrict__ v_cache,
+                   const float* __restrict__ proj, bf16* __restrict__ out, int start, int tokens, int max_seq) {
+    extern __shared__ __align__(128) unsigned char smem[];
+    pdl_launch_next();
+    pdl_wait();
+    constexpr unsigned KV_TILE = PF_KEYS * HD * 2;
+    const int h = blockIdx.x, kvh = h / GROUP;
+    const int q0 = (gridDim.y - 1 - blockIdx.y) * PF_ROWS;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int g = lane >> 2, tg = lane & 3;  // the fragment's row group and thread in group
+    const int kv_len = start + tokens;
+    const int last_key = min(start + q0 + PF_ROWS - 1, kv_len - 1);
+    const int kv_tiles = last_key / PF_KEYS + 1;
+    const unsigned s_q = smem_u32(smem);
+    const unsigned s_k = s_q + PF_ROWS * HD * 2;
+    const unsigned s_v = s_k + 2 * KV_TILE;
+
+    // Query rows past the chunk are zero: finite scores, never stored.
+    for (int i = threadIdx.x; i < PF_ROWS * PF_CHUNKS; i += PF_WARPS * 32) {
+        const int r = i / PF_CHUNKS, c = i % PF_CHUNKS, t = q0 + r;
+        const bool ok = t < tokens;
+        cp_async16(s_q + swz(r, c), q + ((long)(ok ? t : 0) * ATTN_HEADS + h) * HD + c * 8, ok);
+    }
+    // Keys past the chunk are zero-filled: masked scores give p = 0, and 0 * (whatever the cache
+    // holds there, NaN included) must not reach the output.
+    auto load_kv = [&](int tile, int buf) {
+        const int k0 = tile * PF_KEYS;
+        for (int i = threadIdx.x; i < PF_KEYS * PF_CHUNKS; i += PF_WARPS * 32) {
+            const int r = i / PF_CHUNKS, c = i % PF_CHUNKS, key = k0 + r;
+            const bool ok = key < kv_len;
+            const long at = ((long)kvh * max_seq + (ok ? key : 0)) * HD + c * 8;
+            cp_async16(s_k + buf * KV_TILE + swz(r, c), k_cache + at, ok);
+            cp_async16(s_v + buf * KV_TILE + swz(r, c), v_cache + at, ok);
+        }
+    };
+    load_kv(0, 0);
+    cp_async_commit();
+
+    // Scores are exponentiated in base 2 with the 1/sqrt(HD) scale folded in.
+    const float scale_log2 = rsqrtf((float)HD) * 1.4426950408889634f;
+    float o[HD / 8][4];
+#pragma unroll
+    for (int d = 0; d < HD / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};  // rows g and g + 8
+    const int first_pos = start + q0 + warp * 16;              // this warp's first query position
+    const int pos[2] = {first_pos + g, first_pos + g + 8};
+
+    for (int j = 0; j < kv_tiles; j++) {
+        if (j + 1 < kv_tiles) {
+            load_kv(j + 1, (j + 1) & 1);
+            cp_async_commit();
+            cp_async_wait<1>();
+        } else {
+            cp_async_wait<0>();
+        }
+        __syncthreads();
+        const int k0 = j * PF_KEYS;
+        // A tile wholly after this warp's last query is wholly masked for it.
+        if (k0 <= first_pos + 15) {
+            const unsigned kb = s_k + (j & 1) * KV_TILE, vb = s_v + (j & 1) * KV_TILE;
+            float s[PF_KEYS / 8][4];
+#pragma unroll
+            for (int n = 0; n < PF_KEYS / 8; n++) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+            for (int kk = 0; kk < HD / 16; kk++) {
+                unsigned a[4];
+                ldsm_x4(s_q + swz(warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, kk * 2 + (lane >> 4)), a);
+#pragma unroll
+                for (int nn = 0; nn < PF_KEYS / 16; nn++) {
+                    unsigned b[4];
+                    ldsm_x4(kb + swz(nn * 16 + (lane & 7) + (lane >> 4) * 8, kk * 2 + ((lane >> 3) & 1)), b);
+                    mma_bf16(s[2 * nn], a, b[0], b[1]);
+                    mma_bf16(s[2 * nn + 1], a, b[2], b[3]);
+                }
+            }
+            if (k0 + PF_KEYS - 1 > first_pos || k0 + PF_KEYS > kv_len) {
+#pragma unroll
+                for (int n = 0; n < PF_KEYS / 8; n++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const int key = k0 + n * 8 + 2 * tg + (e & 1);
+                        if (key > pos[e >> 1] || key >= kv_len) s[n][e] = -INFINITY;
+                    }
+            }
+            // Online softmax; each row's 4 threads (one quad) share max and, at the end, sum.
+            float mx[2] = {m[0], m[1]};
+#pragma unroll
+            for (int n = 0; n < PF_KEYS / 8; n++) {
+                mx[0] = fmaxf(mx[0], fmaxf(s[n][0], s[n][1]));
+                mx[1] = fmaxf(mx[1], fmaxf(s[n][2], s[n][3]));
+            }
+            float corr[2], ms[2], rs[2] = {0.f, 0.f};
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+                // A row with no visible key yet keeps m = -inf; offset 0 keeps its exps 0, not NaN.
+                ms[r] = mx[r] == -INFINITY ? 0.f : mx[r] * scale_log2;
+                corr[r] = exp2f(m[r] * scale_log2 - ms[r]);
+                m[r] = mx[r];
+            }
+#pragma unroll
+            for (int n = 0; n < PF_KEYS / 8; n++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    s[n][e] = exp2f(s[n][e] * scale_log2 - ms[e >> 1]);
+                    rs[e >> 1] += s[n][e];
+                }
+#pragma unroll
+            for (int r = 0; r < 2; r++) l[r] = l[r] * corr[r] + rs[r];
+#pragma unroll
+            for (int d = 0; d < HD / 8; d++) {
+                o[d][0] *= corr[0];
+                o[d][1] *= corr[0];
+                o[d][2] *= corr[1];
+                o[d][3] *= corr[1];
+            }
+            // O += P V: the score accumulators are already in the A-fragment layout.
+#pragma unroll
+            for (int kk = 0; kk < PF_KEYS / 16; kk++) {
+                const unsigned a[4] = {pack_bf16(s[2 * kk][0], s[2 * kk][1]), pack_bf16(s[2 * kk][2], s[2 * kk][3]),
+                                       pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                                       pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+                for (int dd = 0; dd < HD / 16; dd++) {
+                    unsigned b[4];
+                    ldsm_x4_trans(vb + swz(kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, dd * 2 + (lane >> 4)), b);
+                    mma_bf16(o[2 * dd], a, b[0], b[1]);
+                    mma_bf16(o[2 * dd + 1], a, b[2], b[3]);
+                }
+            }
+        }
+        // The next iteration's load overwrites this buffer.
+        __syncthreads();
+    }
+
+    // Epilogue: normalise, gate, store bf16 pairs.
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+        l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+        const int t = q0 + warp * 16 + g + 8 * r;
+        if (t >= tokens) continue;
+        const float inv = 1.f / l[r];
+        const float* gate = proj + (long)t * ATTN_IN_ROWS + h * 2 * HD + HD;
+        bf16* dst = out + (long)t * ATTN_OUT + h * HD;
+#pragma unroll
+        for (int d = 0; d < HD / 8; d++) {
+            const int col = d * 8 + 2 * tg;
+            const float2 gv = *reinterpret_cast<const float2*>(gate + col);
+            *reinterpret_cast<unsigned*>(dst + col) =
+                pack_bf16(o[d][2 * r] * inv * sigmoid(gv.x), o[d][2 * r + 1] * inv * sigmoid(gv.y));
+        }
+    }
 }

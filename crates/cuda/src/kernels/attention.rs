@@ -1,10 +1,12 @@
-//! Launchers for attention.cu: q/k norm + partial RoPE + cache write, split-KV decode, combine.
+//! Launchers for attention.cu: q/k norm + partial RoPE + cache write, split-KV decode, combine;
+//! and the chunked prefill (norm + RoPE + cache write for every token, causal flash attention on
+//! the tensor cores).
 
 use std::sync::Arc;
 
 use crate::dims::{Dims, ATTN_SPLITS};
 use crate::driver::{Function, Gpu, KernelArgs, Module};
-use crate::error::Result;
+use crate::error::{CudaError, Result};
 use crate::tensor::{DType, View};
 
 pub struct Attention {
@@ -13,8 +15,15 @@ pub struct Attention {
     prepare: Function,
     partial: Function,
     combine: Function,
+    prefill_prepare: Function,
+    prefill_flash: Function,
     dims: Dims,
 }
+
+/// Query rows per prefill attention block and keys per K/V tile (PF_ROWS, PF_KEYS in
+/// attention.cu); the block has PREFILL_ROWS / 16 warps.
+const PREFILL_ROWS: usize = 64;
+const PREFILL_KEYS: usize = 32;
 
 pub struct AttnDecodeArgs<'a> {
     /// F32 [attn_in_rows]: q (query | gate per head) | k | v.
@@ -36,14 +45,37 @@ pub struct AttnDecodeArgs<'a> {
     pub max_seq: usize,
 }
 
+pub struct AttnPrefillArgs<'a> {
+    /// F32 [tokens, attn_in_rows]: per token the decode layout, q (query | gate per head) | k | v.
+    pub proj: &'a View<'a>,
+    /// BF16 [head dim] each.
+    pub q_norm: &'a View<'a>,
+    pub k_norm: &'a View<'a>,
+    /// BF16 [kv heads, max_seq, head dim] each; positions start .. start + tokens are written.
+    pub k_cache: &'a View<'a>,
+    pub v_cache: &'a View<'a>,
+    /// Scratch BF16 [tokens, heads * head dim]: normed, rotated queries.
+    pub q: &'a View<'a>,
+    /// BF16 [tokens, heads * head dim]: gated output, the input of o_proj.
+    pub out: &'a View<'a>,
+    /// Position of the chunk's first token; positions before it are already in the caches.
+    pub start: usize,
+    pub tokens: usize,
+    pub max_seq: usize,
+}
+
 impl Attention {
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
         let module = super::load(gpu, "attention.cu", include_str!("attention.cu"), dims)?;
+        let prefill_flash = module.function("attn_prefill_flash")?;
+        module.allow_shared(&prefill_flash, Self::prefill_shared(dims))?;
         Ok(Attention {
             gpu: gpu.clone(),
             prepare: module.function("attn_prepare")?,
             partial: module.function("attn_decode_partial")?,
             combine: module.function("attn_decode_combine")?,
+            prefill_prepare: module.function("attn_prefill_prepare")?,
+            prefill_flash,
             _module: module,
             dims: dims.clone(),
         })
@@ -105,5 +137,73 @@ impl Attention {
             .ptr(out);
         self.gpu
             .launch(&self.combine, (h as u32, 1, 1), hd as u32, 0, &mut args)
+    }
+
+    /// Dynamic shared memory of attn_prefill_flash: the query tile and two buffers each of K and V.
+    fn prefill_shared(d: &Dims) -> u32 {
+        ((PREFILL_ROWS + 4 * PREFILL_KEYS) * d.attn_head_dim * 2) as u32
+    }
+
+    /// The whole attention mixer of one prefill chunk after the q|k|v projection: `tokens`
+    /// queries at positions `start ..`, each attending causally to the cache up to itself.
+    pub fn prefill(&self, a: &AttnPrefillArgs) -> Result<()> {
+        let d = &self.dims;
+        let (h, kvh, hd) = (d.attn_heads, d.attn_kv_heads, d.attn_head_dim);
+        let (start, tokens) = (a.start, a.tokens);
+        // The flash grid has one row of blocks per PREFILL_ROWS queries (at most 65535 rows).
+        if tokens == 0 || tokens > 65535 * PREFILL_ROWS {
+            return Err(CudaError::Invalid(format!(
+                "attention prefill takes 1 to {} tokens per chunk, got {tokens}",
+                65535 * PREFILL_ROWS
+            )));
+        }
+        if start + tokens > a.max_seq || a.max_seq > i32::MAX as usize {
+            return Err(CudaError::Invalid(format!(
+                "attention prefill of {tokens} tokens from position {start} does not fit a \
+                 cache of {} positions",
+                a.max_seq
+            )));
+        }
+        let proj = a.proj.expect(DType::F32, &[tokens, d.attn_in_rows()])?;
+        let q_norm = a.q_norm.expect(DType::BF16, &[hd])?;
+        let k_norm = a.k_norm.expect(DType::BF16, &[hd])?;
+        let k_cache = a.k_cache.expect(DType::BF16, &[kvh, a.max_seq, hd])?;
+        let v_cache = a.v_cache.expect(DType::BF16, &[kvh, a.max_seq, hd])?;
+        let q = a.q.expect(DType::BF16, &[tokens, h * hd])?;
+        let out = a.out.expect(DType::BF16, &[tokens, h * hd])?;
+        let mut args = KernelArgs::new()
+            .ptr(proj)
+            .ptr(q_norm)
+            .ptr(k_norm)
+            .ptr(q)
+            .ptr(k_cache)
+            .ptr(v_cache)
+            .i32(start as i32)
+            .i32(a.max_seq as i32)
+            .f32(d.rope_theta)
+            .f32(d.eps);
+        self.gpu.launch(
+            &self.prefill_prepare,
+            (tokens as u32, (h + kvh) as u32, 1),
+            hd as u32,
+            0,
+            &mut args,
+        )?;
+        let mut args = KernelArgs::new()
+            .ptr(q)
+            .ptr(k_cache)
+            .ptr(v_cache)
+            .ptr(proj)
+            .ptr(out)
+            .i32(start as i32)
+            .i32(tokens as i32)
+            .i32(a.max_seq as i32);
+        self.gpu.launch(
+            &self.prefill_flash,
+            (h as u32, tokens.div_ceil(PREFILL_ROWS) as u32, 1),
+            (PREFILL_ROWS / 16 * 32) as u32,
+            Self::prefill_shared(d),
+            &mut args,
+        )
     }
 }
