@@ -250,6 +250,8 @@ extern "C" __global__ void gdn_prefill_ring(const float* __restrict__ proj, floa
 // column, each holding KD / GDN_RG of its rows in registers for the whole chunk, so S^T k and
 // S^T q are a few FMAs and a 3-step shuffle reduction per token (no block barrier in the loop).
 // With o = (decayed S)^T q + d (k . q), S is read once and written once per token.
+// Tokens go two at a time through two register buffers: one's loads are in flight while the
+// other computes.
 #define GDN_RG 8
 #define GDN_CPW (32 / GDN_RG)
 #define GDN_R (GDN_KEY_DIM / GDN_RG)
@@ -317,7 +319,17 @@ gdn_prefill_recurrent(const float* __restrict__ qn, const float* __restrict__ kn
             prefetch_l1(qp + (t + GDN_PREFETCH) * qk_stride);
         }
     };
+    // The registers hold S / scale: the decay then costs one multiply of `scale` per token instead
+    // of one per element. When scale falls below 1e-8 it is folded into the registers and reset,
+    // so 1 / scale stays finite (a decay that underflows to 0 just clears the state).
+    float scale = 1.f;
     auto step = [&](const GdnToken& x, int t) {
+        scale *= x.decay;
+        if (scale < 1e-8f) {
+#pragma unroll
+            for (int r = 0; r < GDN_R; r++) s[r] *= scale;
+            scale = 1.f;
+        }
         float sk0 = 0.f, sk1 = 0.f, sq0 = 0.f, sq1 = 0.f;
 #pragma unroll
         for (int r = 0; r < GDN_R; r += 2) {
@@ -334,12 +346,12 @@ gdn_prefill_recurrent(const float* __restrict__ qn, const float* __restrict__ kn
             sk += __shfl_xor_sync(0xffffffffu, sk, m);
             sq += __shfl_xor_sync(0xffffffffu, sq, m);
         }
-        const float d = x.beta * (x.v - x.decay * sk);
+        const float d = x.beta * (x.v - scale * sk);
+        const float d_scaled = d / scale;
 #pragma unroll
-        for (int r = 0; r < GDN_R; r++) s[r] = fmaf(s[r], x.decay, x.k[r] * d);
-        if (g == 0 && live) o[((long)t * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col] = x.decay * sq + d * x.kq;
+        for (int r = 0; r < GDN_R; r++) s[r] = fmaf(x.k[r], d_scaled, s[r]);
+        if (g == 0 && live) o[((long)t * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col] = scale * sq + d * x.kq;
     };
-    // Two register buffers: the next token's loads are in flight while this one computes.
     GdnToken a, b;
     if (tokens > 0) load(a, 0);
     int t = 0;
@@ -352,6 +364,6 @@ gdn_prefill_recurrent(const float* __restrict__ qn, const float* __restrict__ kn
     if (t < tokens) step(a, t);
     if (live) {
 #pragma unroll
-        for (int r = 0; r < GDN_R; r++) S[(g * GDN_R + r) * GDN_VALUE_DIM] = s[r];
+        for (int r = 0; r < GDN_R; r++) S[(g * GDN_R + r) * GDN_VALUE_DIM] = s[r] * scale;
     }
 }
