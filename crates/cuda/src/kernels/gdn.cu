@@ -172,6 +172,33 @@ struct ConvWindow {
     }
 };
 
+// Three block-wide sums with one pair of barriers; every thread gets all three.
+__device__ __forceinline__ void block_sum3(float& a, float& b, float& c, float (*scratch)[32]) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+    a = warp_sum(a);
+    b = warp_sum(b);
+    c = warp_sum(c);
+    __syncthreads();
+    if (lane == 0) {
+        scratch[0][warp] = a;
+        scratch[1][warp] = b;
+        scratch[2][warp] = c;
+    }
+    __syncthreads();
+    a = warp_sum(lane < warps ? scratch[0][lane] : 0.f);
+    b = warp_sum(lane < warps ? scratch[1][lane] : 0.f);
+    c = warp_sum(lane < warps ? scratch[2][lane] : 0.f);
+}
+
+// This block's raw inputs of channel c, all issued before any is used (one memory latency per
+// block instead of one per token).
+__device__ __forceinline__ void load_tokens(const float* __restrict__ proj, int c, int t0, int tokens, bool live,
+                                            float x[GDN_PREP_TOKENS]) {
+#pragma unroll
+    for (int j = 0; j < GDN_PREP_TOKENS; j++)
+        x[j] = live && t0 + j < tokens ? proj[(long)(t0 + j) * GDN_ROWS + c] : 0.f;
+}
+
 // grid (ceil(tokens / GDN_PREP_TOKENS), K + V), block GDN_PREP_THREADS.
 // Blocks y < K: key head y's q and k: conv + SiLU, L2-normalised (q also scaled by KD^-0.5),
 // written to qn, kn [tokens, K, KD], with their dot product kq [tokens, K].
@@ -182,30 +209,33 @@ gdn_prefill_prep(const float* __restrict__ proj, const bf16* __restrict__ conv_w
                  const float* __restrict__ a_log, const float* __restrict__ dt_bias, float* __restrict__ qn,
                  float* __restrict__ kn, float* __restrict__ kq, float* __restrict__ vv, float* __restrict__ beta,
                  float* __restrict__ decay, int start, int tokens, float l2_eps) {
-    __shared__ float scratch[32];
+    __shared__ float scratch[3][32];
     pdl_launch_next();
     pdl_wait();
     const int t0 = blockIdx.x * GDN_PREP_TOKENS, i = threadIdx.x;
-    const int t_end = min(t0 + GDN_PREP_TOKENS, tokens);
     if (blockIdx.y < GDN_KEY_HEADS) {
         const int kh = blockIdx.y;
         const bool live = i < GDN_KEY_DIM;
         const int cq = kh * GDN_KEY_DIM + i, ck = GDN_KEY_HEADS * GDN_KEY_DIM + cq;
+        float rq[GDN_PREP_TOKENS], rk[GDN_PREP_TOKENS];
+        load_tokens(proj, cq, t0, tokens, live, rq);
+        load_tokens(proj, ck, t0, tokens, live, rk);
         ConvWindow wq, wk;
         if (live) {
             wq.init(proj, conv_w, ring, cq, start + t0, start);
             wk.init(proj, conv_w, ring, ck, start + t0, start);
         }
-        for (int t = t0; t < t_end; t++) {
-            const float* row = proj + (long)t * GDN_ROWS;
+#pragma unroll
+        for (int j = 0; j < GDN_PREP_TOKENS; j++) {
+            const int t = t0 + j;
+            if (t >= tokens) break;
             float q = 0.f, k = 0.f;
             if (live) {
-                q = wq.next(row[cq]);
-                k = wk.next(row[ck]);
+                q = wq.next(rq[j]);
+                k = wk.next(rk[j]);
             }
-            const float qq = block_sum(q * q, scratch);
-            const float kk = block_sum(k * k, scratch);
-            const float qk = block_sum(q * k, scratch);
+            float qq = q * q, kk = k * k, qk = q * k;
+            block_sum3(qq, kk, qk, scratch);
             const float qscale = rsqrtf(qq + l2_eps) * rsqrtf((float)GDN_KEY_DIM);
             const float kscale = rsqrtf(kk + l2_eps);
             const long at = ((long)t * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + i;
@@ -219,15 +249,22 @@ gdn_prefill_prep(const float* __restrict__ proj, const bf16* __restrict__ conv_w
         const int h = blockIdx.y - GDN_KEY_HEADS;
         const bool live = i < GDN_VALUE_DIM;
         const int c = 2 * GDN_KEY_HEADS * GDN_KEY_DIM + h * GDN_VALUE_DIM + i;
+        float rv[GDN_PREP_TOKENS];
+        load_tokens(proj, c, t0, tokens, live, rv);
         ConvWindow wv;
         if (live) wv.init(proj, conv_w, ring, c, start + t0, start);
-        for (int t = t0; t < t_end; t++) {
-            const float* row = proj + (long)t * GDN_ROWS;
-            if (live) vv[((long)t * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + i] = wv.next(row[c]);
-            if (i == 0) {
-                beta[(long)t * GDN_VALUE_HEADS + h] = sigmoid(row[GDN_B + h]);
-                decay[(long)t * GDN_VALUE_HEADS + h] = expf(-expf(a_log[h]) * softplus(row[GDN_A + h] + dt_bias[h]));
-            }
+#pragma unroll
+        for (int j = 0; j < GDN_PREP_TOKENS; j++) {
+            const int t = t0 + j;
+            if (t >= tokens) break;
+            if (live) vv[((long)t * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + i] = wv.next(rv[j]);
+        }
+        // The gates: one thread per token of the tile.
+        if (i < GDN_PREP_TOKENS && t0 + i < tokens) {
+            const float* row = proj + (long)(t0 + i) * GDN_ROWS;
+            const long at = (long)(t0 + i) * GDN_VALUE_HEADS + h;
+            beta[at] = sigmoid(row[GDN_B + h]);
+            decay[at] = expf(-expf(a_log[h]) * softplus(row[GDN_A + h] + dt_bias[h]));
         }
     }
 }
