@@ -11,6 +11,7 @@
 #define GDN_Z (GDN_C)
 #define GDN_B (GDN_C + GDN_VALUE_HEADS * GDN_VALUE_DIM)
 #define GDN_A (GDN_B + GDN_VALUE_HEADS)
+#define GDN_ROWS (GDN_A + GDN_VALUE_HEADS)
 // Each block owns CPB value columns of one value head: the columns of S are independent, so a
 // head splits across blocks and 32 heads become 128 blocks (real model) instead of 32.
 #define GDN_CPB (GDN_VALUE_DIM < 32 ? GDN_VALUE_DIM : 32)
@@ -106,13 +107,17 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
     if (kg == 0) o[h * GDN_VALUE_DIM + col0 + col] = SQ + d * kq;
 }
 
-// out = bf16(w * rmsnorm(o) * silu(z)) per value head (plain weight, not 1 + w); grid V.
+// out = bf16(w * rmsnorm(o) * silu(z)) per value head (plain weight, not 1 + w); grid (V, tokens):
+// token t's o, proj and out rows follow each other (decode launches one token).
 extern "C" __global__ void gdn_gated_norm(const float* __restrict__ o, const float* __restrict__ proj,
                                           const bf16* __restrict__ w, bf16* __restrict__ out, float eps) {
     __shared__ float scratch[32];
     pdl_launch_next();
     pdl_wait();
     const int h = blockIdx.x;
+    o += (long)blockIdx.y * GDN_VALUE_HEADS * GDN_VALUE_DIM;
+    proj += (long)blockIdx.y * GDN_ROWS;
+    out += (long)blockIdx.y * GDN_VALUE_HEADS * GDN_VALUE_DIM;
     const float* oh = o + h * GDN_VALUE_DIM;
     float ss = 0.f;
     for (int i = threadIdx.x; i < GDN_VALUE_DIM; i += blockDim.x) ss += oh[i] * oh[i];
@@ -120,5 +125,282 @@ extern "C" __global__ void gdn_gated_norm(const float* __restrict__ o, const flo
     for (int i = threadIdx.x; i < GDN_VALUE_DIM; i += blockDim.x) {
         const float z = proj[GDN_Z + h * GDN_VALUE_DIM + i];
         out[h * GDN_VALUE_DIM + i] = f2bf(bf2f(w[i]) * (oh[i] * r) * silu(z));
+    }
+}
+
+// ---- Prefill: a chunk of `tokens` tokens at positions start .. start + tokens - 1. ----
+// Three passes: conv + activations for every token at once (parallel over tokens), the delta
+// rule (sequential over tokens, parallel over value columns), then gdn_gated_norm over all rows.
+// Between the first two, gdn_prefill_ring leaves the conv ring as gdn_decode expects it.
+
+// Prep: tokens per block (the conv window slides along them in registers, so each raw input is
+// read once per block) and threads per block (one per channel of a head).
+#define GDN_PREP_TOKENS 8
+#define GDN_MAXD (GDN_KEY_DIM > GDN_VALUE_DIM ? GDN_KEY_DIM : GDN_VALUE_DIM)
+#define GDN_PREP_THREADS ((GDN_MAXD + 31) / 32 * 32)
+
+// Raw conv input of channel c at absolute position p: this chunk's proj rows, else the ring
+// (positions before the chunk), else zero (before the sequence).
+__device__ __forceinline__ float conv_input(const float* __restrict__ proj, const float* __restrict__ ring,
+                                            int c, int p, int start) {
+    if (p >= start) return proj[(long)(p - start) * GDN_ROWS + c];
+    if (p >= 0) return ring[(p % CONV_K) * GDN_C + c];
+    return 0.f;
+}
+
+// One channel's causal conv over consecutive tokens: weights and the last CONV_K - 1 inputs held
+// in registers. Taps are summed oldest first, as the CPU reference does.
+struct ConvWindow {
+    float w[CONV_K];
+    float past[CONV_K - 1];
+    __device__ __forceinline__ void init(const float* proj, const bf16* conv_w, const float* ring, int c, int p0,
+                                         int start) {
+#pragma unroll
+        for (int i = 0; i < CONV_K; i++) w[i] = bf2f(conv_w[c * CONV_K + i]);
+#pragma unroll
+        for (int i = 0; i < CONV_K - 1; i++) past[i] = conv_input(proj, ring, c, p0 - (CONV_K - 1) + i, start);
+    }
+    __device__ __forceinline__ float next(float cur) {
+        float acc = 0.f;
+#pragma unroll
+        for (int i = 0; i < CONV_K - 1; i++) acc += w[i] * past[i];
+        acc += w[CONV_K - 1] * cur;
+#pragma unroll
+        for (int i = 0; i + 1 < CONV_K - 1; i++) past[i] = past[i + 1];
+        past[CONV_K - 2] = cur;
+        return silu(acc);
+    }
+};
+
+// Three block-wide sums with one pair of barriers; every thread gets all three.
+__device__ __forceinline__ void block_sum3(float& a, float& b, float& c, float (*scratch)[32]) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+    a = warp_sum(a);
+    b = warp_sum(b);
+    c = warp_sum(c);
+    __syncthreads();
+    if (lane == 0) {
+        scratch[0][warp] = a;
+        scratch[1][warp] = b;
+        scratch[2][warp] = c;
+    }
+    __syncthreads();
+    a = warp_sum(lane < warps ? scratch[0][lane] : 0.f);
+    b = warp_sum(lane < warps ? scratch[1][lane] : 0.f);
+    c = warp_sum(lane < warps ? scratch[2][lane] : 0.f);
+}
+
+// This block's raw inputs of channel c, all issued before any is used (one memory latency per
+// block instead of one per token).
+__device__ __forceinline__ void load_tokens(const float* __restrict__ proj, int c, int t0, int tokens, bool live,
+                                            float x[GDN_PREP_TOKENS]) {
+#pragma unroll
+    for (int j = 0; j < GDN_PREP_TOKENS; j++)
+        x[j] = live && t0 + j < tokens ? proj[(long)(t0 + j) * GDN_ROWS + c] : 0.f;
+}
+
+// grid (ceil(tokens / GDN_PREP_TOKENS), K + V), block GDN_PREP_THREADS.
+// Blocks y < K: key head y's q and k: conv + SiLU, L2-normalised (q also scaled by KD^-0.5),
+// written to qn, kn [tokens, K, KD], with their dot product kq [tokens, K].
+// Blocks y >= K: value head y - K: v [tokens, V, VD] (conv + SiLU), beta and the multiplicative
+// decay exp(g) [tokens, V].
+extern "C" __global__ void __launch_bounds__(GDN_PREP_THREADS)
+gdn_prefill_prep(const float* __restrict__ proj, const bf16* __restrict__ conv_w, const float* __restrict__ ring,
+                 const float* __restrict__ a_log, const float* __restrict__ dt_bias, float* __restrict__ qn,
+                 float* __restrict__ kn, float* __restrict__ kq, float* __restrict__ vv, float* __restrict__ beta,
+                 float* __restrict__ decay, int start, int tokens, float l2_eps) {
+    __shared__ float scratch[3][32];
+    pdl_launch_next();
+    pdl_wait();
+    const int t0 = blockIdx.x * GDN_PREP_TOKENS, i = threadIdx.x;
+    if (blockIdx.y < GDN_KEY_HEADS) {
+        const int kh = blockIdx.y;
+        const bool live = i < GDN_KEY_DIM;
+        const int cq = kh * GDN_KEY_DIM + i, ck = GDN_KEY_HEADS * GDN_KEY_DIM + cq;
+        float rq[GDN_PREP_TOKENS], rk[GDN_PREP_TOKENS];
+        load_tokens(proj, cq, t0, tokens, live, rq);
+        load_tokens(proj, ck, t0, tokens, live, rk);
+        ConvWindow wq, wk;
+        if (live) {
+            wq.init(proj, conv_w, ring, cq, start + t0, start);
+            wk.init(proj, conv_w, ring, ck, start + t0, start);
+        }
+#pragma unroll
+        for (int j = 0; j < GDN_PREP_TOKENS; j++) {
+            const int t = t0 + j;
+            if (t >= tokens) break;
+            float q = 0.f, k = 0.f;
+            if (live) {
+                q = wq.next(rq[j]);
+                k = wk.next(rk[j]);
+            }
+            float qq = q * q, kk = k * k, qk = q * k;
+            block_sum3(qq, kk, qk, scratch);
+            const float qscale = rsqrtf(qq + l2_eps) * rsqrtf((float)GDN_KEY_DIM);
+            const float kscale = rsqrtf(kk + l2_eps);
+            const long at = ((long)t * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + i;
+            if (live) {
+                qn[at] = q * qscale;
+                kn[at] = k * kscale;
+            }
+            if (i == 0) kq[(long)t * GDN_KEY_HEADS + kh] = qk * qscale * kscale;
+        }
+    } else {
+        const int h = blockIdx.y - GDN_KEY_HEADS;
+        const bool live = i < GDN_VALUE_DIM;
+        const int c = 2 * GDN_KEY_HEADS * GDN_KEY_DIM + h * GDN_VALUE_DIM + i;
+        float rv[GDN_PREP_TOKENS];
+        load_tokens(proj, c, t0, tokens, live, rv);
+        ConvWindow wv;
+        if (live) wv.init(proj, conv_w, ring, c, start + t0, start);
+#pragma unroll
+        for (int j = 0; j < GDN_PREP_TOKENS; j++) {
+            const int t = t0 + j;
+            if (t >= tokens) break;
+            if (live) vv[((long)t * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + i] = wv.next(rv[j]);
+        }
+        // The gates: one thread per token of the tile.
+        if (i < GDN_PREP_TOKENS && t0 + i < tokens) {
+            const float* row = proj + (long)(t0 + i) * GDN_ROWS;
+            const long at = (long)(t0 + i) * GDN_VALUE_HEADS + h;
+            beta[at] = sigmoid(row[GDN_B + h]);
+            decay[at] = expf(-expf(a_log[h]) * softplus(row[GDN_A + h] + dt_bias[h]));
+        }
+    }
+}
+
+// Writes the chunk's last min(tokens, CONV_K) raw inputs to their ring slots (position % CONV_K),
+// so gdn_decode at start + tokens continues exactly. A separate launch after gdn_prefill_prep:
+// those slots may hold positions before the chunk that prep still reads.
+// grid ceil(GDN_C / 256), block 256.
+extern "C" __global__ void gdn_prefill_ring(const float* __restrict__ proj, float* __restrict__ ring, int start,
+                                            int tokens) {
+    pdl_launch_next();
+    pdl_wait();
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= GDN_C) return;
+    for (int t = max(0, tokens - CONV_K); t < tokens; t++)
+        ring[((start + t) % CONV_K) * GDN_C + c] = proj[(long)t * GDN_ROWS + c];
+}
+
+// The delta rule over the chunk. The columns of S [KD, VD] are independent: GDN_RG lanes share a
+// column, each holding KD / GDN_RG of its rows in registers for the whole chunk, so S^T k and
+// S^T q are a few FMAs and a 3-step shuffle reduction per token (no block barrier in the loop).
+// With o = (decayed S)^T q + d (k . q), S is read once and written once per token.
+// Tokens go two at a time through two register buffers: one's loads are in flight while the
+// other computes.
+#define GDN_RG 8
+#define GDN_CPW (32 / GDN_RG)
+#define GDN_R (GDN_KEY_DIM / GDN_RG)
+#define GDN_PWARPS ((GDN_VALUE_DIM < 32 ? GDN_VALUE_DIM + GDN_CPW - 1 : 32) / GDN_CPW)
+#define GDN_PCOLS (GDN_PWARPS * GDN_CPW)
+// Tokens ahead whose k and q rows are prefetched into L1 (they come from L2 the first time).
+#define GDN_PREFETCH 4
+
+// One token's inputs as one lane needs them: its rows of k and q, and its column's v.
+struct GdnToken {
+    float k[GDN_R], q[GDN_R];
+    float v, beta, decay, kq;
+};
+
+__device__ __forceinline__ void load_rows(const float* __restrict__ p, float x[GDN_R]) {
+#if GDN_R % 4 == 0
+#pragma unroll
+    for (int i = 0; i < GDN_R / 4; i++) {
+        const float4 f = __ldg(reinterpret_cast<const float4*>(p) + i);
+        x[4 * i] = f.x;
+        x[4 * i + 1] = f.y;
+        x[4 * i + 2] = f.z;
+        x[4 * i + 3] = f.w;
+    }
+#else
+#pragma unroll
+    for (int i = 0; i < GDN_R; i++) x[i] = __ldg(p + i);
+#endif
+}
+
+__device__ __forceinline__ void prefetch_l1(const float* p) {
+    asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
+}
+
+// grid (V, ceil(VD / GDN_PCOLS)), block GDN_PWARPS * 32. o: [tokens, V, VD] before the gated norm.
+extern "C" __global__ void __launch_bounds__(GDN_PWARPS * 32)
+gdn_prefill_recurrent(const float* __restrict__ qn, const float* __restrict__ kn, const float* __restrict__ kq,
+                      const float* __restrict__ vv, const float* __restrict__ beta,
+                      const float* __restrict__ decay, float* __restrict__ state, float* __restrict__ o,
+                      int tokens) {
+    pdl_launch_next();
+    pdl_wait();
+    const int h = blockIdx.x, kh = h / (GDN_VALUE_HEADS / GDN_KEY_HEADS);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int g = lane / GDN_CPW;
+    const int col = blockIdx.y * GDN_PCOLS + warp * GDN_CPW + lane % GDN_CPW;
+    const bool live = col < GDN_VALUE_DIM;
+    float* S = state + (long)h * GDN_KEY_DIM * GDN_VALUE_DIM + col;
+    float s[GDN_R];
+#pragma unroll
+    for (int r = 0; r < GDN_R; r++) s[r] = live ? S[(g * GDN_R + r) * GDN_VALUE_DIM] : 0.f;
+
+    const long qk_stride = GDN_KEY_HEADS * GDN_KEY_DIM;
+    const float* kp = kn + kh * GDN_KEY_DIM + g * GDN_R;
+    const float* qp = qn + kh * GDN_KEY_DIM + g * GDN_R;
+    auto load = [&](GdnToken& x, int t) {
+        load_rows(kp + t * qk_stride, x.k);
+        load_rows(qp + t * qk_stride, x.q);
+        x.v = live ? __ldg(vv + ((long)t * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col) : 0.f;
+        x.beta = __ldg(beta + (long)t * GDN_VALUE_HEADS + h);
+        x.decay = __ldg(decay + (long)t * GDN_VALUE_HEADS + h);
+        x.kq = __ldg(kq + (long)t * GDN_KEY_HEADS + kh);
+        if (t + GDN_PREFETCH < tokens) {
+            prefetch_l1(kp + (t + GDN_PREFETCH) * qk_stride);
+            prefetch_l1(qp + (t + GDN_PREFETCH) * qk_stride);
+        }
+    };
+    // The registers hold S / scale: the decay then costs one multiply of `scale` per token instead
+    // of one per element. When scale falls below 1e-8 it is folded into the registers and reset,
+    // so 1 / scale stays finite (a decay that underflows to 0 just clears the state).
+    float scale = 1.f;
+    auto step = [&](const GdnToken& x, int t) {
+        scale *= x.decay;
+        if (scale < 1e-8f) {
+#pragma unroll
+            for (int r = 0; r < GDN_R; r++) s[r] *= scale;
+            scale = 1.f;
+        }
+        float sk0 = 0.f, sk1 = 0.f, sq0 = 0.f, sq1 = 0.f;
+#pragma unroll
+        for (int r = 0; r < GDN_R; r += 2) {
+            sk0 = fmaf(s[r], x.k[r], sk0);
+            sq0 = fmaf(s[r], x.q[r], sq0);
+            if (r + 1 < GDN_R) {
+                sk1 = fmaf(s[r + 1], x.k[r + 1], sk1);
+                sq1 = fmaf(s[r + 1], x.q[r + 1], sq1);
+            }
+        }
+        float sk = sk0 + sk1, sq = sq0 + sq1;
+#pragma unroll
+        for (int m = GDN_CPW; m < 32; m <<= 1) {
+            sk += __shfl_xor_sync(0xffffffffu, sk, m);
+            sq += __shfl_xor_sync(0xffffffffu, sq, m);
+        }
+        const float d = x.beta * (x.v - scale * sk);
+        const float d_scaled = d / scale;
+#pragma unroll
+        for (int r = 0; r < GDN_R; r++) s[r] = fmaf(x.k[r], d_scaled, s[r]);
+        if (g == 0 && live) o[((long)t * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col] = scale * sq + d * x.kq;
+    };
+    GdnToken a, b;
+    if (tokens > 0) load(a, 0);
+    int t = 0;
+    for (; t + 1 < tokens; t += 2) {
+        load(b, t + 1);
+        step(a, t);
+        if (t + 2 < tokens) load(a, t + 2);
+        step(b, t + 1);
+    }
+    if (t < tokens) step(a, t);
+    if (live) {
+#pragma unroll
+        for (int r = 0; r < GDN_R; r++) S[(g * GDN_R + r) * GDN_VALUE_DIM] = s[r] * scale;
     }
 }

@@ -1,18 +1,94 @@
-//! Launchers for gdn.cu: Gated DeltaNet decode (conv + gating + recurrence fused) and the gated norm.
+//! Launchers for gdn.cu: Gated DeltaNet decode (conv + gating + recurrence fused), the gated
+//! norm, and the prefill of a chunk of tokens (conv + activations, ring update, delta rule,
+//! gated norm).
 
 use std::sync::Arc;
 
 use crate::dims::Dims;
 use crate::driver::{Function, Gpu, KernelArgs, Module};
-use crate::error::Result;
-use crate::tensor::{DType, View};
+use crate::error::{CudaError, Result};
+use crate::tensor::{DType, Tensor, View};
+
+/// L2-norm epsilon of q and k in the prefill (transformers' `l2norm`, the CPU reference's
+/// `QK_L2_EPS`; the decode kernel takes the model's rms eps, equal for Qwen3.6).
+const QK_L2_EPS: f32 = 1e-6;
+/// Tokens per block of gdn_prefill_prep (GDN_PREP_TOKENS in gdn.cu).
+const PREP_TOKENS: usize = 8;
+/// Lanes sharing one value column in gdn_prefill_recurrent (GDN_RG in gdn.cu).
+const ROW_GROUPS: usize = 8;
+/// The CUDA limit on grid y and z, which carry the token index of the gated norm.
+const MAX_GRID_Y: usize = 65_535;
 
 pub struct Gdn {
     gpu: Arc<Gpu>,
     _module: Module,
     decode: Function,
     gated_norm: Function,
+    prefill_prep: Function,
+    prefill_ring: Function,
+    prefill_recurrent: Function,
     dims: Dims,
+}
+
+/// The per-layer tensors one prefill chunk reads and writes.
+pub struct GdnPrefillArgs<'a> {
+    /// F32 [tokens, gdn_in_rows]: per token the decode layout q | k | v | z | b | a, raw.
+    pub proj: &'a View<'a>,
+    /// BF16 [conv channels, conv kernel].
+    pub conv_w: &'a View<'a>,
+    /// F32 [conv kernel, conv channels]: the decode ring (slot = position % kernel); read for
+    /// positions before `start`, left holding the chunk's last inputs for the next decode step.
+    pub conv_ring: &'a View<'a>,
+    /// F32 [value heads] each.
+    pub a_log: &'a View<'a>,
+    pub dt_bias: &'a View<'a>,
+    /// BF16 [value dim]: the gated norm weight (plain w).
+    pub norm: &'a View<'a>,
+    /// F32 [value heads, key dim, value dim]: the state before `start`, left as the state after
+    /// the chunk's last token.
+    pub state: &'a View<'a>,
+    /// BF16 [tokens, value heads * value dim]: w * rmsnorm(o) * silu(z), the out_proj input.
+    pub out: &'a View<'a>,
+    pub scratch: &'a GdnPrefillScratch,
+    /// Position of the chunk's first token.
+    pub start: usize,
+    pub tokens: usize,
+}
+
+/// Per-token intermediates of a prefill chunk, allocated once for the largest chunk (all f32):
+/// q and k normalised [max_tokens, key heads, key dim], their dot product [max_tokens, key heads],
+/// v [max_tokens, value heads, value dim], beta and decay [max_tokens, value heads], and the
+/// read-out o before the gated norm [max_tokens, value heads, value dim].
+pub struct GdnPrefillScratch {
+    max_tokens: usize,
+    q: Tensor,
+    k: Tensor,
+    kq: Tensor,
+    v: Tensor,
+    beta: Tensor,
+    decay: Tensor,
+    o: Tensor,
+}
+
+impl GdnPrefillScratch {
+    pub fn new(gpu: &Arc<Gpu>, dims: &Dims, max_tokens: usize) -> Result<Self> {
+        let (kh, vh) = (dims.gdn_key_heads, dims.gdn_value_heads);
+        let f32t = |name: &str, shape: &[usize]| Tensor::new(gpu, name, DType::F32, shape);
+        Ok(GdnPrefillScratch {
+            max_tokens,
+            q: f32t("gdn prefill q", &[max_tokens, kh, dims.gdn_key_dim])?,
+            k: f32t("gdn prefill k", &[max_tokens, kh, dims.gdn_key_dim])?,
+            kq: f32t("gdn prefill kq", &[max_tokens, kh])?,
+            v: f32t("gdn prefill v", &[max_tokens, vh, dims.gdn_value_dim])?,
+            beta: f32t("gdn prefill beta", &[max_tokens, vh])?,
+            decay: f32t("gdn prefill decay", &[max_tokens, vh])?,
+            o: f32t("gdn prefill o", &[max_tokens, vh, dims.gdn_value_dim])?,
+        })
+    }
+
+    pub fn max_tokens(&self) -> usize {
+        self.max_tokens
+    }
 }
 
 /// The per-layer tensors the decode kernel reads and writes.
@@ -41,6 +117,9 @@ impl Gdn {
             gpu: gpu.clone(),
             decode: module.function("gdn_decode")?,
             gated_norm: module.function("gdn_gated_norm")?,
+            prefill_prep: module.function("gdn_prefill_prep")?,
+            prefill_ring: module.function("gdn_prefill_ring")?,
+            prefill_recurrent: module.function("gdn_prefill_recurrent")?,
             _module: module,
             dims: dims.clone(),
         })
@@ -100,13 +179,127 @@ impl Gdn {
             .ptr(w)
             .ptr(out)
             .f32(d.eps);
-        let threads = d.gdn_value_dim.clamp(32, 256) as u32;
         self.gpu.launch(
             &self.gated_norm,
             (d.gdn_value_heads as u32, 1, 1),
-            threads,
+            Self::gated_norm_threads(d),
             0,
             &mut args,
         )
+    }
+
+    /// Gated DeltaNet over a chunk of `tokens` tokens at positions `start..start + tokens`,
+    /// continuing from the state and conv ring that decode (or an earlier chunk) left.
+    pub fn prefill(&self, a: &GdnPrefillArgs) -> Result<()> {
+        let d = &self.dims;
+        let (t, kh, v) = (a.tokens, d.gdn_key_heads, d.gdn_value_heads);
+        let sc = a.scratch;
+        if t == 0 {
+            return Ok(());
+        }
+        if t > sc.max_tokens || t > MAX_GRID_Y || a.start + t > i32::MAX as usize {
+            return Err(CudaError::Invalid(format!(
+                "gdn prefill of {t} tokens at {}: the scratch holds {} tokens, a launch at most {MAX_GRID_Y}",
+                a.start, sc.max_tokens
+            )));
+        }
+        let prep_threads = d.gdn_key_dim.max(d.gdn_value_dim).div_ceil(32) * 32;
+        if prep_threads > 1024 || d.gdn_key_dim % ROW_GROUPS != 0 || d.conv_kernel < 2 {
+            return Err(CudaError::Invalid(format!(
+                "gdn prefill needs head dims <= 1024, key dim a multiple of {ROW_GROUPS} and a conv \
+                 kernel of at least 2 ({d:?})"
+            )));
+        }
+        let proj = a.proj.expect(DType::F32, &[t, d.gdn_in_rows()])?;
+        let conv_w = a
+            .conv_w
+            .expect(DType::BF16, &[d.gdn_conv_channels(), d.conv_kernel])?;
+        let ring = a
+            .conv_ring
+            .expect(DType::F32, &[d.conv_kernel, d.gdn_conv_channels()])?;
+        let a_log = a.a_log.expect(DType::F32, &[v])?;
+        let dt_bias = a.dt_bias.expect(DType::F32, &[v])?;
+        let norm = a.norm.expect(DType::BF16, &[d.gdn_value_dim])?;
+        let state = a
+            .state
+            .expect(DType::F32, &[v, d.gdn_key_dim, d.gdn_value_dim])?;
+        let out = a.out.expect(DType::BF16, &[t, d.gdn_out()])?;
+        let (start, tokens) = (a.start as i32, t as i32);
+
+        let mut args = KernelArgs::new()
+            .ptr(proj)
+            .ptr(conv_w)
+            .ptr(ring)
+            .ptr(a_log)
+            .ptr(dt_bias)
+            .ptr(sc.q.ptr())
+            .ptr(sc.k.ptr())
+            .ptr(sc.kq.ptr())
+            .ptr(sc.v.ptr())
+            .ptr(sc.beta.ptr())
+            .ptr(sc.decay.ptr())
+            .i32(start)
+            .i32(tokens)
+            .f32(QK_L2_EPS);
+        self.gpu.launch(
+            &self.prefill_prep,
+            (t.div_ceil(PREP_TOKENS) as u32, (kh + v) as u32, 1),
+            prep_threads as u32,
+            0,
+            &mut args,
+        )?;
+
+        let mut args = KernelArgs::new().ptr(proj).ptr(ring).i32(start).i32(tokens);
+        self.gpu.launch(
+            &self.prefill_ring,
+            (d.gdn_conv_channels().div_ceil(256) as u32, 1, 1),
+            256,
+            0,
+            &mut args,
+        )?;
+
+        // As GDN_PWARPS / GDN_PCOLS in gdn.cu: 32 / ROW_GROUPS columns per warp, a block spans
+        // 32 columns or the whole head if it is narrower.
+        let per_warp = 32 / ROW_GROUPS;
+        let warps = d.gdn_value_dim.min(32).div_ceil(per_warp);
+        let mut args = KernelArgs::new()
+            .ptr(sc.q.ptr())
+            .ptr(sc.k.ptr())
+            .ptr(sc.kq.ptr())
+            .ptr(sc.v.ptr())
+            .ptr(sc.beta.ptr())
+            .ptr(sc.decay.ptr())
+            .ptr(state)
+            .ptr(sc.o.ptr())
+            .i32(tokens);
+        self.gpu.launch(
+            &self.prefill_recurrent,
+            (
+                v as u32,
+                d.gdn_value_dim.div_ceil(warps * per_warp) as u32,
+                1,
+            ),
+            (warps * 32) as u32,
+            0,
+            &mut args,
+        )?;
+
+        let mut args = KernelArgs::new()
+            .ptr(sc.o.ptr())
+            .ptr(proj)
+            .ptr(norm)
+            .ptr(out)
+            .f32(d.eps);
+        self.gpu.launch(
+            &self.gated_norm,
+            (v as u32, t as u32, 1),
+            Self::gated_norm_threads(d),
+            0,
+            &mut args,
+        )
+    }
+
+    fn gated_norm_threads(d: &Dims) -> u32 {
+        d.gdn_value_dim.clamp(32, 256) as u32
     }
 }
