@@ -43,12 +43,7 @@ impl PrefillScratch {
             xn: Tensor::new(gpu, "prefill xn", DType::BF16, &[max_tokens, d.hidden])?,
             proj: Tensor::new(gpu, "prefill proj", DType::F32, &[max_tokens * proj_cols])?,
             mixed: Tensor::new(gpu, "prefill mixer out", DType::BF16, &[max_tokens * mixed_cols])?,
-            attn_q: Tensor::new(
-                gpu,
-                "prefill q",
-                DType::BF16,
-                &[d.attn_heads, max_tokens, d.attn_head_dim],
-            )?,
+            attn_q: Tensor::new(gpu, "prefill q", DType::BF16, &[max_tokens * d.attn_out()])?,
             gdn: GdnPrefillScratch::new(gpu, d, max_tokens)?,
             moe: MoeScratch::new(gpu, d, max_tokens)?,
         })
@@ -171,7 +166,7 @@ impl CudaBackend {
                         k_norm: &a.k_norm.view(),
                         k_cache: &seq.k_cache.at(attn_i),
                         v_cache: &seq.v_cache.at(attn_i),
-                        q: &s.attn_q.view(),
+                        q: &s.attn_q.view().shaped(&[t, d.attn_out()]),
                         out: &out,
                         start,
                         tokens: t,

@@ -16,6 +16,16 @@ const QK_L2_EPS: f32 = 1e-6;
 const PREP_TOKENS: usize = 8;
 /// Lanes sharing one value column in gdn_prefill_recurrent (GDN_RG in gdn.cu).
 const ROW_GROUPS: usize = 8;
+/// Tokens per shared-memory stage of gdn_prefill_recurrent (GDN_TB in gdn.cu).
+const STAGE_TOKENS: usize = 32;
+
+/// Dynamic shared memory of gdn_prefill_recurrent: two stages of GDN_STAGE_FLOATS floats (k and
+/// q rows, the block's v columns, beta, decay and k.q per token).
+fn recurrent_shared_bytes(d: &Dims) -> u32 {
+    let per_warp = 32 / ROW_GROUPS;
+    let columns = d.gdn_value_dim.min(32).div_ceil(per_warp) * per_warp;
+    (2 * 4 * STAGE_TOKENS * (2 * d.gdn_key_dim + columns + 3)) as u32
+}
 /// The CUDA limit on grid y and z, which carry the token index of the gated norm.
 const MAX_GRID_Y: usize = 65_535;
 
@@ -89,6 +99,13 @@ impl GdnPrefillScratch {
     pub fn max_tokens(&self) -> usize {
         self.max_tokens
     }
+
+    /// GPU bytes `new` allocates for `max_tokens`.
+    pub fn bytes(dims: &Dims, max_tokens: usize) -> usize {
+        let (kh, vh) = (dims.gdn_key_heads, dims.gdn_value_heads);
+        4 * max_tokens
+            * (2 * kh * dims.gdn_key_dim + kh + 2 * vh * dims.gdn_value_dim + 2 * vh)
+    }
 }
 
 /// The per-layer tensors the decode kernel reads and writes.
@@ -113,13 +130,15 @@ pub struct GdnDecodeArgs<'a> {
 impl Gdn {
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
         let module = super::load(gpu, "gdn.cu", include_str!("gdn.cu"), dims)?;
+        let prefill_recurrent = module.function("gdn_prefill_recurrent")?;
+        module.allow_shared(&prefill_recurrent, recurrent_shared_bytes(dims))?;
         Ok(Gdn {
             gpu: gpu.clone(),
             decode: module.function("gdn_decode")?,
             gated_norm: module.function("gdn_gated_norm")?,
             prefill_prep: module.function("gdn_prefill_prep")?,
             prefill_ring: module.function("gdn_prefill_ring")?,
-            prefill_recurrent: module.function("gdn_prefill_recurrent")?,
+            prefill_recurrent,
             _module: module,
             dims: dims.clone(),
         })
@@ -280,7 +299,7 @@ impl Gdn {
                 1,
             ),
             (warps * 32) as u32,
-            0,
+            recurrent_shared_bytes(d),
             &mut args,
         )?;
 
