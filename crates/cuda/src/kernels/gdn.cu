@@ -107,24 +107,36 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
     if (kg == 0) o[h * GDN_VALUE_DIM + col0 + col] = SQ + d * kq;
 }
 
-// out = bf16(w * rmsnorm(o) * silu(z)) per value head (plain weight, not 1 + w); grid (V, tokens):
-// token t's o, proj and out rows follow each other (decode launches one token).
-extern "C" __global__ void gdn_gated_norm(const float* __restrict__ o, const float* __restrict__ proj,
-                                          const bf16* __restrict__ w, bf16* __restrict__ out, float eps) {
-    __shared__ float scratch[32];
+// out = bf16(w * rmsnorm(o) * silu(z)) per value head (plain weight, not 1 + w). One warp per
+// row (token, head) of `rows` = tokens * V, GDN_NORM_WARPS rows per block: a block per row was
+// mostly launch overhead at 8K tokens. Token t's o, proj and out rows follow each other.
+#define GDN_NORM_WARPS 8
+extern "C" __global__ void __launch_bounds__(GDN_NORM_WARPS * 32)
+gdn_gated_norm(const float* __restrict__ o, const float* __restrict__ proj, const bf16* __restrict__ w,
+               bf16* __restrict__ out, float eps, int rows) {
     pdl_launch_next();
     pdl_wait();
-    const int h = blockIdx.x;
-    o += (long)blockIdx.y * GDN_VALUE_HEADS * GDN_VALUE_DIM;
-    proj += (long)blockIdx.y * GDN_ROWS;
-    out += (long)blockIdx.y * GDN_VALUE_HEADS * GDN_VALUE_DIM;
-    const float* oh = o + h * GDN_VALUE_DIM;
+    const int row = blockIdx.x * GDN_NORM_WARPS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (row >= rows) return;
+    const long t = row / GDN_VALUE_HEADS;
+    const int h = row % GDN_VALUE_HEADS;
+    const float* oh = o + (long)row * GDN_VALUE_DIM;
+    const float* z = proj + t * GDN_ROWS + GDN_Z + h * GDN_VALUE_DIM;
+    bf16* dst = out + (long)row * GDN_VALUE_DIM;
+    constexpr int PER_LANE = (GDN_VALUE_DIM + 31) / 32;
+    float x[PER_LANE];
     float ss = 0.f;
-    for (int i = threadIdx.x; i < GDN_VALUE_DIM; i += blockDim.x) ss += oh[i] * oh[i];
-    const float r = rsqrtf(block_sum(ss, scratch) / GDN_VALUE_DIM + eps);
-    for (int i = threadIdx.x; i < GDN_VALUE_DIM; i += blockDim.x) {
-        const float z = proj[GDN_Z + h * GDN_VALUE_DIM + i];
-        out[h * GDN_VALUE_DIM + i] = f2bf(bf2f(w[i]) * (oh[i] * r) * silu(z));
+#pragma unroll
+    for (int j = 0; j < PER_LANE; j++) {
+        const int i = lane + 32 * j;
+        x[j] = i < GDN_VALUE_DIM ? oh[i] : 0.f;
+        ss += x[j] * x[j];
+    }
+    const float r = rsqrtf(warp_sum(ss) / GDN_VALUE_DIM + eps);
+#pragma unroll
+    for (int j = 0; j < PER_LANE; j++) {
+        const int i = lane + 32 * j;
+        if (i < GDN_VALUE_DIM) dst[i] = f2bf(bf2f(w[i]) * (x[j] * r) * silu(z[i]));
     }
 }
 

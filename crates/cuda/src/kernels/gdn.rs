@@ -26,8 +26,6 @@ fn recurrent_shared_bytes(d: &Dims) -> u32 {
     let columns = d.gdn_value_dim.min(32).div_ceil(per_warp) * per_warp;
     (2 * 4 * STAGE_TOKENS * (2 * d.gdn_key_dim + columns + 3)) as u32
 }
-/// The CUDA limit on grid y and z, which carry the token index of the gated norm.
-const MAX_GRID_Y: usize = 65_535;
 
 pub struct Gdn {
     gpu: Arc<Gpu>,
@@ -192,16 +190,23 @@ impl Gdn {
         let proj = proj.expect(DType::F32, &[d.gdn_in_rows()])?;
         let w = w.expect(DType::BF16, &[d.gdn_value_dim])?;
         let out = out.expect(DType::BF16, &[d.gdn_out()])?;
+        self.launch_gated_norm(o, proj, w, out, d.gdn_value_heads)
+    }
+
+    /// The gated norm over `rows` (token, head) rows; GDN_NORM_WARPS rows per block.
+    fn launch_gated_norm(&self, o: u64, proj: u64, w: u64, out: u64, rows: usize) -> Result<()> {
+        const ROWS_PER_BLOCK: usize = 8;
         let mut args = KernelArgs::new()
             .ptr(o)
             .ptr(proj)
             .ptr(w)
             .ptr(out)
-            .f32(d.eps);
+            .f32(self.dims.eps)
+            .i32(rows as i32);
         self.gpu.launch(
             &self.gated_norm,
-            (d.gdn_value_heads as u32, 1, 1),
-            Self::gated_norm_threads(d),
+            (rows.div_ceil(ROWS_PER_BLOCK) as u32, 1, 1),
+            (ROWS_PER_BLOCK * 32) as u32,
             0,
             &mut args,
         )
@@ -216,9 +221,9 @@ impl Gdn {
         if t == 0 {
             return Ok(());
         }
-        if t > sc.max_tokens || t > MAX_GRID_Y || a.start + t > i32::MAX as usize {
+        if t > sc.max_tokens || a.start + t > i32::MAX as usize {
             return Err(CudaError::Invalid(format!(
-                "gdn prefill of {t} tokens at {}: the scratch holds {} tokens, a launch at most {MAX_GRID_Y}",
+                "gdn prefill of {t} tokens at {}: the scratch holds {} tokens",
                 a.start, sc.max_tokens
             )));
         }
@@ -303,22 +308,7 @@ impl Gdn {
             &mut args,
         )?;
 
-        let mut args = KernelArgs::new()
-            .ptr(sc.o.ptr())
-            .ptr(proj)
-            .ptr(norm)
-            .ptr(out)
-            .f32(d.eps);
-        self.gpu.launch(
-            &self.gated_norm,
-            (v as u32, t as u32, 1),
-            Self::gated_norm_threads(d),
-            0,
-            &mut args,
-        )
+        self.launch_gated_norm(sc.o.ptr(), proj, norm, out, t * v)
     }
 
-    fn gated_norm_threads(d: &Dims) -> u32 {
-        d.gdn_value_dim.clamp(32, 256) as u32
-    }
 }
