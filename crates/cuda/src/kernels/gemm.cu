@@ -1,25 +1,26 @@
 // Tensor-core GEMM for prefill: Y[M,N] = A[M,K] . B[N,K]^T with bf16 inputs and f32
 // accumulation, on Hopper's warpgroup MMA (wgmma, operands read straight from shared memory).
 // B is a weight matrix as the checkpoint stores it (row-major [out, in]), so both operands are
-// K-major. A block computes a 128 x 128 tile with two warpgroups (64 rows each, m64n128k16);
-// K moves in steps of 64 through a 4-stage cp.async ring. Each stage holds 128-byte rows in the
-// 128-byte swizzle (16-byte chunk c of row r stored at chunk c ^ (r % 8)), the layout the
-// wgmma descriptors name, so the tensor cores read it without bank conflicts.
+// K-major. A block computes a BM x 128 tile with BM / 64 warpgroups (64 rows each,
+// m64n128k16); K moves in steps of 64 through a 4-stage cp.async ring. Each stage holds
+// 128-byte rows in the 128-byte swizzle (16-byte chunk c of row r stored at chunk c ^ (r % 8)),
+// the layout the wgmma descriptors name, so the tensor cores read it without bank conflicts.
 // M, N and K are guarded (K a multiple of 8: partial K tiles are zero-filled).
-//
-// The grouped variants run the MoE: rows are (token, expert) pairs sorted by expert, a tile
-// table says which expert and which sorted rows each block takes, and expert NUM_EXPERTS is
-// the shared expert (its weights are passed separately).
+// Dense products use BM 128. The grouped variants run the MoE over (token, expert) pairs sorted
+// by expert, ~290 rows per expert at 8K tokens: BM 64 wastes fewer rows in each expert's last
+// tile, and its 96 KB of stages let two blocks share an SM, one's epilogue under the other's
+// MMAs. A tile table says which expert and which sorted rows each block takes; expert
+// NUM_EXPERTS is the shared expert (its weights are passed separately).
 // Needs: NUM_EXPERTS.
 
-#define GEMM_BM 128
 #define GEMM_BN 128
 #define GEMM_BK 64
 #define GEMM_STAGES 4
-#define GEMM_THREADS 256
-#define GEMM_STAGE_BYTES ((GEMM_BM + GEMM_BN) * GEMM_BK * 2)
+#define GEMM_DENSE_BM 128
+#define GEMM_GROUPED_BM 64
+#define GEMM_STAGE_BYTES(BM) (((BM) + GEMM_BN) * GEMM_BK * 2)
 // The swizzle atoms must start on 1024-byte boundaries: the extra 1 KB lets the kernel align.
-#define GEMM_SMEM (GEMM_STAGES * GEMM_STAGE_BYTES + 1024)
+#define GEMM_SMEM(BM) (GEMM_STAGES * GEMM_STAGE_BYTES(BM) + 1024)
 
 // Epilogues: f32 store or accumulate; SwiGLU of interleaved gate/up columns to bf16; f32 store
 // scaled per row (a pair's routing weight).
@@ -77,44 +78,55 @@ __device__ __forceinline__ int b_row(int n0, int c, int half_n, bool& ok, int N)
     }
 }
 
-// One 128 x 128 tile: output rows [row0, row_end) (A row of output row r: rowmap[r] when
+// One BM x 128 tile: output rows [row0, row_end) (A row of output row r: rowmap[r] when
 // given, else r), columns from n0. N is B's row count.
-template <int EPI>
+template <int EPI, int BM>
 __device__ __forceinline__ void gemm_tile(const bf16* __restrict__ A, const int* __restrict__ rowmap,
                                           const bf16* __restrict__ B, int row0, int row_end, int N, int K, int n0,
                                           float* __restrict__ Y, bf16* __restrict__ H,
                                           const float* __restrict__ scale, int accumulate) {
+    constexpr int THREADS = BM * 2;                       // one warpgroup per 64 rows
+    constexpr int A_CHUNKS = BM * 8 / THREADS;            // 16-byte chunks per thread per stage
+    constexpr int B_CHUNKS = GEMM_BN * 8 / THREADS;
+    constexpr int STAGE = GEMM_STAGE_BYTES(BM);
     extern __shared__ __align__(16) unsigned char gemm_smem[];
     const unsigned base = (smem_addr(gemm_smem) + 1023) & ~1023u;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
     const int half_n = N / 2;
 
-    // Each thread copies 4 chunks of A and 4 of B per stage: chunk c is row c / 8, 16-byte
-    // column c % 8, stored swizzled.
-    const bf16* a_src[4];
-    const bf16* b_src[4];
-    bool a_ok[4], b_ok[4];
-    unsigned dst[4];
+    // Chunk c of an operand tile is row c / 8, 16-byte column c % 8, stored swizzled.
+    const bf16* a_src[A_CHUNKS];
+    const bf16* b_src[B_CHUNKS];
+    bool a_ok[A_CHUNKS], b_ok[B_CHUNKS];
+    unsigned a_dst[A_CHUNKS], b_dst[B_CHUNKS];
 #pragma unroll
-    for (int i = 0; i < 4; i++) {
-        const int c = tid + i * GEMM_THREADS, r = c >> 3, kc = c & 7;
+    for (int i = 0; i < A_CHUNKS; i++) {
+        const int c = tid + i * THREADS, r = c >> 3, kc = c & 7;
         const int row = row0 + r;
         a_ok[i] = row < row_end;
         const long a_row = a_ok[i] ? (rowmap != nullptr ? rowmap[row] : row) : 0;
         a_src[i] = A + a_row * K + kc * 8;
+        a_dst[i] = r * 128 + ((kc ^ (r & 7)) << 4);
+    }
+#pragma unroll
+    for (int i = 0; i < B_CHUNKS; i++) {
+        const int c = tid + i * THREADS, r = c >> 3, kc = c & 7;
         const int br = b_row<EPI>(n0, r, half_n, b_ok[i], N);
         b_src[i] = B + (long)(b_ok[i] ? br : 0) * K + kc * 8;
-        dst[i] = r * 128 + ((kc ^ (r & 7)) << 4);
+        b_dst[i] = r * 128 + ((kc ^ (r & 7)) << 4);
     }
     auto load = [&](int stage, int kt) {
-        const unsigned sa = base + stage * GEMM_STAGE_BYTES, sb = sa + GEMM_BM * GEMM_BK * 2;
+        const unsigned sa = base + stage * STAGE, sb = sa + BM * GEMM_BK * 2;
         const int k0 = kt * GEMM_BK;
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int kc = ((tid + i * GEMM_THREADS) & 7) * 8;
-            const bool k_ok = k0 + kc < K;
-            cp_async16(sa + dst[i], a_src[i] + (k_ok ? k0 : 0), a_ok[i] && k_ok ? 16 : 0);
-            cp_async16(sb + dst[i], b_src[i] + (k_ok ? k0 : 0), b_ok[i] && k_ok ? 16 : 0);
+        for (int i = 0; i < A_CHUNKS; i++) {
+            const bool k_ok = k0 + ((tid + i * THREADS) & 7) * 8 < K;
+            cp_async16(sa + a_dst[i], a_src[i] + (k_ok ? k0 : 0), a_ok[i] && k_ok ? 16 : 0);
+        }
+#pragma unroll
+        for (int i = 0; i < B_CHUNKS; i++) {
+            const bool k_ok = k0 + ((tid + i * THREADS) & 7) * 8 < K;
+            cp_async16(sb + b_dst[i], b_src[i] + (k_ok ? k0 : 0), b_ok[i] && k_ok ? 16 : 0);
         }
     };
 
@@ -134,8 +146,8 @@ __device__ __forceinline__ void gemm_tile(const bf16* __restrict__ A, const int*
         __syncthreads();
         if (kt + 2 < KT) load((kt + 2) % GEMM_STAGES, kt + 2);
         cp_async_commit();
-        const unsigned sa = base + (kt % GEMM_STAGES) * GEMM_STAGE_BYTES;
-        const unsigned sb = sa + GEMM_BM * GEMM_BK * 2;
+        const unsigned sa = base + (kt % GEMM_STAGES) * STAGE;
+        const unsigned sb = sa + BM * GEMM_BK * 2;
         const u64 da = smem_desc(sa + wg * 64 * 128), db = smem_desc(sb);
         wgmma_fence();
 #pragma unroll
@@ -180,13 +192,13 @@ __device__ __forceinline__ void gemm_tile(const bf16* __restrict__ A, const int*
 }
 
 // Y (+)= A B^T; grid (ceil(M / 128), ceil(N / 128)).
-extern "C" __global__ void __launch_bounds__(GEMM_THREADS)
+extern "C" __global__ void __launch_bounds__(GEMM_DENSE_BM * 2)
 gemm_bf16(const bf16* __restrict__ A, const bf16* __restrict__ B, float* __restrict__ Y, int M, int N, int K,
           int accumulate) {
     pdl_launch_next();
     pdl_wait();
-    gemm_tile<EPI_F32>(A, nullptr, B, blockIdx.x * GEMM_BM, M, N, K, blockIdx.y * GEMM_BN, Y, nullptr, nullptr,
-                       accumulate);
+    gemm_tile<EPI_F32, GEMM_DENSE_BM>(A, nullptr, B, blockIdx.x * GEMM_DENSE_BM, M, N, K, blockIdx.y * GEMM_BN, Y,
+                                      nullptr, nullptr, accumulate);
 }
 
 // A block of the grouped GEMM: which expert and which sorted rows (tiles[i] = expert, first
@@ -210,7 +222,7 @@ __device__ __forceinline__ bool expert_tile(const int4* __restrict__ tiles, cons
 
 // h[p] = silu(x[token(p)] . gate_e) * (x[token(p)] . up_e) for every sorted pair p, bf16.
 // gate_up: [NUM_EXPERTS][2 inter][K], shared_gate_up: [2 inter][K]. grid (max tiles, 2 inter / 128).
-extern "C" __global__ void __launch_bounds__(GEMM_THREADS)
+extern "C" __global__ void __launch_bounds__(GEMM_GROUPED_BM * 2)
 gemm_moe_gate_up(const bf16* __restrict__ x, const int* __restrict__ sorted_token, const bf16* __restrict__ gate_up,
                  const bf16* __restrict__ shared_gate_up, const int4* __restrict__ tiles,
                  const int* __restrict__ ntiles, bf16* __restrict__ h, int inter, int K) {
@@ -218,13 +230,13 @@ gemm_moe_gate_up(const bf16* __restrict__ x, const int* __restrict__ sorted_toke
     pdl_wait();
     ExpertTile t;
     if (!expert_tile(tiles, ntiles, gate_up, shared_gate_up, 2L * inter * K, t)) return;
-    gemm_tile<EPI_SWIGLU>(x, sorted_token, t.b, t.row0, t.row_end, 2 * inter, K, blockIdx.y * GEMM_BN, nullptr, h,
-                          nullptr, 0);
+    gemm_tile<EPI_SWIGLU, GEMM_GROUPED_BM>(x, sorted_token, t.b, t.row0, t.row_end, 2 * inter, K,
+                                           blockIdx.y * GEMM_BN, nullptr, h, nullptr, 0);
 }
 
 // out[p] = weight[p] * (down_e . h[p]) for every sorted pair p, f32.
 // down: [NUM_EXPERTS][N][inter], shared_down: [N][inter]. grid (max tiles, N / 128).
-extern "C" __global__ void __launch_bounds__(GEMM_THREADS)
+extern "C" __global__ void __launch_bounds__(GEMM_GROUPED_BM * 2)
 gemm_moe_down(const bf16* __restrict__ h, const bf16* __restrict__ down, const bf16* __restrict__ shared_down,
               const int4* __restrict__ tiles, const int* __restrict__ ntiles, const float* __restrict__ weight,
               float* __restrict__ out, int N, int inter) {
@@ -232,6 +244,6 @@ gemm_moe_down(const bf16* __restrict__ h, const bf16* __restrict__ down, const b
     pdl_wait();
     ExpertTile t;
     if (!expert_tile(tiles, ntiles, down, shared_down, (long)N * inter, t)) return;
-    gemm_tile<EPI_SCALED>(h, nullptr, t.b, t.row0, t.row_end, N, inter, blockIdx.y * GEMM_BN, out, nullptr, weight,
-                          0);
+    gemm_tile<EPI_SCALED, GEMM_GROUPED_BM>(h, nullptr, t.b, t.row0, t.row_end, N, inter, blockIdx.y * GEMM_BN, out,
+                                           nullptr, weight, 0);
 }
