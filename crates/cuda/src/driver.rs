@@ -121,6 +121,8 @@ pub struct Gpu {
     /// while its predecessor finishes and prefetch weights before `griddepcontrol.wait`, which
     /// hides most of the ~400 kernel boundaries of a decode step. LILY_PDL=0 turns it off.
     pub pdl: bool,
+    /// Set while a `PdlPause` lives: launches go without PDL.
+    pdl_paused: std::sync::atomic::AtomicBool,
     /// While profiling: each launch's name, grid and (start, end) events.
     profile: Mutex<Option<Vec<(String, Handle, Handle)>>>,
 }
@@ -160,6 +162,7 @@ impl Gpu {
             driver_version: 0,
             profile: Mutex::new(None),
             pdl: std::env::var("LILY_PDL").map(|v| v != "0").unwrap_or(true),
+            pdl_paused: std::sync::atomic::AtomicBool::new(false),
         };
         unsafe {
             gpu.check("cuInit", (gpu.api.init)(0))?;
@@ -336,7 +339,7 @@ impl Gpu {
         };
         let mut ptrs = args.pointers();
         let launched = unsafe {
-            if self.pdl {
+            if self.pdl && !self.pdl_paused.load(std::sync::atomic::Ordering::Relaxed) {
                 let mut attr = LaunchAttribute {
                     id: ATTR_PROGRAMMATIC_STREAM_SERIALIZATION,
                     pad: [0; 4],
@@ -383,6 +386,16 @@ impl Gpu {
             unsafe { self.check("cuEventRecord", (self.api.event_record)(end, self.stream))? };
         }
         launched
+    }
+
+    /// Launches without PDL until the guard is dropped. For the prefill's large grids an early
+    /// launched successor is harmful: its blocks sit resident in `griddepcontrol.wait` holding
+    /// shared memory and registers the running kernel's later waves need (measured: 318 ms for an
+    /// 8K prefill whose kernels take 238 ms back to back).
+    pub fn pause_pdl(&self) -> PdlPause<'_> {
+        self.pdl_paused
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        PdlPause(self)
     }
 
     /// Starts timing every launch with a pair of events (eager launches only, not graphs).
@@ -492,6 +505,17 @@ pub(crate) fn load_first(
 }
 
 /// Device memory, freed on drop.
+/// While alive, launches on its GPU go without PDL (see `Gpu::pause_pdl`).
+pub struct PdlPause<'a>(&'a Gpu);
+
+impl Drop for PdlPause<'_> {
+    fn drop(&mut self) {
+        self.0
+            .pdl_paused
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 pub struct DeviceBuffer {
     gpu: Arc<Gpu>,
     ptr: DevicePtr,

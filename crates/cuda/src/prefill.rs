@@ -71,8 +71,15 @@ impl CudaBackend {
         if tokens.is_empty() {
             return Err(CudaError::Invalid("prefill needs at least one token".into()));
         }
+        if tokens.len() == 1 {
+            // One token is exactly a decode step, and the captured step is far cheaper than a
+            // chunk's few hundred launches over every touched expert.
+            self.queue_prompt(seq, tokens)?;
+            return self.run_steps(seq, 1);
+        }
         self.queue_prompt(seq, tokens)?;
         let scratch = self.prefill_scratch()?;
+        let _no_pdl = self.gpu.pause_pdl();
         let mut start = seq.position;
         for chunk in tokens.chunks(scratch.max_tokens) {
             self.prefill_chunk(seq, scratch, start, chunk.len())?;
