@@ -8,8 +8,9 @@ checkpoint. transformers computes in f32 on those bf16 values over a prompt of `
 `--positions` tokens (the benchmark contract's synthetic ids); `lily score` runs the same ids
 on the GPU: the first `--prefill` through the chunked prefill, the rest through decode steps.
 Reported: top-1 agreement over the positions from the last prefill token on, the mean
-negative log-likelihood of the next token for both and its difference, and for disagreements
-transformers' top-1/top-2 logit gap (near-ties flip under bf16 activations).
+negative log-likelihood of the next token for both and its difference, for disagreements
+transformers' top-1/top-2 logit gap (near-ties flip under bf16 activations), and for scale the
+same figures for transformers itself computing in bf16 against its f32 result.
 
     python scripts/agreement_check.py path/to/lily OUTDIR [--layers 8] [--prefill 2048] [--positions 4096]
 
@@ -80,6 +81,15 @@ def main():
         nxt = torch.tensor(ids[first + 1:], device="cuda")
         ref_lp = logp[torch.arange(len(nxt), device="cuda"), nxt].tolist()
     print(f"transformers forward of {n} tokens in {time.time() - t0:.1f}s", flush=True)
+    del logits, logp
+    # For scale: how often transformers itself, computing in bf16 as a user would run it, picks
+    # the f32 reference's token on the same weights.
+    model = model.to(torch.bfloat16)
+    with torch.no_grad():
+        logits = model(torch.tensor([ids], device="cuda")).logits[0, first:].float()
+        bf16_argmax = logits.argmax(dim=-1).tolist()
+        logp = torch.log_softmax(logits, dim=-1)
+        bf16_lp = logp[torch.arange(len(nxt), device="cuda"), nxt].tolist()
     del model, logits, logp
     torch.cuda.empty_cache()
 
@@ -110,6 +120,9 @@ def main():
         "mean_nll_lily": lily_nll, "mean_nll_transformers": ref_nll,
         "mean_nll_diff": lily_nll - ref_nll,
         "mean_abs_logprob_diff": sum(abs(a - b) for a, b in zip(lily_lp, ref_lp)) / len(ref_lp),
+        "transformers_bf16_top1_agreement": sum(a == b for a, b in zip(bf16_argmax, ref_argmax)) / len(got),
+        "transformers_bf16_mean_nll_diff": -sum(bf16_lp) / len(bf16_lp) - ref_nll,
+        "transformers_bf16_mean_abs_logprob_diff": sum(abs(a - b) for a, b in zip(bf16_lp, ref_lp)) / len(ref_lp),
         "median_top1_gap": sorted(gap)[len(gap) // 2],
         "disagreements": misses[:50],
     }

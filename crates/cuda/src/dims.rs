@@ -24,8 +24,10 @@ pub struct Dims {
     pub shared_inter: usize,
 }
 
-/// Most splits of the context one attention head's decode uses (see attention.cu).
-pub const ATTN_SPLITS: usize = 64;
+/// Most splits of the context one attention head's decode uses (see attention.cu). 256 keeps a
+/// split at <= 512 positions up to 128K, so the serial softmax chain of a warp stays short at
+/// long contexts (64 splits left 2048 positions each at 128K).
+pub const ATTN_SPLITS: usize = 256;
 
 impl Dims {
     /// Qwen3.6-35B-A3B (DESIGN.md §1).

@@ -178,15 +178,23 @@ __device__ __forceinline__ void gemm_tile(const bf16* __restrict__ A, const int*
         } else {
             const float s = EPI == EPI_SCALED ? scale[row] : 1.f;
 #pragma unroll
-            for (int i = 0; i < 16; i++)
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int col = n0 + i * 8 + t2 + e;
-                    if (col >= N) continue;
-                    float* y = Y + (long)row * N + col;
-                    const float v = d[4 * i + half * 2 + e] * s;
-                    *y = accumulate ? *y + v : v;
+            for (int i = 0; i < 16; i++) {
+                const int col = n0 + i * 8 + t2;
+                float* y = Y + (long)row * N + col;
+                float2 v = make_float2(d[4 * i + half * 2] * s, d[4 * i + half * 2 + 1] * s);
+                if ((N & 1) == 0 && col + 1 < N) {
+                    // Both columns in one 8-byte store (N even keeps it aligned).
+                    if (accumulate) {
+                        const float2 old = *reinterpret_cast<const float2*>(y);
+                        v.x += old.x;
+                        v.y += old.y;
+                    }
+                    *reinterpret_cast<float2*>(y) = v;
+                } else {
+                    if (col < N) y[0] = accumulate ? y[0] + v.x : v.x;
+                    if (col + 1 < N) y[1] = accumulate ? y[1] + v.y : v.y;
                 }
+            }
         }
     }
 }

@@ -206,27 +206,48 @@ extern "C" __global__ void moe_route_rows(const float* __restrict__ logits, int 
     if (lane < TOP_K) atomicAdd(&counts[ids[(long)t * SLOTS + lane]], 1);
 }
 
-// One thread: each expert's first sorted row (offsets), the tile table for gemm.cu's grouped
+// One warp: each expert's first sorted row (offsets), the tile table for gemm.cu's grouped
 // kernels (tiles of up to `tile_rows` rows that never straddle two experts) and its length.
+// Lane l owns a contiguous run of experts; two warp scans (rows, tiles) place each run.
 // Leaves counts and cursors zero for the next layer.
+__device__ __forceinline__ int warp_exclusive_scan(int v, int lane) {
+    int incl = v;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const int n = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= o) incl += n;
+    }
+    return incl - v;
+}
+
 extern "C" __global__ void moe_plan(int* __restrict__ counts, int tokens, int tile_rows, int* __restrict__ offsets,
                                     int* __restrict__ cursors, int4* __restrict__ tiles, int* __restrict__ ntiles) {
+    constexpr int RUN = (NUM_EXPERTS + 1 + 31) / 32;
     pdl_launch_next();
     pdl_wait();
-    if (threadIdx.x != 0 || blockIdx.x != 0) return;
-    int row = 0, n = 0;
-    for (int e = 0; e <= NUM_EXPERTS; e++) {
-        const int c = e == NUM_EXPERTS ? tokens : counts[e];
+    const int lane = threadIdx.x;
+    if (blockIdx.x != 0 || lane >= 32) return;
+    int c[RUN], rows = 0, n_tiles = 0;
+#pragma unroll
+    for (int j = 0; j < RUN; j++) {
+        const int e = lane * RUN + j;
+        c[j] = e < NUM_EXPERTS ? counts[e] : e == NUM_EXPERTS ? tokens : 0;
+        rows += c[j];
+        n_tiles += (c[j] + tile_rows - 1) / tile_rows;
+    }
+    int row = warp_exclusive_scan(rows, lane), tile = warp_exclusive_scan(n_tiles, lane);
+#pragma unroll
+    for (int j = 0; j < RUN; j++) {
+        const int e = lane * RUN + j;
+        if (e > NUM_EXPERTS) break;
         offsets[e] = row;
-        for (int r = 0; r < c; r += tile_rows) {
-            const int end = r + tile_rows < c ? r + tile_rows : c;
-            tiles[n++] = make_int4(e, row + r, row + end, 0);
-        }
-        row += c;
+        for (int r = 0; r < c[j]; r += tile_rows)
+            tiles[tile++] = make_int4(e, row + r, row + min(r + tile_rows, c[j]), 0);
+        row += c[j];
         if (e < NUM_EXPERTS) counts[e] = 0;
         cursors[e] = 0;
     }
-    *ntiles = n;
+    if (lane == 31) *ntiles = tile;
 }
 
 // Pair i = (token i / SLOTS, slot i % SLOTS) takes the next free row of its expert.
