@@ -24,10 +24,10 @@ pub struct Dims {
     pub shared_inter: usize,
 }
 
-/// Most splits of the context one attention head's decode uses (see attention.cu). 256 keeps a
-/// split at <= 512 positions up to 128K, so the serial softmax chain of a warp stays short at
-/// long contexts (64 splits left 2048 positions each at 128K).
-pub const ATTN_SPLITS: usize = 256;
+/// Most splits of the context one attention head's decode uses (see attention.cu): 64 splits
+/// of the 2 KV heads are one wave of blocks on 132 SMs (256 split 8K contexts into two waves
+/// and cost 6% of decode speed there).
+pub const ATTN_SPLITS: usize = 64;
 
 impl Dims {
     /// Qwen3.6-35B-A3B (DESIGN.md §1).

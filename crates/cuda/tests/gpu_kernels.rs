@@ -283,7 +283,7 @@ fn attention_decode_matches_cpu_over_short_and_split_contexts() {
     let (h, kvh, hd) = (d.attn_heads, d.attn_kv_heads, d.attn_head_dim);
     let max_seq = 4096;
     let inv_freq = rope::inverse_frequencies(d.rope_dim, d.rope_theta as f64);
-    // 1 and 5: one split; 3000: 47 splits of ~64 positions.
+    // 1 and 5: one split; 3000: 47 splits of ~64 positions (two shared-memory chunks each).
     for len in [1usize, 5, 3000] {
         let p = len - 1;
         let proj = rng.vec(d.attn_in_rows(), 1.0);

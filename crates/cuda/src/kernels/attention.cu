@@ -54,11 +54,29 @@ extern "C" __global__ void attn_prepare(const float* __restrict__ proj, const bf
     }
 }
 
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+    unsigned a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+
+// 16 bytes global -> shared, asynchronously; zero-filled when !valid (src is then not read).
+__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
+                 : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// This lane's D dims of a bf16 row held in shared memory, widened to f32.
 template <int D>
-__device__ __forceinline__ void load_dims(const bf16* __restrict__ p, float out[D]) {
+__device__ __forceinline__ void load_dims(const bf16* p, float out[D]) {
     if constexpr (D % 8 == 0) {
 #pragma unroll
-        for (int k = 0; k < D / 8; k++) unpack8(__ldg(reinterpret_cast<const uint4*>(p) + k), out + 8 * k);
+        for (int k = 0; k < D / 8; k++) unpack8(reinterpret_cast<const uint4*>(p)[k], out + 8 * k);
     } else {
 #pragma unroll
         for (int k = 0; k < D; k++) out[k] = bf2f(p[k]);
@@ -74,6 +92,8 @@ __device__ __forceinline__ int active_splits(int len) {
 }
 
 #define ATTN_WARPS 8
+#define ATTN_CHUNK 32
+#define ATTN_STAGES 3
 
 // One block per (kv head, split). Each warp takes every ATTN_WARPS-th position of the split and
 // scores it against all GROUP query heads of the kv head, so every K/V row is read from memory
@@ -106,59 +126,88 @@ attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cach
             acc[g][k] = 0.f;
         }
     }
-    const bf16* kb = k_cache + (long)kvh * max_seq * HD + lane * LANE_DIMS;
-    const bf16* vb = v_cache + (long)kvh * max_seq * HD + lane * LANE_DIMS;
-    constexpr int U = 2;  // positions whose loads and reductions are interleaved
-    for (int t0 = start + warp; t0 < end; t0 += U * ATTN_WARPS) {
-        float kr[U][LANE_DIMS], vr[U][LANE_DIMS];
-        bool ok[U];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const int t = t0 + u * ATTN_WARPS;
-            ok[u] = t < end;
-            const int tc = ok[u] ? t : t0;
-            load_dims<LANE_DIMS>(kb + (long)tc * HD, kr[u]);
-            load_dims<LANE_DIMS>(vb + (long)tc * HD, vr[u]);
+    // K and V rows stream through shared memory ATTN_CHUNK positions at a time, ATTN_STAGES - 1
+    // chunks in flight: loading each warp's own rows from L2/DRAM kept too few bytes in flight
+    // (~180 registers a thread allow one block per SM) and read a 128K cache at ~1.3 TB/s.
+    extern __shared__ __align__(16) bf16 kv_stage[];  // [ATTN_STAGES][ATTN_CHUNK][K row | V row]
+    const bf16* kbase = k_cache + (long)kvh * max_seq * HD;
+    const bf16* vbase = v_cache + (long)kvh * max_seq * HD;
+    const int chunks = (end - start + ATTN_CHUNK - 1) / ATTN_CHUNK;
+    auto stage_in = [&](int c) {
+        if (c < chunks) {
+            bf16* dst = kv_stage + (c % ATTN_STAGES) * ATTN_CHUNK * 2 * HD;
+            const int p0 = start + c * ATTN_CHUNK, n = min(ATTN_CHUNK, end - p0);
+            constexpr int ROW_CHUNKS = HD / 8;
+            for (int i = threadIdx.x; i < n * 2 * ROW_CHUNKS; i += blockDim.x) {
+                const int j = i / (2 * ROW_CHUNKS), rest = i % (2 * ROW_CHUNKS);
+                const int is_v = rest / ROW_CHUNKS, part = rest % ROW_CHUNKS;
+                const bf16* src = (is_v ? vbase : kbase) + (long)(p0 + j) * HD + part * 8;
+                cp_async16(smem_u32(dst + (j * 2 + is_v) * HD + part * 8), src, true);
+            }
         }
-        float dots[U][GROUP];
+        cp_async_commit();
+    };
 #pragma unroll
-        for (int u = 0; u < U; u++)
-#pragma unroll
-            for (int g = 0; g < GROUP; g++) {
-                float d = 0.f;
-#pragma unroll
-                for (int k = 0; k < LANE_DIMS; k++) d = fmaf(qv[g][k], kr[u][k], d);
-                dots[u][g] = d;
-            }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-            for (int u = 0; u < U; u++)
-#pragma unroll
-                for (int g = 0; g < GROUP; g++) dots[u][g] += __shfl_xor_sync(0xffffffffu, dots[u][g], o);
-#pragma unroll
-        for (int g = 0; g < GROUP; g++) {
-            float m_new = m[g];
-#pragma unroll
-            for (int u = 0; u < U; u++)
-                if (ok[u]) m_new = fmaxf(m_new, dots[u][g]);
-            const float corr = __expf(m[g] - m_new);
-            float pe[U];
-            float psum = 0.f;
-#pragma unroll
+    for (int c = 0; c < ATTN_STAGES - 1; c++) stage_in(c);
+    constexpr int U = 2;  // positions whose loads and reductions are interleaved
+    for (int c = 0; c < chunks; c++) {
+        cp_async_wait<ATTN_STAGES - 2>();
+        __syncthreads();
+        // Into the stage read one chunk ago: every warp is past it (the barrier above).
+        stage_in(c + ATTN_STAGES - 1);
+        const bf16* st = kv_stage + (c % ATTN_STAGES) * ATTN_CHUNK * 2 * HD + lane * LANE_DIMS;
+        const int n = min(ATTN_CHUNK, end - (start + c * ATTN_CHUNK));
+        for (int j0 = warp; j0 < n; j0 += U * ATTN_WARPS) {
+            float kr[U][LANE_DIMS], vr[U][LANE_DIMS];
+            bool ok[U];
+    #pragma unroll
             for (int u = 0; u < U; u++) {
-                pe[u] = ok[u] ? __expf(dots[u][g] - m_new) : 0.f;
-                psum += pe[u];
+                const int j = j0 + u * ATTN_WARPS;
+                ok[u] = j < n;
+                const int jc = ok[u] ? j : j0;
+                load_dims<LANE_DIMS>(st + jc * 2 * HD, kr[u]);
+                load_dims<LANE_DIMS>(st + (jc * 2 + 1) * HD, vr[u]);
             }
-            l[g] = l[g] * corr + psum;
-#pragma unroll
-            for (int k = 0; k < LANE_DIMS; k++) {
-                float a = acc[g][k] * corr;
-#pragma unroll
-                for (int u = 0; u < U; u++) a = fmaf(pe[u], vr[u][k], a);
-                acc[g][k] = a;
+            float dots[U][GROUP];
+    #pragma unroll
+            for (int u = 0; u < U; u++)
+    #pragma unroll
+                for (int g = 0; g < GROUP; g++) {
+                    float d = 0.f;
+    #pragma unroll
+                    for (int k = 0; k < LANE_DIMS; k++) d = fmaf(qv[g][k], kr[u][k], d);
+                    dots[u][g] = d;
+                }
+    #pragma unroll
+            for (int o = 16; o > 0; o >>= 1)
+    #pragma unroll
+                for (int u = 0; u < U; u++)
+    #pragma unroll
+                    for (int g = 0; g < GROUP; g++) dots[u][g] += __shfl_xor_sync(0xffffffffu, dots[u][g], o);
+    #pragma unroll
+            for (int g = 0; g < GROUP; g++) {
+                float m_new = m[g];
+    #pragma unroll
+                for (int u = 0; u < U; u++)
+                    if (ok[u]) m_new = fmaxf(m_new, dots[u][g]);
+                const float corr = __expf(m[g] - m_new);
+                float pe[U];
+                float psum = 0.f;
+    #pragma unroll
+                for (int u = 0; u < U; u++) {
+                    pe[u] = ok[u] ? __expf(dots[u][g] - m_new) : 0.f;
+                    psum += pe[u];
+                }
+                l[g] = l[g] * corr + psum;
+    #pragma unroll
+                for (int k = 0; k < LANE_DIMS; k++) {
+                    float a = acc[g][k] * corr;
+    #pragma unroll
+                    for (int u = 0; u < U; u++) a = fmaf(pe[u], vr[u][k], a);
+                    acc[g][k] = a;
+                }
+                m[g] = m_new;
             }
-            m[g] = m_new;
         }
     }
     // Merge the warps: rescale each to the block's max per head and add them into shared
@@ -276,23 +325,6 @@ __device__ __forceinline__ unsigned swz(int r, int c) {
     if constexpr (PF_CHUNKS % 8 == 0) x = r & 7;
     else if constexpr (PF_CHUNKS == 4) x = (r >> 1) & 3;
     return (unsigned)(r * HD * 2 + ((c ^ x) << 4));
-}
-
-__device__ __forceinline__ unsigned smem_u32(const void* p) {
-    unsigned a;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-    return a;
-}
-
-// 16 bytes global -> shared, asynchronously; zero-filled when !valid (src is then not read).
-__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool valid) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 __device__ __forceinline__ void ldsm_x4(unsigned addr, unsigned r[4]) {

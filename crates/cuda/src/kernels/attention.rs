@@ -69,10 +69,12 @@ impl Attention {
         let module = super::load(gpu, "attention.cu", include_str!("attention.cu"), dims)?;
         let prefill_flash = module.function("attn_prefill_flash")?;
         module.allow_shared(&prefill_flash, Self::prefill_shared(dims))?;
+        let partial = module.function("attn_decode_partial")?;
+        module.allow_shared(&partial, Self::decode_shared(dims))?;
         Ok(Attention {
             gpu: gpu.clone(),
             prepare: module.function("attn_prepare")?,
-            partial: module.function("attn_decode_partial")?,
+            partial,
             combine: module.function("attn_decode_combine")?,
             prefill_prepare: module.function("attn_prefill_prepare")?,
             prefill_flash,
@@ -126,7 +128,7 @@ impl Attention {
             &self.partial,
             (kvh as u32, ATTN_SPLITS as u32, 1),
             256,
-            0,
+            Self::decode_shared(d),
             &mut args,
         )?;
         let mut args = KernelArgs::new()
@@ -140,6 +142,13 @@ impl Attention {
     }
 
     /// Dynamic shared memory of attn_prefill_flash: the query tile and two buffers each of K and V.
+    /// The decode kernel's K/V stages: ATTN_STAGES x ATTN_CHUNK positions x (K row + V row).
+    fn decode_shared(d: &Dims) -> u32 {
+        const STAGES: usize = 3;
+        const CHUNK: usize = 32;
+        (STAGES * CHUNK * 2 * d.attn_head_dim * 2) as u32
+    }
+
     fn prefill_shared(d: &Dims) -> u32 {
         ((PREFILL_ROWS + 4 * PREFILL_KEYS) * d.attn_head_dim * 2) as u32
     }
