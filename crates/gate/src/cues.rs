@@ -216,7 +216,9 @@ const AGE_UNITS: &[&str] = &[
     "meses", "anni", "mesi", "jaar", "maanden", "år", "månader", "lat", "lata",
 ];
 /// Words before a number that make it an age: "my son is 7", "mein Sohn ist 7", "zoon van 4".
-const AGE_VERBS: &[&str] = &["is", "ist", "turned", "turns", "wird", "heeft", "van", "är", "ma", "("];
+const AGE_VERBS: &[&str] = &[
+    "is", "ist", "turned", "turns", "wird", "heeft", "van", "är", "ma", "(",
+];
 
 fn matches(entry: &str, word: &str) -> bool {
     if let Some(stem) = entry.strip_suffix('*') {
@@ -584,7 +586,10 @@ mod tests {
         assert!(topics("Mi hija quiere aprender a nadar, ¿dónde empiezo?").is_empty());
         assert!(topics("I want to open a savings account, how do they work?").is_empty());
         assert!(topics("Wie funktioniert eine Hypothek? Wir überlegen zu kaufen.").is_empty());
-        assert_eq!(topics("My son is 7 and can't read yet."), [Category::Children]);
+        assert_eq!(
+            topics("My son is 7 and can't read yet."),
+            [Category::Children]
+        );
         assert_eq!(topics("My 9-year-old hates maths."), [Category::Children]);
         assert_eq!(
             topics("Mijn dochter wordt gepest op school."),
@@ -603,7 +608,10 @@ mod tests {
             topics("We missed two mortgage payments."),
             [Category::Finances]
         );
-        assert_eq!(topics("Ich habe Schulden bei der Bank."), [Category::Finances]);
+        assert_eq!(
+            topics("Ich habe Schulden bei der Bank."),
+            [Category::Finances]
+        );
         assert_eq!(
             topics("Le propriétaire menace de m'expulser, je suis perdu."),
             [Category::Finances]

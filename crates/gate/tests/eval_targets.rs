@@ -18,7 +18,10 @@ fn corpus_has_the_promised_shape() {
     let count = |source: &str| items.iter().filter(|i| i.source == source).count();
     assert!(count("handwritten") >= 150, "hand-written items");
     assert!(count("blind2") >= 120, "items in the second blind set");
-    assert!(count("first_person") >= 130, "items in the first-person set");
+    assert!(
+        count("first_person") >= 130,
+        "items in the first-person set"
+    );
     assert!(count("blind3") >= 120, "items in the third blind set");
     let locales: BTreeSet<&str> = items
         .iter()

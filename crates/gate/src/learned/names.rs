@@ -108,9 +108,8 @@ impl NameTagger {
             // Public and fictional names are not reported under any label: a span made of one
             // is a person the tagger may have mistaken for a place or company.
             let public = (i..j).all(|k| flags[k].public);
-            let never = ENTITIES[entity] == Category::Person
-                && j == i + 1
-                && is_never_a_name(&lower[i]);
+            let never =
+                ENTITIES[entity] == Category::Person && j == i + 1 && is_never_a_name(&lower[i]);
             if confidence >= MIN_CONFIDENCE && !public && !never {
                 spans.push(span(&tokens, i, j, ENTITIES[entity], "ner", confidence));
             }
