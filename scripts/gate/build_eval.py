@@ -1,5 +1,5 @@
-"""Turns crates/gate/data/handwritten.txt, blind.txt, blind2.txt and first_person.txt (inline [text]{category}
-markup) into crates/gate/data/eval_<name>.jsonl with byte offsets.
+"""Turns crates/gate/data/handwritten.txt, blind.txt, blind2.txt, first_person.txt and blind3.txt
+(inline [text]{category} markup) into crates/gate/data/eval_<name>.jsonl with byte offsets.
 
     python scripts/gate/build_eval.py
 """
@@ -58,6 +58,7 @@ def main():
     build("blind", "blind")
     build("blind2", "blind2")
     build("first_person", "fp")
+    build("blind3", "blind3")
 
 
 if __name__ == "__main__":

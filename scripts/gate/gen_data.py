@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from compose import compose
+from everyday import everyday_sample
 from topic_lexicon import lexicon_sample
 from entities import Filler
 from features import tokenize
@@ -339,6 +340,12 @@ def train_sets(out_dir, seed=1):
             loc = pick_locale(rng)
             text, labels, tids = topic_sample(rng, filler, loc, heldout=False)
             rows.append({"text": text, "labels": labels, "templates": tids})
+        # Everyday first-person requests (mostly benign) from a generator of their own, so that
+        # the rows above and the names data stay what they were.
+        day_rng = random.Random(s + 7)
+        for _ in range(n):
+            text, labels, tid = everyday_sample(day_rng, pick_locale(day_rng))
+            rows.append({"text": text, "labels": labels, "templates": [tid]})
         write_jsonl(out_dir / f"topics_{name}.jsonl", rows)
 
 

@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LOG2_ROWS = 17
 LABELS = ["health", "mental_health", "sexuality", "religion", "politics", "ethnicity", "finances", "legal", "children", "biometrics"]
 THRESHOLD = 0.5
+FEATURE_DROPOUT = 0.3
 
 
 def encode(path):
@@ -53,7 +54,10 @@ def train(feats, ys):
         for k in range(0, n, 512):
             sel = perm[k : k + 512]
             ids, offs = bags([feats[i] for i in sel])
-            logits = emb(ids, offs) + bias
+            # Feature dropout: no single word or bigram of a template ("Meine Mutter hat",
+            # "went wrong") may carry a topic alone; the evidence has to be spread.
+            keep = (torch.rand(len(ids)) >= FEATURE_DROPOUT).float()
+            logits = emb(ids, offs, per_sample_weights=keep) + bias
             loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, ys[sel])
             loss = loss + 1e-5 * emb.weight.pow(2).sum()
             opt.zero_grad()

@@ -1,10 +1,11 @@
 //! `lily gate eval`: measures the whole gate (every tier plus the policy) on a labelled corpus.
 //!
 //! Corpus: JSON lines, one item each:
-//! `{"id", "source": "generated"|"handwritten"|"blind"|"blind2"|"first_person", "locale", "text",
-//! "spans": [{"start", "end", "category"}], "topics": [category...], "decision"}`. Spans are byte offsets of identifiers and
-//! names; topics are document labels. The default corpus (`crates/gate/data/eval_*.jsonl`, made by
-//! `scripts/gate/gen_data.py eval` and `scripts/gate/build_eval.py`) is compiled into the binary.
+//! `{"id", "source": "generated"|"handwritten"|"blind"|"blind2"|"first_person"|"blind3",
+//! "locale", "text", "spans": [{"start", "end", "category"}], "topics": [category...],
+//! "decision"}`. Spans are byte offsets of identifiers and names; topics are document labels.
+//! The default corpus (`crates/gate/data/eval_*.jsonl`, made by `scripts/gate/gen_data.py eval`
+//! and `scripts/gate/build_eval.py`) is compiled into the binary.
 //!
 //! Gold decisions follow the default policy's intent: `refuse` for secrets, `local` for special
 //! categories (health, mental health, sexuality, religion, politics, ethnicity, biometrics,
@@ -42,6 +43,7 @@ const HANDWRITTEN: &str = include_str!("../data/eval_handwritten.jsonl");
 const BLIND: &str = include_str!("../data/eval_blind.jsonl");
 const BLIND2: &str = include_str!("../data/eval_blind2.jsonl");
 const FIRST_PERSON: &str = include_str!("../data/eval_first_person.jsonl");
+const BLIND3: &str = include_str!("../data/eval_blind3.jsonl");
 /// A predicted and a gold span match when they overlap at least this much (intersection over union).
 pub const MIN_IOU: f32 = 0.5;
 
@@ -130,7 +132,7 @@ pub fn load_corpus(path: &Path) -> Result<Vec<Item>, EvalError> {
     parse_corpus(&text, &path.display().to_string())
 }
 
-/// The committed corpus: generated items, hand-written ones, the two blind sets and the
+/// The committed corpus: generated items, hand-written ones, the three blind sets and the
 /// first-person set.
 pub fn default_corpus() -> Vec<Item> {
     // The files are checked by the eval test; a parse failure here is a build defect.
@@ -140,6 +142,7 @@ pub fn default_corpus() -> Vec<Item> {
         (BLIND, "data/eval_blind.jsonl"),
         (BLIND2, "data/eval_blind2.jsonl"),
         (FIRST_PERSON, "data/eval_first_person.jsonl"),
+        (BLIND3, "data/eval_blind3.jsonl"),
     ]
     .into_iter()
     .flat_map(|(text, origin)| parse_corpus(text, origin).expect("committed corpus parses"))

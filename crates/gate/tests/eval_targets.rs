@@ -1,6 +1,6 @@
 //! The whole gate on the committed evaluation corpus. Targets from the issue that are reached
-//! are asserted as they are; those not reached yet are asserted at the level reached, so that
-//! a regression fails here too. Measured numbers: crates/gate/data/README.md.
+//! are asserted as they are; where a set is short of one, it is held at the level measured so
+//! that a regression fails here too. Measured numbers: crates/gate/data/README.md.
 
 use std::collections::BTreeSet;
 
@@ -15,12 +15,14 @@ fn report() -> Report {
 #[test]
 fn corpus_has_the_promised_shape() {
     let items = default_corpus();
-    let handwritten = items.iter().filter(|i| i.source == "handwritten").count();
-    assert!(handwritten >= 150, "{handwritten} hand-written items");
-    let blind2 = items.iter().filter(|i| i.source == "blind2").count();
-    assert!(blind2 >= 120, "{blind2} items in the second blind set");
-    let first_person = items.iter().filter(|i| i.source == "first_person").count();
-    assert!(first_person >= 130, "{first_person} items in the first-person set");
+    let count = |source: &str| items.iter().filter(|i| i.source == source).count();
+    assert!(count("handwritten") >= 150, "hand-written items");
+    assert!(count("blind2") >= 120, "items in the second blind set");
+    assert!(
+        count("first_person") >= 130,
+        "items in the first-person set"
+    );
+    assert!(count("blind3") >= 120, "items in the third blind set");
     let locales: BTreeSet<&str> = items
         .iter()
         .filter(|i| i.source == "generated")
@@ -31,47 +33,52 @@ fn corpus_has_the_promised_shape() {
     assert_eq!(ids.len(), items.len(), "ids are unique");
 }
 
+/// Per source: the highest leak rate and friction allowed. The issue's targets are leak <= 2%
+/// and friction <= 5%. A set within a target is held there, or at its measured level plus about
+/// one item where that is tighter; a set short of a target is held at its measured count, so
+/// that it cannot get worse unnoticed. Measured (gate4 branch, final model): generated 9/682 leaks,
+/// 0/158 held; handwritten 1/133, 1/67; blind 1/32, 0/12; blind2 2/89, 3/46; first_person
+/// 0/30, 5/108; blind3 (measured once) 6/44, 4/87.
+const BOUNDS: [(&str, f64, f64); 6] = [
+    ("generated", 0.015, 0.01),
+    ("handwritten", 0.016, 0.031),
+    // Small sets: one leak of 32, 89 or 44 is 3.1%, 1.1% or 2.3% on its own.
+    ("blind", 0.032, 0.05),
+    ("blind2", 0.023, 0.066),
+    ("first_person", 0.034, 0.05),
+    // Short of the leak target: names in positions no rule covers and three special-category
+    // statements in words the lexicon and the classifier do not know (README, "Measured").
+    ("blind3", 0.137, 0.05),
+];
+
 #[test]
 fn gate_meets_its_targets_on_the_corpus() {
     let r = report();
     let ids = r.tier(Tier::Identifier, None);
     let names = r.tier(Tier::Name, Some("generated"));
     let summary = format!(
-        "identifiers P {:.3} R {:.3}; names F1 (generated) {:.3}; leak {:.3}; friction {:.3}",
+        "identifiers P {:.3} R {:.3}; names F1 (generated) {:.3}; leak {:.4}; friction {:.4}",
         ids.precision(),
         ids.recall(),
         names.f1(),
         r.leak_rate(),
         r.friction()
     );
-    // Targets of the issue, reached.
     assert!(ids.precision() >= 0.98, "{summary}");
     assert!(ids.recall() >= 0.98, "{summary}");
     assert!(names.f1() >= 0.90, "{summary}");
-    // Friction <= 5% holds on every set but the first-person one (1.4% on the others); that set
-    // was written to measure the friction the others understate and is far above (25.9%, 28 of
-    // 108, measured once before any change): it is held at that level, not folded into the 5%.
-    let (benign, held) = r
-        .rates_by_source
-        .iter()
-        .filter(|(source, _)| source.as_str() != "first_person")
-        .fold((0, 0), |(b, h), (_, [_, _, benign, held])| (b + benign, h + held));
-    assert!(
-        held * 100 <= 5 * benign,
-        "friction without first_person: {held} of {benign}; {summary}"
-    );
-    let [_, _, fp_benign, fp_held] = r.rates_by_source["first_person"];
-    assert!(
-        fp_held as f64 <= (0.2593 + 0.02) * fp_benign as f64,
-        "first-person set friction: {fp_held} of {fp_benign} held back; {summary}"
-    );
-    // Not reached yet (issue: leak <= 2%; 2.0% overall, 2.2% on the second blind set, from
-    // 6.6% and 19.1% before the lexicon backstops): held just above the level reached so that
-    // it cannot get worse unnoticed.
-    assert!(r.leak_rate() <= 0.022, "{summary}");
-    let [sensitive, leaks, _, _] = r.rates_by_source["blind2"];
-    assert!(
-        leaks * 100 <= 3 * sensitive,
-        "second blind set: {leaks} leaks of {sensitive}; {summary}"
-    );
+    // Whole corpus: 1.88% leak (19 of 1010), 2.72% friction (13 of 478).
+    assert!(r.leak_rate() <= 0.02, "{summary}");
+    assert!(r.friction() <= 0.03, "{summary}");
+    for (source, max_leak, max_friction) in BOUNDS {
+        let [sensitive, leaks, benign, held] = r.rates_by_source[source];
+        assert!(
+            leaks as f64 <= max_leak * sensitive as f64,
+            "{source}: {leaks} leaks of {sensitive}; {summary}"
+        );
+        assert!(
+            held as f64 <= max_friction * benign as f64,
+            "{source}: {held} of {benign} benign held back; {summary}"
+        );
+    }
 }

@@ -99,6 +99,21 @@ fn public_figures_fictional_characters_and_products_are_not_people() {
 }
 
 #[test]
+fn computing_and_grammar_terms_are_not_people() {
+    for text in [
+        "Ich verstehe den Unterschied zwischen Genitiv und Dativ nicht.",
+        "Mein Skript läuft in Bash, aber nicht in Zsh.",
+        "Can Kotlin call this Java library directly?",
+    ] {
+        let people: Vec<_> = tagged(text)
+            .into_iter()
+            .filter(|(_, c)| *c == Category::Person)
+            .collect();
+        assert!(people.is_empty(), "{text}: {people:?}");
+    }
+}
+
+#[test]
 fn offsets_are_bytes_of_the_original_text() {
     let text = "Grüße an Zoë Lefèvre aus Köln!";
     let tagger = NameTagger::load_default().unwrap();

@@ -1,6 +1,9 @@
 //! Names of people, places and organisations: a token tagger (BIO labels, per-token softmax,
 //! Viterbi under the BIO constraint) plus a gazetteer detector for what the tagger misses.
 
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
 use super::features::{name_features, tokenize, GazFlags, Gazetteers, Token};
 use super::model::LinearModel;
 use super::LearnedError;
@@ -24,6 +27,23 @@ const LEGAL_FORMS: [&str; 20] = [
     "inc", "ltd", "llc", "llp", "plc", "corp", "gmbh", "ag", "kg", "ug", "se", "sa", "sas", "sarl",
     "spa", "srl", "bv", "nv", "lda", "sl",
 ];
+
+/// Whether a lowercased word is on `gazetteers/not_names.txt`: computing terms, grammar terms,
+/// school subjects, weekdays, months and holidays, which are capitalised like names ("Bash",
+/// "Dativ", "Freitag") but never name a private person.
+pub fn is_never_a_name(lower: &str) -> bool {
+    static WORDS: OnceLock<HashSet<String>> = OnceLock::new();
+    WORDS
+        .get_or_init(|| {
+            include_str!("gazetteers/not_names.txt")
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(str::to_lowercase)
+                .collect()
+        })
+        .contains(lower)
+}
 
 pub struct NameTagger {
     model: LinearModel,
@@ -88,7 +108,9 @@ impl NameTagger {
             // Public and fictional names are not reported under any label: a span made of one
             // is a person the tagger may have mistaken for a place or company.
             let public = (i..j).all(|k| flags[k].public);
-            if confidence >= MIN_CONFIDENCE && !public {
+            let never =
+                ENTITIES[entity] == Category::Person && j == i + 1 && is_never_a_name(&lower[i]);
+            if confidence >= MIN_CONFIDENCE && !public && !never {
                 spans.push(span(&tokens, i, j, ENTITIES[entity], "ner", confidence));
             }
             i = j;
