@@ -16,7 +16,7 @@ use crate::kernels::attention::AttnDecodeArgs;
 use crate::kernels::gdn::GdnDecodeArgs;
 use crate::kernels::moe::MoeArgs;
 use crate::kernels::Kernels;
-use crate::prefill::PrefillScratch;
+use crate::prefill::{PrefillScratch, PREFILL_CHUNK};
 use crate::tensor::{DType, Tensor};
 use crate::weights::{DeviceWeights, Mixer};
 
@@ -341,7 +341,13 @@ impl Backend for CudaBackend {
                 "max_seq {max_seq} is out of range"
             )));
         }
-        let needed = self.sequence_bytes(max_seq);
+        // The prefill's chunk buffers come at the first prefill; count them now so that a
+        // sequence that leaves no room for them is refused before any work.
+        let prefill = match self.prefill.get() {
+            Some(_) => 0,
+            None => PrefillScratch::bytes(&self.dims, PREFILL_CHUNK),
+        };
+        let needed = self.sequence_bytes(max_seq) + prefill;
         let (free, _) = self.gpu.free_memory()?;
         // Leave room for the graph and the driver's own allocations.
         let margin = 256 << 20;
