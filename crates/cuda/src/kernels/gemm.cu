@@ -1,26 +1,27 @@
 // Tensor-core GEMM for prefill: Y[M,N] = A[M,K] . B[N,K]^T with bf16 inputs and f32
 // accumulation, on Hopper's warpgroup MMA (wgmma, operands read straight from shared memory).
 // B is a weight matrix as the checkpoint stores it (row-major [out, in]), so both operands are
-// K-major. A block computes a BM x 128 tile with BM / 64 warpgroups (64 rows each,
-// m64n128k16); K moves in steps of 64 through a 4-stage cp.async ring. Each stage holds
-// 128-byte rows in the 128-byte swizzle (16-byte chunk c of row r stored at chunk c ^ (r % 8)),
-// the layout the wgmma descriptors name, so the tensor cores read it without bank conflicts.
+// K-major. A block computes a 128 x 256 tile with two warpgroups (64 rows each, m64n256k16);
+// K moves in steps of 64 through a 4-stage cp.async ring. Each stage holds 128-byte rows in the
+// 128-byte swizzle (16-byte chunk c of row r stored at chunk c ^ (r % 8)), the layout the
+// wgmma descriptors name, so the tensor cores read it without bank conflicts.
+// The tile is wide because the products are bound by the bytes moved from L2 to the SMs, not by
+// the MMAs: 128 x 128 tiles of the expert GEMMs moved ~9 TB/s at 8K tokens; 128 x 256 moves a
+// third less per flop.
 // M, N and K are guarded (K a multiple of 8: partial K tiles are zero-filled).
-// Dense products use BM 128. The grouped variants run the MoE over (token, expert) pairs sorted
-// by expert, ~290 rows per expert at 8K tokens: BM 64 wastes fewer rows in each expert's last
-// tile, and its 96 KB of stages let two blocks share an SM, one's epilogue under the other's
-// MMAs. A tile table says which expert and which sorted rows each block takes; expert
-// NUM_EXPERTS is the shared expert (its weights are passed separately).
+// The grouped variants run the MoE over (token, expert) pairs sorted by expert: a tile table
+// says which expert and which sorted rows each block takes; expert NUM_EXPERTS is the shared
+// expert (its weights are passed separately).
 // Needs: NUM_EXPERTS.
 
-#define GEMM_BN 128
+#define GEMM_BM 128
+#define GEMM_BN 256
 #define GEMM_BK 64
 #define GEMM_STAGES 4
-#define GEMM_DENSE_BM 128
-#define GEMM_GROUPED_BM 64
-#define GEMM_STAGE_BYTES(BM) (((BM) + GEMM_BN) * GEMM_BK * 2)
+#define GEMM_THREADS 256
+#define GEMM_STAGE_BYTES ((GEMM_BM + GEMM_BN) * GEMM_BK * 2)
 // The swizzle atoms must start on 1024-byte boundaries: the extra 1 KB lets the kernel align.
-#define GEMM_SMEM(BM) (GEMM_STAGES * GEMM_STAGE_BYTES(BM) + 1024)
+#define GEMM_SMEM (GEMM_STAGES * GEMM_STAGE_BYTES + 1024)
 
 // Epilogues: f32 store or accumulate; SwiGLU of interleaved gate/up columns to bf16; f32 store
 // scaled per row (a pair's routing weight).
@@ -48,11 +49,11 @@ __device__ __forceinline__ u64 smem_desc(unsigned addr) {
     return (u64)((addr & 0x3FFFF) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
 }
 
-// d (+)= A (64 x 16) . B (128 x 16)^T for one warpgroup; `accumulate` 0 overwrites d.
-__device__ __forceinline__ void wgmma_m64n128k16(float d[64], u64 a, u64 b, int accumulate) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+// d (+)= A (64 x 16) . B (256 x 16)^T for one warpgroup; `accumulate` 0 overwrites d.
+__device__ __forceinline__ void wgmma_m64n256k16(float d[128], u64 a, u64 b, int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
                  : "l"(a), "l"(b), "r"(accumulate));
 }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -62,8 +63,8 @@ __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sy
 // Makes cp.async's writes (generic proxy) visible to wgmma's reads (async proxy).
 __device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
-// The weight row that local column `c` of a block's B tile reads. For SwiGLU the block's 128
-// columns are 64 intermediate units: in each group of 16, 8 gate rows then the 8 matching up
+// The weight row that local column `c` of a block's B tile reads. For SwiGLU the block's 256
+// columns are 128 intermediate units: in each group of 16, 8 gate rows then the 8 matching up
 // rows, so accumulator chunks 2j and 2j+1 hold gate and up of the same units in the same
 // registers. `half_n` is the intermediate size (gate rows 0..half_n, up rows half_n..2 half_n).
 template <int EPI>
@@ -78,17 +79,15 @@ __device__ __forceinline__ int b_row(int n0, int c, int half_n, bool& ok, int N)
     }
 }
 
-// One BM x 128 tile: output rows [row0, row_end) (A row of output row r: rowmap[r] when
+// One 128 x 256 tile: output rows [row0, row_end) (A row of output row r: rowmap[r] when
 // given, else r), columns from n0. N is B's row count.
-template <int EPI, int BM>
+template <int EPI>
 __device__ __forceinline__ void gemm_tile(const bf16* __restrict__ A, const int* __restrict__ rowmap,
                                           const bf16* __restrict__ B, int row0, int row_end, int N, int K, int n0,
                                           float* __restrict__ Y, bf16* __restrict__ H,
                                           const float* __restrict__ scale, int accumulate) {
-    constexpr int THREADS = BM * 2;                       // one warpgroup per 64 rows
-    constexpr int A_CHUNKS = BM * 8 / THREADS;            // 16-byte chunks per thread per stage
-    constexpr int B_CHUNKS = GEMM_BN * 8 / THREADS;
-    constexpr int STAGE = GEMM_STAGE_BYTES(BM);
+    constexpr int A_CHUNKS = GEMM_BM * 8 / GEMM_THREADS;  // 16-byte chunks per thread per stage
+    constexpr int B_CHUNKS = GEMM_BN * 8 / GEMM_THREADS;
     extern __shared__ __align__(16) unsigned char gemm_smem[];
     const unsigned base = (smem_addr(gemm_smem) + 1023) & ~1023u;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
@@ -101,7 +100,7 @@ __device__ __forceinline__ void gemm_tile(const bf16* __restrict__ A, const int*
     unsigned a_dst[A_CHUNKS], b_dst[B_CHUNKS];
 #pragma unroll
     for (int i = 0; i < A_CHUNKS; i++) {
-        const int c = tid + i * THREADS, r = c >> 3, kc = c & 7;
+        const int c = tid + i * GEMM_THREADS, r = c >> 3, kc = c & 7;
         const int row = row0 + r;
         a_ok[i] = row < row_end;
         const long a_row = a_ok[i] ? (rowmap != nullptr ? rowmap[row] : row) : 0;
@@ -110,29 +109,29 @@ __device__ __forceinline__ void gemm_tile(const bf16* __restrict__ A, const int*
     }
 #pragma unroll
     for (int i = 0; i < B_CHUNKS; i++) {
-        const int c = tid + i * THREADS, r = c >> 3, kc = c & 7;
+        const int c = tid + i * GEMM_THREADS, r = c >> 3, kc = c & 7;
         const int br = b_row<EPI>(n0, r, half_n, b_ok[i], N);
         b_src[i] = B + (long)(b_ok[i] ? br : 0) * K + kc * 8;
         b_dst[i] = r * 128 + ((kc ^ (r & 7)) << 4);
     }
     auto load = [&](int stage, int kt) {
-        const unsigned sa = base + stage * STAGE, sb = sa + BM * GEMM_BK * 2;
+        const unsigned sa = base + stage * GEMM_STAGE_BYTES, sb = sa + GEMM_BM * GEMM_BK * 2;
         const int k0 = kt * GEMM_BK;
 #pragma unroll
         for (int i = 0; i < A_CHUNKS; i++) {
-            const bool k_ok = k0 + ((tid + i * THREADS) & 7) * 8 < K;
+            const bool k_ok = k0 + ((tid + i * GEMM_THREADS) & 7) * 8 < K;
             cp_async16(sa + a_dst[i], a_src[i] + (k_ok ? k0 : 0), a_ok[i] && k_ok ? 16 : 0);
         }
 #pragma unroll
         for (int i = 0; i < B_CHUNKS; i++) {
-            const bool k_ok = k0 + ((tid + i * THREADS) & 7) * 8 < K;
+            const bool k_ok = k0 + ((tid + i * GEMM_THREADS) & 7) * 8 < K;
             cp_async16(sb + b_dst[i], b_src[i] + (k_ok ? k0 : 0), b_ok[i] && k_ok ? 16 : 0);
         }
     };
 
-    float d[64];
+    float d[GEMM_BN / 2];
 #pragma unroll
-    for (int i = 0; i < 64; i++) d[i] = 0.f;
+    for (int i = 0; i < GEMM_BN / 2; i++) d[i] = 0.f;
     const int KT = (K + GEMM_BK - 1) / GEMM_BK;
     // Loads run two tiles ahead: the stage a load overwrites was read by the MMAs of two tiles
     // back, which every warpgroup has waited for before the barrier that precedes the load.
@@ -146,12 +145,12 @@ __device__ __forceinline__ void gemm_tile(const bf16* __restrict__ A, const int*
         __syncthreads();
         if (kt + 2 < KT) load((kt + 2) % GEMM_STAGES, kt + 2);
         cp_async_commit();
-        const unsigned sa = base + (kt % GEMM_STAGES) * STAGE;
-        const unsigned sb = sa + BM * GEMM_BK * 2;
+        const unsigned sa = base + (kt % GEMM_STAGES) * GEMM_STAGE_BYTES;
+        const unsigned sb = sa + GEMM_BM * GEMM_BK * 2;
         const u64 da = smem_desc(sa + wg * 64 * 128), db = smem_desc(sb);
         wgmma_fence();
 #pragma unroll
-        for (int k = 0; k < GEMM_BK / 16; k++) wgmma_m64n128k16(d, da + 2 * k, db + 2 * k, 1);
+        for (int k = 0; k < GEMM_BK / 16; k++) wgmma_m64n256k16(d, da + 2 * k, db + 2 * k, 1);
         wgmma_commit();
         wgmma_wait<1>();
     }
@@ -166,7 +165,7 @@ __device__ __forceinline__ void gemm_tile(const bf16* __restrict__ A, const int*
         if (row >= row_end) continue;
         if constexpr (EPI == EPI_SWIGLU) {
 #pragma unroll
-            for (int j = 0; j < 8; j++) {
+            for (int j = 0; j < GEMM_BN / 16; j++) {
                 const int unit = n0 / 2 + j * 8 + t2;
                 if (unit >= half_n) continue;
                 const float* gate = &d[8 * j + half * 2];
@@ -178,7 +177,7 @@ __device__ __forceinline__ void gemm_tile(const bf16* __restrict__ A, const int*
         } else {
             const float s = EPI == EPI_SCALED ? scale[row] : 1.f;
 #pragma unroll
-            for (int i = 0; i < 16; i++) {
+            for (int i = 0; i < GEMM_BN / 8; i++) {
                 const int col = n0 + i * 8 + t2;
                 float* y = Y + (long)row * N + col;
                 float2 v = make_float2(d[4 * i + half * 2] * s, d[4 * i + half * 2 + 1] * s);
@@ -199,14 +198,14 @@ __device__ __forceinline__ void gemm_tile(const bf16* __restrict__ A, const int*
     }
 }
 
-// Y (+)= A B^T; grid (ceil(M / 128), ceil(N / 128)).
-extern "C" __global__ void __launch_bounds__(GEMM_DENSE_BM * 2)
+// Y (+)= A B^T; grid (ceil(M / 128), ceil(N / 256)).
+extern "C" __global__ void __launch_bounds__(GEMM_THREADS)
 gemm_bf16(const bf16* __restrict__ A, const bf16* __restrict__ B, float* __restrict__ Y, int M, int N, int K,
           int accumulate) {
     pdl_launch_next();
     pdl_wait();
-    gemm_tile<EPI_F32, GEMM_DENSE_BM>(A, nullptr, B, blockIdx.x * GEMM_DENSE_BM, M, N, K, blockIdx.y * GEMM_BN, Y,
-                                      nullptr, nullptr, accumulate);
+    gemm_tile<EPI_F32>(A, nullptr, B, blockIdx.x * GEMM_BM, M, N, K, blockIdx.y * GEMM_BN, Y, nullptr, nullptr,
+                       accumulate);
 }
 
 // A block of the grouped GEMM: which expert and which sorted rows (tiles[i] = expert, first
@@ -229,8 +228,8 @@ __device__ __forceinline__ bool expert_tile(const int4* __restrict__ tiles, cons
 }
 
 // h[p] = silu(x[token(p)] . gate_e) * (x[token(p)] . up_e) for every sorted pair p, bf16.
-// gate_up: [NUM_EXPERTS][2 inter][K], shared_gate_up: [2 inter][K]. grid (max tiles, 2 inter / 128).
-extern "C" __global__ void __launch_bounds__(GEMM_GROUPED_BM * 2)
+// gate_up: [NUM_EXPERTS][2 inter][K], shared_gate_up: [2 inter][K]. grid (max tiles, 2 inter / 256).
+extern "C" __global__ void __launch_bounds__(GEMM_THREADS)
 gemm_moe_gate_up(const bf16* __restrict__ x, const int* __restrict__ sorted_token, const bf16* __restrict__ gate_up,
                  const bf16* __restrict__ shared_gate_up, const int4* __restrict__ tiles,
                  const int* __restrict__ ntiles, bf16* __restrict__ h, int inter, int K) {
@@ -238,13 +237,13 @@ gemm_moe_gate_up(const bf16* __restrict__ x, const int* __restrict__ sorted_toke
     pdl_wait();
     ExpertTile t;
     if (!expert_tile(tiles, ntiles, gate_up, shared_gate_up, 2L * inter * K, t)) return;
-    gemm_tile<EPI_SWIGLU, GEMM_GROUPED_BM>(x, sorted_token, t.b, t.row0, t.row_end, 2 * inter, K,
-                                           blockIdx.y * GEMM_BN, nullptr, h, nullptr, 0);
+    gemm_tile<EPI_SWIGLU>(x, sorted_token, t.b, t.row0, t.row_end, 2 * inter, K, blockIdx.y * GEMM_BN, nullptr, h,
+                          nullptr, 0);
 }
 
 // out[p] = weight[p] * (down_e . h[p]) for every sorted pair p, f32.
-// down: [NUM_EXPERTS][N][inter], shared_down: [N][inter]. grid (max tiles, N / 128).
-extern "C" __global__ void __launch_bounds__(GEMM_GROUPED_BM * 2)
+// down: [NUM_EXPERTS][N][inter], shared_down: [N][inter]. grid (max tiles, N / 256).
+extern "C" __global__ void __launch_bounds__(GEMM_THREADS)
 gemm_moe_down(const bf16* __restrict__ h, const bf16* __restrict__ down, const bf16* __restrict__ shared_down,
               const int4* __restrict__ tiles, const int* __restrict__ ntiles, const float* __restrict__ weight,
               float* __restrict__ out, int N, int inter) {
@@ -252,6 +251,6 @@ gemm_moe_down(const bf16* __restrict__ h, const bf16* __restrict__ down, const b
     pdl_wait();
     ExpertTile t;
     if (!expert_tile(tiles, ntiles, down, shared_down, (long)N * inter, t)) return;
-    gemm_tile<EPI_SCALED, GEMM_GROUPED_BM>(h, nullptr, t.b, t.row0, t.row_end, N, inter, blockIdx.y * GEMM_BN, out,
-                                           nullptr, weight, 0);
+    gemm_tile<EPI_SCALED>(h, nullptr, t.b, t.row0, t.row_end, N, inter, blockIdx.y * GEMM_BN, out, nullptr, weight,
+                          0);
 }

@@ -8,24 +8,16 @@ use crate::driver::{Function, Gpu, KernelArgs, Module};
 use crate::error::{CudaError, Result};
 use crate::tensor::{DType, View};
 
-/// Output tile rows of the dense and the grouped kernels, and columns of both; must match
-/// GEMM_DENSE_BM, GEMM_GROUPED_BM and GEMM_BN in gemm.cu. A block has one warpgroup (128
-/// threads) per 64 rows.
-const DENSE_ROWS: usize = 128;
-pub const EXPERT_TILE_ROWS: usize = 64;
-const TILE_COLS: usize = 128;
+/// A block's output tile (GEMM_BM x GEMM_BN in gemm.cu), the same for the dense and the
+/// grouped kernels: two warpgroups of 128 threads.
+pub const TILE_ROWS: usize = 128;
+const TILE_COLS: usize = 256;
+const THREADS: u32 = 256;
 /// K is read in 16-byte chunks.
 const K_MULTIPLE: usize = 8;
-
-/// GEMM_SMEM(BM) in gemm.cu: 4 stages of a BM x 64 A tile and a 128 x 64 B tile (bf16), plus
+/// GEMM_SMEM in gemm.cu: 4 stages of a 128 x 64 A tile and a 256 x 64 B tile (bf16), plus
 /// 1 KB to align the swizzle atoms.
-const fn shared_bytes(rows: usize) -> u32 {
-    (4 * (rows + TILE_COLS) * 64 * 2 + 1024) as u32
-}
-
-const fn threads(rows: usize) -> u32 {
-    (rows * 2) as u32
-}
+const SHARED_BYTES: u32 = (4 * (TILE_ROWS + TILE_COLS) * 64 * 2 + 1024) as u32;
 
 pub struct Gemm {
     gpu: Arc<Gpu>,
@@ -46,7 +38,7 @@ pub struct ExpertTiles<'a> {
 /// Upper bound of the tile table for `pairs` sorted rows: every expert (and the shared one) may
 /// end in a partial tile.
 pub fn max_tiles(pairs: usize, experts: usize) -> usize {
-    pairs.div_ceil(EXPERT_TILE_ROWS) + experts + 1
+    pairs.div_ceil(TILE_ROWS) + experts + 1
 }
 
 fn matrix(v: &View, dtype: DType) -> Result<(usize, usize)> {
@@ -66,9 +58,8 @@ impl Gemm {
         let dense = module.function("gemm_bf16")?;
         let gate_up = module.function("gemm_moe_gate_up")?;
         let down = module.function("gemm_moe_down")?;
-        module.allow_shared(&dense, shared_bytes(DENSE_ROWS))?;
-        for f in [&gate_up, &down] {
-            module.allow_shared(f, shared_bytes(EXPERT_TILE_ROWS))?;
+        for f in [&dense, &gate_up, &down] {
+            module.allow_shared(f, SHARED_BYTES)?;
         }
         Ok(Gemm {
             gpu: gpu.clone(),
@@ -103,9 +94,9 @@ impl Gemm {
             .i32(accumulate as i32);
         self.gpu.launch(
             &self.dense,
-            (m.div_ceil(DENSE_ROWS) as u32, n.div_ceil(TILE_COLS) as u32, 1),
-            threads(DENSE_ROWS),
-            shared_bytes(DENSE_ROWS),
+            (m.div_ceil(TILE_ROWS) as u32, n.div_ceil(TILE_COLS) as u32, 1),
+            THREADS,
+            SHARED_BYTES,
             &mut args,
         )
     }
@@ -147,8 +138,8 @@ impl Gemm {
         self.gpu.launch(
             &self.gate_up,
             (n_tiles as u32, (2 * inter).div_ceil(TILE_COLS) as u32, 1),
-            threads(EXPERT_TILE_ROWS),
-            shared_bytes(EXPERT_TILE_ROWS),
+            THREADS,
+            SHARED_BYTES,
             &mut args,
         )
     }
@@ -189,8 +180,8 @@ impl Gemm {
         self.gpu.launch(
             &self.down,
             (n_tiles as u32, hid.div_ceil(TILE_COLS) as u32, 1),
-            threads(EXPERT_TILE_ROWS),
-            shared_bytes(EXPERT_TILE_ROWS),
+            THREADS,
+            SHARED_BYTES,
             &mut args,
         )
     }

@@ -166,7 +166,7 @@ impl Moe {
         let mut args = KernelArgs::new()
             .ptr(s.counts.ptr())
             .i32(t as i32)
-            .i32(gemm::EXPERT_TILE_ROWS as i32)
+            .i32(gemm::TILE_ROWS as i32)
             .ptr(s.offsets.ptr())
             .ptr(s.cursors.ptr())
             .ptr(tiles.ptr)
