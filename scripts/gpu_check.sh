@@ -8,8 +8,8 @@
 #   scripts/gpu_check.sh --stage DIR               # copies lily + the test binaries into DIR
 # Then on the GPU machine, from the repository root:
 #   scripts/gpu_check.sh OUTDIR [DIR]              # DIR defaults to .gpu
-# Environment: CONTEXTS (default 256,512,1024,2048,4096,8192), BENCH_FLAGS (e.g. --profile),
-# SKIP_TRANSFORMERS=1, TRANSFORMERS_CONTEXTS (default 256,1024), SKIP_AGREEMENT=1,
+# Environment: CONTEXTS (default: the contract's 256 .. 131072), BENCH_FLAGS (e.g. --profile),
+# SKIP_TRANSFORMERS=1, TRANSFORMERS_CONTEXTS (default 1024,8192), SKIP_AGREEMENT=1,
 # AGREEMENT_LAYERS (default 8), GPU_BENCHES=1 (also the kernels' #[ignore]d micro-benchmarks).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,12 +68,12 @@ if [ -n "${GPU_BENCHES:-}" ]; then
 fi
 
 echo "== lily bench --synthetic"
-"$bin/lily" bench --synthetic --contexts "${CONTEXTS:-256,512,1024,2048,4096,8192}" --json "$out/bench.json" ${BENCH_FLAGS:-} \
+"$bin/lily" bench --synthetic --contexts "${CONTEXTS:-256,512,1024,2048,4096,8192,16384,32768,65536,131072}" --json "$out/bench.json" ${BENCH_FLAGS:-} \
     2> >(tee "$out/bench.err" >&2) | tee "$out/bench.md" || status=1
 
 if [ -z "${SKIP_TRANSFORMERS:-}" ]; then
     echo "== transformers on the same shapes"
-    PYTHONUNBUFFERED=1 python3 "$here/scripts/bench_transformers.py" --contexts "${TRANSFORMERS_CONTEXTS:-256,1024}" \
+    PYTHONUNBUFFERED=1 python3 "$here/scripts/bench_transformers.py" --contexts "${TRANSFORMERS_CONTEXTS:-1024,8192}" \
         --json "$out/transformers.json" 2>&1 | tee "$out/transformers.md" || status=1
 fi
 if [ -z "${SKIP_AGREEMENT:-}" ]; then
