@@ -278,14 +278,23 @@ attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cach
         const unsigned kb = s_k + (i % DEC_STAGES) * 2 * DEC_TILE, vb = kb + DEC_TILE;
         const int k0 = start + (warp + i * DEC_WARPS) * DEC_KEYS;
 
-        // S = Q K^T: n-tile n holds keys n*8 + 2tg, +1 of row g.
-        float sc[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
+        // S = Q K^T: n-tile n holds keys n*8 + 2tg, +1 of row g. Even and odd k-steps go to
+        // separate accumulators, halving the chain of dependent mma.
+        float sc[2][2], sc_odd[2][2];
+#pragma unroll
+        for (int n = 0; n < 2; n++) sc[n][0] = sc[n][1] = sc_odd[n][0] = sc_odd[n][1] = 0.f;
 #pragma unroll
         for (int kk = 0; kk < HD / 16; kk++) {
             unsigned b[4];
             ldsm_x4(kb + swz((lane & 7) + (lane >> 4) * 8, kk * 2 + ((lane >> 3) & 1)), b);
-            mma_bf16_top(sc[0], qa[kk][0], qa[kk][1], b[0], b[1]);
-            mma_bf16_top(sc[1], qa[kk][0], qa[kk][1], b[2], b[3]);
+            float(*acc)[2] = kk & 1 ? sc_odd : sc;
+            mma_bf16_top(acc[0], qa[kk][0], qa[kk][1], b[0], b[1]);
+            mma_bf16_top(acc[1], qa[kk][0], qa[kk][1], b[2], b[3]);
+        }
+#pragma unroll
+        for (int n = 0; n < 2; n++) {
+            sc[n][0] += sc_odd[n][0];
+            sc[n][1] += sc_odd[n][1];
         }
         if (k0 + DEC_KEYS > end) {
 #pragma unroll
