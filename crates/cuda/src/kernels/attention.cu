@@ -78,30 +78,6 @@ __device__ __forceinline__ int active_splits(int len) {
     return s < ATTN_SPLITS ? s : ATTN_SPLITS;
 }
 
-// Merges the splits of each head and applies the output gate: out = softmax(qK)V * sigmoid(gate).
-// grid H, block HD threads; out is the bf16 input of o_proj.
-extern "C" __global__ void attn_decode_combine(const float* __restrict__ part_acc, const float* __restrict__ part_ml,
-                                               const float* __restrict__ proj, const int* __restrict__ pos_ptr,
-                                               bf16* __restrict__ out) {
-    pdl_launch_next();
-    pdl_wait();
-    const int h = blockIdx.x, i = threadIdx.x;
-    const int splits = active_splits(*pos_ptr + 1);
-    const long base = (long)h * ATTN_SPLITS;
-    float M = -INFINITY;
-#pragma unroll 8
-    for (int s = 0; s < splits; s++) M = fmaxf(M, part_ml[(base + s) * 2]);
-    float num = 0.f, den = 0.f;
-#pragma unroll 8
-    for (int s = 0; s < splits; s++) {
-        const float w = __expf(part_ml[(base + s) * 2] - M);
-        den += w * part_ml[(base + s) * 2 + 1];
-        num += w * part_acc[(base + s) * HD + i];
-    }
-    const float gate = proj[h * 2 * HD + HD + i];
-    out[h * HD + i] = f2bf(num / den * sigmoid(gate));
-}
-
 // ---------------------------------------------------------------------------------------------
 // Prefill: a chunk of `tokens` queries at positions start .. start+tokens-1.
 
@@ -180,9 +156,10 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Decode, split-KV on the tensor cores (flash decoding): the GROUP query heads of one KV head are
-// the rows of an m16 tile (rows GROUP..15 are zero) and keys are the n dimension, so one K/V row
-// read from memory serves every head of its group and the per-key work is a few mma.sync.
+// Decode, split-KV on the tensor cores (flash decoding) with the prefill's helpers above: the
+// GROUP query heads of one KV head are the rows of an m16 tile (rows GROUP..15 are zero) and keys
+// are the n dimension, so one K/V row read from memory serves every head of its group and the
+// per-key work is a few mma.sync.
 
 #define DEC_WARPS 4
 #define DEC_KEYS 16    // keys per tile: one mma k-step of P V
@@ -369,6 +346,30 @@ attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cach
         part_ml[at * 2] = M * rsqrtf((float)HD);  // the combine's exp(max) is of the scaled score
         part_ml[at * 2 + 1] = L;
     }
+}
+
+// Merges the splits of each head and applies the output gate: out = softmax(qK)V * sigmoid(gate).
+// grid H, block HD threads; out is the bf16 input of o_proj.
+extern "C" __global__ void attn_decode_combine(const float* __restrict__ part_acc, const float* __restrict__ part_ml,
+                                               const float* __restrict__ proj, const int* __restrict__ pos_ptr,
+                                               bf16* __restrict__ out) {
+    pdl_launch_next();
+    pdl_wait();
+    const int h = blockIdx.x, i = threadIdx.x;
+    const int splits = active_splits(*pos_ptr + 1);
+    const long base = (long)h * ATTN_SPLITS;
+    float M = -INFINITY;
+#pragma unroll 8
+    for (int s = 0; s < splits; s++) M = fmaxf(M, part_ml[(base + s) * 2]);
+    float num = 0.f, den = 0.f;
+#pragma unroll 8
+    for (int s = 0; s < splits; s++) {
+        const float w = __expf(part_ml[(base + s) * 2] - M);
+        den += w * part_ml[(base + s) * 2 + 1];
+        num += w * part_acc[(base + s) * HD + i];
+    }
+    const float gate = proj[h * 2 * HD + HD + i];
+    out[h * HD + i] = f2bf(num / den * sigmoid(gate));
 }
 
 // q: bf16 [tokens][H][HD] from attn_prefill_prepare; out: bf16 [tokens][H * HD] =
