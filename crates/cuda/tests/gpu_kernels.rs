@@ -429,6 +429,13 @@ fn attention_decode_matches_cpu_at_tiny_dims() {
         .join("../cpu/tests/fixtures/linear3_full1");
     let tiny = Dims::from_config(&lily_model::Config::load(&dir).unwrap());
     attention_decode_matches_cpu(&gpu, &tiny, "attention_tiny", &[1, 17, 200, 4097, 20011]);
+    // 3 query heads on each of 2 KV heads: an odd group, and a second KV head's cache rows.
+    let gqa = Dims {
+        attn_heads: 6,
+        attn_kv_heads: 2,
+        ..tiny
+    };
+    attention_decode_matches_cpu(&gpu, &gqa, "attention_tiny_gqa", &[2, 100, 5000]);
 }
 
 /// One decode step's attention at the model dims over a 131072-position cache (and shorter

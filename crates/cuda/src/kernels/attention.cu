@@ -213,7 +213,7 @@ attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cach
         }
     }
 
-    const unsigned s_k = smem_u32(smem) + warp * DEC_STAGES * 2 * DEC_TILE, s_v = s_k + DEC_TILE;
+    const unsigned s_k = smem_u32(smem) + warp * DEC_STAGES * 2 * DEC_TILE;  // this warp's ring
     const bf16* kbase = k_cache + (long)kvh * max_seq * HD;
     const bf16* vbase = v_cache + (long)kvh * max_seq * HD;
     const int tiles = (end - start + DEC_KEYS - 1) / DEC_KEYS;
