@@ -349,23 +349,30 @@ attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cach
 }
 
 // Merges the splits of each head and applies the output gate: out = softmax(qK)V * sigmoid(gate).
-// grid H, block HD threads; out is the bf16 input of o_proj.
+// grid H, block HD threads; out is the bf16 input of o_proj. The splits' (max, sum) pairs come in
+// through shared memory in one parallel load, so the only chain of global loads left is the
+// accumulators' (independent, 16 in flight).
 extern "C" __global__ void attn_decode_combine(const float* __restrict__ part_acc, const float* __restrict__ part_ml,
                                                const float* __restrict__ proj, const int* __restrict__ pos_ptr,
                                                bf16* __restrict__ out) {
+    __shared__ float m_s[ATTN_SPLITS], l_s[ATTN_SPLITS];
     pdl_launch_next();
     pdl_wait();
     const int h = blockIdx.x, i = threadIdx.x;
     const int splits = active_splits(*pos_ptr + 1);
     const long base = (long)h * ATTN_SPLITS;
+    for (int s = i; s < splits; s += HD) {
+        m_s[s] = part_ml[(base + s) * 2];
+        l_s[s] = part_ml[(base + s) * 2 + 1];
+    }
+    __syncthreads();
     float M = -INFINITY;
-#pragma unroll 8
-    for (int s = 0; s < splits; s++) M = fmaxf(M, part_ml[(base + s) * 2]);
+    for (int s = 0; s < splits; s++) M = fmaxf(M, m_s[s]);
     float num = 0.f, den = 0.f;
-#pragma unroll 8
+#pragma unroll 16
     for (int s = 0; s < splits; s++) {
-        const float w = __expf(part_ml[(base + s) * 2] - M);
-        den += w * part_ml[(base + s) * 2 + 1];
+        const float w = __expf(m_s[s] - M);
+        den += w * l_s[s];
         num += w * part_acc[(base + s) * HD + i];
     }
     const float gate = proj[h * 2 * HD + HD + i];
