@@ -8,16 +8,19 @@
 
 mod common;
 
+use std::sync::Arc;
+
 use common::*;
 use lily_cpu::{attention, gdn, linalg, moe, norm, rope};
 use lily_cuda::dims::{Dims, ATTN_SPLITS};
+use lily_cuda::driver::Gpu;
 use lily_cuda::kernels::attention::{Attention, AttnDecodeArgs};
 use lily_cuda::kernels::embed_norm::EmbedNorm;
 use lily_cuda::kernels::gdn::{Gdn, GdnDecodeArgs};
 use lily_cuda::kernels::gemv::Gemv;
 use lily_cuda::kernels::moe::{Moe, MoeArgs};
 use lily_cuda::kernels::sampling::Sampling;
-use lily_cuda::tensor::DType;
+use lily_cuda::tensor::{DType, Tensor};
 use lily_model::weights::{ExpertWeights, MoeWeights};
 use lily_model::Tensor as HostTensor;
 
@@ -274,45 +277,62 @@ fn gdn_decode_matches_cpu_conv_and_recurrence() {
     );
 }
 
-#[test]
-fn attention_decode_matches_cpu_over_short_and_split_contexts() {
-    let Some(gpu) = gpu("attention") else { return };
-    let d = Dims::qwen36_35b_a3b();
-    let k = Attention::load(&gpu, &d).unwrap();
-    let mut rng = Rng::new("attention");
+/// One decode step of the attention mixer at each context length against lily-cpu (a fresh
+/// random cache each time, the new k/v written at the last position by the kernel). The output
+/// bound is 2e-2: q and the softmax weights are rounded to bf16 for the tensor cores, and the
+/// output is bf16. At the last length the step runs twice and must give the same bits.
+fn attention_decode_matches_cpu(gpu: &Arc<Gpu>, d: &Dims, what: &str, lens: &[usize]) {
+    let k = Attention::load(gpu, d).unwrap();
+    let mut rng = Rng::new(what);
     let (h, kvh, hd) = (d.attn_heads, d.attn_kv_heads, d.attn_head_dim);
-    let max_seq = 4096;
     let inv_freq = rope::inverse_frequencies(d.rope_dim, d.rope_theta as f64);
-    // 1 and 5: one split; 3000: 47 splits of ~64 positions (two shared-memory chunks each).
-    for len in [1usize, 5, 3000] {
+    for (n, &len) in lens.iter().enumerate() {
         let p = len - 1;
+        // Not a round number, so a wrong per-head cache stride shows.
+        let max_seq = len + 5;
         let proj = rng.vec(d.attn_in_rows(), 1.0);
         let qn = rng.vec_bf16(hd, 0.1);
         let kn = rng.vec_bf16(hd, 0.1);
         // Cache [KVH, max_seq, HD] with random history before p.
         let mut kc = rng.vec_bf16(kvh * max_seq * hd, 1.0);
         let mut vc = rng.vec_bf16(kvh * max_seq * hd, 1.0);
-        let kcd = upload(&gpu, "k_cache", DType::BF16, &[kvh, max_seq, hd], &kc);
-        let vcd = upload(&gpu, "v_cache", DType::BF16, &[kvh, max_seq, hd], &vc);
-        let projd = upload(&gpu, "proj", DType::F32, &[d.attn_in_rows()], &proj);
-        let q = poisoned(&gpu, "q", DType::F32, &[h * hd]);
-        let part_acc = poisoned(&gpu, "part_acc", DType::F32, &[h, ATTN_SPLITS, hd]);
-        let part_ml = poisoned(&gpu, "part_ml", DType::F32, &[h, ATTN_SPLITS, 2]);
-        let out = poisoned(&gpu, "out", DType::BF16, &[h * hd]);
-        k.decode(&AttnDecodeArgs {
-            proj: &projd.view(),
-            q_norm: &upload(&gpu, "q_norm", DType::BF16, &[hd], &qn).view(),
-            k_norm: &upload(&gpu, "k_norm", DType::BF16, &[hd], &kn).view(),
-            k_cache: &kcd.view(),
-            v_cache: &vcd.view(),
-            q: &q.view(),
-            part_acc: &part_acc.view(),
-            part_ml: &part_ml.view(),
-            out: &out.view(),
-            pos: &upload(&gpu, "pos", DType::I32, &[1], &[p as f32]).view(),
+        let kcd = upload(gpu, "k_cache", DType::BF16, &[kvh, max_seq, hd], &kc);
+        let vcd = upload(gpu, "v_cache", DType::BF16, &[kvh, max_seq, hd], &vc);
+        let projd = upload(gpu, "proj", DType::F32, &[d.attn_in_rows()], &proj);
+        let qnd = upload(gpu, "q_norm", DType::BF16, &[hd], &qn);
+        let knd = upload(gpu, "k_norm", DType::BF16, &[hd], &kn);
+        let posd = upload(gpu, "pos", DType::I32, &[1], &[p as f32]);
+        let q = poisoned(gpu, "q", DType::F32, &[h * hd]);
+        let part_acc = poisoned(gpu, "part_acc", DType::F32, &[h, ATTN_SPLITS, hd]);
+        let part_ml = poisoned(gpu, "part_ml", DType::F32, &[h, ATTN_SPLITS, 2]);
+        let out = poisoned(gpu, "out", DType::BF16, &[h * hd]);
+        let (projv, qnv, knv, kcv, vcv, qv, pav, pmv, outv, posv) = (
+            projd.view(),
+            qnd.view(),
+            knd.view(),
+            kcd.view(),
+            vcd.view(),
+            q.view(),
+            part_acc.view(),
+            part_ml.view(),
+            out.view(),
+            posd.view(),
+        );
+        let args = AttnDecodeArgs {
+            proj: &projv,
+            q_norm: &qnv,
+            k_norm: &knv,
+            k_cache: &kcv,
+            v_cache: &vcv,
+            q: &qv,
+            part_acc: &pav,
+            part_ml: &pmv,
+            out: &outv,
+            pos: &posv,
             max_seq,
-        })
-        .unwrap();
+        };
+        k.decode(&args).unwrap();
+        let got = download(gpu, &out);
 
         // CPU: norm + RoPE the new q and k, put k and v (bf16, as cached) at p, attend, gate.
         let mut qv: Vec<f32> = (0..h)
@@ -332,8 +352,8 @@ fn attention_decode_matches_cpu_over_short_and_split_contexts() {
             }
         }
         check(
-            &format!("attention q (norm + rope) at {p}"),
-            &download(&gpu, &q),
+            &format!("{what}: attention q (norm + rope) at {p}"),
+            &download(gpu, &q),
             &qv,
             1e-4,
         );
@@ -367,10 +387,151 @@ fn attention_decode_matches_cpu_over_short_and_split_contexts() {
             }
         }
         check(
-            &format!("attention decode, context {len}"),
-            &download(&gpu, &out),
+            &format!("{what}: attention decode, context {len}"),
+            &got,
             &expected,
-            1e-2,
+            2e-2,
+        );
+        if n + 1 == lens.len() {
+            k.decode(&args).unwrap();
+            let again = download(gpu, &out);
+            assert!(
+                got.iter()
+                    .zip(&again)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{what}: attention decode at context {len} differs between two runs"
+            );
+        }
+    }
+}
+
+#[test]
+fn attention_decode_matches_cpu_over_short_and_split_contexts() {
+    let Some(gpu) = gpu("attention") else { return };
+    // 1, 5, 33: one split, tiles of 16 keys cut short, warps without a tile; 3000: 47 splits;
+    // 4097: all 64 splits of ~64 keys; 20011: 64 splits of ~313 keys, so each warp's ring of
+    // tiles wraps several times and the last tile is partial.
+    attention_decode_matches_cpu(
+        &gpu,
+        &Dims::qwen36_35b_a3b(),
+        "attention",
+        &[1, 5, 33, 3000, 4097, 20011],
+    );
+}
+
+#[test]
+fn attention_decode_matches_cpu_at_tiny_dims() {
+    let Some(gpu) = gpu("attention_tiny") else {
+        return;
+    };
+    // Head dim 32 and 4 query heads on one KV head: half the mma rows of the group are empty.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../cpu/tests/fixtures/linear3_full1");
+    let tiny = Dims::from_config(&lily_model::Config::load(&dir).unwrap());
+    attention_decode_matches_cpu(&gpu, &tiny, "attention_tiny", &[1, 17, 200, 4097, 20011]);
+    // 3 query heads on each of 2 KV heads: an odd group, and a second KV head's cache rows.
+    let gqa = Dims {
+        attn_heads: 6,
+        attn_kv_heads: 2,
+        ..tiny
+    };
+    attention_decode_matches_cpu(&gpu, &gqa, "attention_tiny_gqa", &[2, 100, 5000]);
+}
+
+/// One decode step's attention at the model dims over a 131072-position cache (and shorter
+/// contexts for comparison): microseconds per layer of each kernel and the K/V read rate of the
+/// split partials. Run on the H200 with --ignored.
+#[test]
+#[ignore]
+fn bench_attention_decode_128k() {
+    let Some(gpu) = gpu("bench_attention_decode_128k") else {
+        return;
+    };
+    let d = Dims::qwen36_35b_a3b();
+    let k = Attention::load(&gpu, &d).unwrap();
+    let mut rng = Rng::new("bench_attention_decode_128k");
+    let (h, kvh, hd) = (d.attn_heads, d.attn_kv_heads, d.attn_head_dim);
+    let max_seq = 131072;
+    // Any finite cache will do for timing: every bf16 pair 0.0078 (0x3c00).
+    let cache = |name: &str| {
+        let t = Tensor::new(&gpu, name, DType::BF16, &[kvh, max_seq, hd]).unwrap();
+        gpu.memset_u32(t.ptr(), 0x3c00_3c00, t.bytes() / 4).unwrap();
+        t
+    };
+    let (kc, vc) = (cache("k_cache"), cache("v_cache"));
+    let proj = upload(
+        &gpu,
+        "proj",
+        DType::F32,
+        &[d.attn_in_rows()],
+        &rng.vec(d.attn_in_rows(), 1.0),
+    );
+    let qn = upload(&gpu, "q_norm", DType::BF16, &[hd], &rng.vec_bf16(hd, 0.1));
+    let kn = upload(&gpu, "k_norm", DType::BF16, &[hd], &rng.vec_bf16(hd, 0.1));
+    let q = poisoned(&gpu, "q", DType::F32, &[h * hd]);
+    let part_acc = poisoned(&gpu, "part_acc", DType::F32, &[h, ATTN_SPLITS, hd]);
+    let part_ml = poisoned(&gpu, "part_ml", DType::F32, &[h, ATTN_SPLITS, 2]);
+    let out = poisoned(&gpu, "out", DType::BF16, &[h * hd]);
+    for len in [1024usize, 8192, 32768, 131072] {
+        let pos = upload(&gpu, "pos", DType::I32, &[1], &[(len - 1) as f32]);
+        let (pv, qnv, knv, kcv, vcv, qv, pav, pmv, ov, posv) = (
+            proj.view(),
+            qn.view(),
+            kn.view(),
+            kc.view(),
+            vc.view(),
+            q.view(),
+            part_acc.view(),
+            part_ml.view(),
+            out.view(),
+            pos.view(),
+        );
+        let args = AttnDecodeArgs {
+            proj: &pv,
+            q_norm: &qnv,
+            k_norm: &knv,
+            k_cache: &kcv,
+            v_cache: &vcv,
+            q: &qv,
+            part_acc: &pav,
+            part_ml: &pmv,
+            out: &ov,
+            pos: &posv,
+            max_seq,
+        };
+        k.decode(&args).unwrap();
+        gpu.synchronize().unwrap();
+        let runs = 20;
+        gpu.profile_start();
+        for _ in 0..runs {
+            k.decode(&args).unwrap();
+        }
+        let times = gpu.profile_finish().unwrap();
+        let mean_us = |name: &str| {
+            let t: Vec<f32> = times
+                .iter()
+                .filter(|(l, _)| l.starts_with(name))
+                .map(|(_, ms)| *ms)
+                .collect();
+            assert!(!t.is_empty(), "no timed launch of {name}");
+            t.iter().sum::<f32>() / t.len() as f32 * 1e3
+        };
+        let (prepare, partial, combine) = (
+            mean_us("attn_prepare"),
+            mean_us("attn_decode_partial"),
+            mean_us("attn_decode_combine"),
+        );
+        let kv_bytes = (2 * kvh * len * hd * 2) as f64;
+        eprintln!(
+            "bench_attention_decode_128k: context {len}: per layer {:.1} us: prepare {prepare:.1} \
+             us, partial {partial:.1} us ({:.2} TB/s of K/V), combine {combine:.1} us",
+            prepare + partial + combine,
+            kv_bytes / (partial as f64 * 1e-6) / 1e12,
+        );
+        let o = download(&gpu, &out);
+        assert!(
+            o.iter().all(|x| x.is_finite()),
+            "the benchmark's output holds NaN or inf"
         );
     }
 }

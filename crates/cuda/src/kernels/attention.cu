@@ -7,7 +7,6 @@
 
 #define HD ATTN_HEAD_DIM
 #define GROUP (ATTN_HEADS / ATTN_KV_HEADS)
-#define LANE_DIMS (HD / 32)
 #define Q_ROWS (ATTN_HEADS * 2 * HD)
 
 // Zero-centred RMSNorm of one head (thread i holds dim i of x), then rotate-half RoPE on the
@@ -71,209 +70,12 @@ __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-// This lane's D dims of a bf16 row held in shared memory, widened to f32.
-template <int D>
-__device__ __forceinline__ void load_dims(const bf16* p, float out[D]) {
-    if constexpr (D % 8 == 0) {
-#pragma unroll
-        for (int k = 0; k < D / 8; k++) unpack8(reinterpret_cast<const uint4*>(p)[k], out + 8 * k);
-    } else {
-#pragma unroll
-        for (int k = 0; k < D; k++) out[k] = bf2f(p[k]);
-    }
-}
-
-// How many splits of the context a step uses: at least 64 positions each (8 per warp), at most
+// How many splits of the context a step uses: at least 64 positions each, at most
 // ATTN_SPLITS. The grid is fixed (it is captured in a graph) and the context grows, so blocks
 // past the split count return at once.
 __device__ __forceinline__ int active_splits(int len) {
     const int s = (len + 63) / 64;
     return s < ATTN_SPLITS ? s : ATTN_SPLITS;
-}
-
-#define ATTN_WARPS 8
-#define ATTN_CHUNK 32
-#define ATTN_STAGES 3
-
-// One block per (kv head, split). Each warp takes every ATTN_WARPS-th position of the split and
-// scores it against all GROUP query heads of the kv head, so every K/V row is read from memory
-// by exactly one warp, and the serial online-softmax chain of a warp is 1/8 of the split.
-// The warps' partials are merged in shared memory; the block writes un-normalised partials:
-// acc [H][SPLITS][HD], (max, sum) [H][SPLITS][2].
-extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32)
-attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cache,
-                    const bf16* __restrict__ v_cache, const int* __restrict__ pos_ptr,
-                    float* __restrict__ part_acc, float* __restrict__ part_ml, int max_seq) {
-    __shared__ float acc_s[GROUP][HD];
-    __shared__ float m_s[ATTN_WARPS][GROUP], l_s[ATTN_WARPS][GROUP];
-    pdl_launch_next();
-    pdl_wait();
-    const int len = *pos_ptr + 1;
-    const int splits = active_splits(len), s = blockIdx.y;
-    if (s >= splits) return;
-    const int kvh = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int start = (int)((long)s * len / splits), end = (int)((long)(s + 1) * len / splits);
-    for (int i = threadIdx.x; i < GROUP * HD; i += blockDim.x) (&acc_s[0][0])[i] = 0.f;
-    const float scale = rsqrtf((float)HD);
-    float qv[GROUP][LANE_DIMS], acc[GROUP][LANE_DIMS], m[GROUP], l[GROUP];
-#pragma unroll
-    for (int g = 0; g < GROUP; g++) {
-        m[g] = -INFINITY;
-        l[g] = 0.f;
-#pragma unroll
-        for (int k = 0; k < LANE_DIMS; k++) {
-            qv[g][k] = q[(kvh * GROUP + g) * HD + lane * LANE_DIMS + k] * scale;
-            acc[g][k] = 0.f;
-        }
-    }
-    // K and V rows stream through shared memory ATTN_CHUNK positions at a time, ATTN_STAGES - 1
-    // chunks in flight: loading each warp's own rows from L2/DRAM kept too few bytes in flight
-    // (~180 registers a thread allow one block per SM) and read a 128K cache at ~1.3 TB/s.
-    extern __shared__ __align__(16) bf16 kv_stage[];  // [ATTN_STAGES][ATTN_CHUNK][K row | V row]
-    const bf16* kbase = k_cache + (long)kvh * max_seq * HD;
-    const bf16* vbase = v_cache + (long)kvh * max_seq * HD;
-    const int chunks = (end - start + ATTN_CHUNK - 1) / ATTN_CHUNK;
-    auto stage_in = [&](int c) {
-        if (c < chunks) {
-            bf16* dst = kv_stage + (c % ATTN_STAGES) * ATTN_CHUNK * 2 * HD;
-            const int p0 = start + c * ATTN_CHUNK, n = min(ATTN_CHUNK, end - p0);
-            constexpr int ROW_CHUNKS = HD / 8;
-            for (int i = threadIdx.x; i < n * 2 * ROW_CHUNKS; i += blockDim.x) {
-                const int j = i / (2 * ROW_CHUNKS), rest = i % (2 * ROW_CHUNKS);
-                const int is_v = rest / ROW_CHUNKS, part = rest % ROW_CHUNKS;
-                const bf16* src = (is_v ? vbase : kbase) + (long)(p0 + j) * HD + part * 8;
-                cp_async16(smem_u32(dst + (j * 2 + is_v) * HD + part * 8), src, true);
-            }
-        }
-        cp_async_commit();
-    };
-#pragma unroll
-    for (int c = 0; c < ATTN_STAGES - 1; c++) stage_in(c);
-    constexpr int U = 2;  // positions whose loads and reductions are interleaved
-    for (int c = 0; c < chunks; c++) {
-        cp_async_wait<ATTN_STAGES - 2>();
-        __syncthreads();
-        // Into the stage read one chunk ago: every warp is past it (the barrier above).
-        stage_in(c + ATTN_STAGES - 1);
-        const bf16* st = kv_stage + (c % ATTN_STAGES) * ATTN_CHUNK * 2 * HD + lane * LANE_DIMS;
-        const int n = min(ATTN_CHUNK, end - (start + c * ATTN_CHUNK));
-        for (int j0 = warp; j0 < n; j0 += U * ATTN_WARPS) {
-            float kr[U][LANE_DIMS], vr[U][LANE_DIMS];
-            bool ok[U];
-    #pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int j = j0 + u * ATTN_WARPS;
-                ok[u] = j < n;
-                const int jc = ok[u] ? j : j0;
-                load_dims<LANE_DIMS>(st + jc * 2 * HD, kr[u]);
-                load_dims<LANE_DIMS>(st + (jc * 2 + 1) * HD, vr[u]);
-            }
-            float dots[U][GROUP];
-    #pragma unroll
-            for (int u = 0; u < U; u++)
-    #pragma unroll
-                for (int g = 0; g < GROUP; g++) {
-                    float d = 0.f;
-    #pragma unroll
-                    for (int k = 0; k < LANE_DIMS; k++) d = fmaf(qv[g][k], kr[u][k], d);
-                    dots[u][g] = d;
-                }
-    #pragma unroll
-            for (int o = 16; o > 0; o >>= 1)
-    #pragma unroll
-                for (int u = 0; u < U; u++)
-    #pragma unroll
-                    for (int g = 0; g < GROUP; g++) dots[u][g] += __shfl_xor_sync(0xffffffffu, dots[u][g], o);
-    #pragma unroll
-            for (int g = 0; g < GROUP; g++) {
-                float m_new = m[g];
-    #pragma unroll
-                for (int u = 0; u < U; u++)
-                    if (ok[u]) m_new = fmaxf(m_new, dots[u][g]);
-                const float corr = __expf(m[g] - m_new);
-                float pe[U];
-                float psum = 0.f;
-    #pragma unroll
-                for (int u = 0; u < U; u++) {
-                    pe[u] = ok[u] ? __expf(dots[u][g] - m_new) : 0.f;
-                    psum += pe[u];
-                }
-                l[g] = l[g] * corr + psum;
-    #pragma unroll
-                for (int k = 0; k < LANE_DIMS; k++) {
-                    float a = acc[g][k] * corr;
-    #pragma unroll
-                    for (int u = 0; u < U; u++) a = fmaf(pe[u], vr[u][k], a);
-                    acc[g][k] = a;
-                }
-                m[g] = m_new;
-            }
-        }
-    }
-    // Merge the warps: rescale each to the block's max per head and add them into shared
-    // memory one warp at a time, in warp order (atomics would make the sum order, and so the
-    // greedy tokens, vary between runs).
-    if (lane == 0) {
-#pragma unroll
-        for (int g = 0; g < GROUP; g++) { m_s[warp][g] = m[g]; l_s[warp][g] = l[g]; }
-    }
-    __syncthreads();
-    float f[GROUP];
-#pragma unroll
-    for (int g = 0; g < GROUP; g++) {
-        float M = -INFINITY;
-#pragma unroll
-        for (int w = 0; w < ATTN_WARPS; w++) M = fmaxf(M, m_s[w][g]);
-        // A warp with no positions has m = -inf and contributes nothing.
-        f[g] = m[g] == -INFINITY ? 0.f : __expf(m[g] - M);
-    }
-    for (int w = 0; w < ATTN_WARPS; w++) {
-        if (warp == w) {
-#pragma unroll
-            for (int g = 0; g < GROUP; g++)
-#pragma unroll
-                for (int k = 0; k < LANE_DIMS; k++) acc_s[g][lane * LANE_DIMS + k] += f[g] * acc[g][k];
-        }
-        __syncthreads();
-    }
-    for (int i = threadIdx.x; i < GROUP * HD; i += blockDim.x) {
-        const int g = i / HD, d = i % HD;
-        part_acc[((long)(kvh * GROUP + g) * ATTN_SPLITS + s) * HD + d] = acc_s[g][d];
-    }
-    if (threadIdx.x < GROUP) {
-        const int g = threadIdx.x;
-        float M = -INFINITY, L = 0.f;
-        for (int w = 0; w < ATTN_WARPS; w++) M = fmaxf(M, m_s[w][g]);
-        for (int w = 0; w < ATTN_WARPS; w++)
-            if (m_s[w][g] != -INFINITY) L += l_s[w][g] * __expf(m_s[w][g] - M);
-        const long at = (long)(kvh * GROUP + g) * ATTN_SPLITS + s;
-        part_ml[at * 2] = M;
-        part_ml[at * 2 + 1] = L;
-    }
-}
-
-// Merges the splits of each head and applies the output gate: out = softmax(qK)V * sigmoid(gate).
-// grid H, block HD threads; out is the bf16 input of o_proj.
-extern "C" __global__ void attn_decode_combine(const float* __restrict__ part_acc, const float* __restrict__ part_ml,
-                                               const float* __restrict__ proj, const int* __restrict__ pos_ptr,
-                                               bf16* __restrict__ out) {
-    pdl_launch_next();
-    pdl_wait();
-    const int h = blockIdx.x, i = threadIdx.x;
-    const int splits = active_splits(*pos_ptr + 1);
-    const long base = (long)h * ATTN_SPLITS;
-    float M = -INFINITY;
-#pragma unroll 8
-    for (int s = 0; s < splits; s++) M = fmaxf(M, part_ml[(base + s) * 2]);
-    float num = 0.f, den = 0.f;
-#pragma unroll 8
-    for (int s = 0; s < splits; s++) {
-        const float w = __expf(part_ml[(base + s) * 2] - M);
-        den += w * part_ml[(base + s) * 2 + 1];
-        num += w * part_acc[(base + s) * HD + i];
-    }
-    const float gate = proj[h * 2 * HD + HD + i];
-    out[h * HD + i] = f2bf(num / den * sigmoid(gate));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -351,6 +153,230 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
     unsigned d;
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
     return d;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decode, split-KV on the tensor cores (flash decoding) with the prefill's helpers above: the
+// GROUP query heads of one KV head are the rows of an m16 tile (rows GROUP..15 are zero) and keys
+// are the n dimension, so one K/V row read from memory serves every head of its group and the
+// per-key work is a few mma.sync.
+
+#define DEC_WARPS 4
+#define DEC_KEYS 16    // keys per tile: one mma k-step of P V
+#define DEC_STAGES 3   // tiles each warp has in flight or in use
+#define DEC_TILE (DEC_KEYS * HD * 2)  // bytes of one K (or V) tile
+
+// c += a * b for an A whose rows 8..15 are zero (a1 = a3 = 0): only the accumulator's rows 0..7
+// (c0, c1) are kept; the other half is written to registers that die at once.
+__device__ __forceinline__ void mma_bf16_top(float c[2], unsigned a0, unsigned a2, unsigned b0, unsigned b1) {
+    float d2, d3;
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%6,%5,%6}, {%7,%8}, "
+        "{%0,%1,%9,%9};\n"
+        : "+f"(c[0]), "+f"(c[1]), "=f"(d2), "=f"(d3)
+        : "r"(a0), "r"(a2), "r"(0u), "r"(b0), "r"(b1), "f"(0.f));
+}
+
+// One block per (kv head, split) of the context 0..pos. The split's keys are cut into tiles of
+// DEC_KEYS; warp w takes tiles w, w + DEC_WARPS, ... and streams them through its own
+// DEC_STAGES-deep cp.async ring (no block barrier in the loop), keeping an online softmax per
+// head (row). The warps are merged in warp order (deterministic: no atomics) into un-normalised
+// partials: acc [H][SPLITS][HD], (max, sum) [H][SPLITS][2] with max in units of the scaled score
+// (as attn_decode_combine reads them). Dynamic shared memory: DEC_WARPS * DEC_STAGES * 2 *
+// DEC_TILE bytes; the merge reuses it.
+extern "C" __global__ void __launch_bounds__(DEC_WARPS * 32, 1)
+attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cache,
+                    const bf16* __restrict__ v_cache, const int* __restrict__ pos_ptr,
+                    float* __restrict__ part_acc, float* __restrict__ part_ml, int max_seq) {
+    extern __shared__ __align__(128) unsigned char smem[];
+    __shared__ float m_s[DEC_WARPS][8], l_s[DEC_WARPS][8];
+    pdl_launch_next();
+    pdl_wait();
+    const int len = *pos_ptr + 1;
+    const int splits = active_splits(len), s = blockIdx.y;
+    if (s >= splits) return;
+    const int kvh = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int g = lane >> 2, tg = lane & 3;  // the fragment's row (head) and thread in group
+    const int start = (int)((long)s * len / splits), end = (int)((long)(s + 1) * len / splits);
+
+    // Q as A fragments (row g = head g of the group; rows 8..15 are implicit zeros), bf16 like
+    // the prefill's q: kk-th k-step holds dims kk*16 + 2tg, +1 and kk*16 + 8 + 2tg, +1.
+    unsigned qa[HD / 16][2];
+    {
+        const bool ok = g < GROUP;
+        const float* qrow = q + (kvh * GROUP + (ok ? g : 0)) * HD + 2 * tg;
+#pragma unroll
+        for (int kk = 0; kk < HD / 16; kk++) {
+            const float2 lo = *reinterpret_cast<const float2*>(qrow + kk * 16);
+            const float2 hi = *reinterpret_cast<const float2*>(qrow + kk * 16 + 8);
+            qa[kk][0] = ok ? pack_bf16(lo.x, lo.y) : 0u;
+            qa[kk][1] = ok ? pack_bf16(hi.x, hi.y) : 0u;
+        }
+    }
+
+    const unsigned s_k = smem_u32(smem) + warp * DEC_STAGES * 2 * DEC_TILE;  // this warp's ring
+    const bf16* kbase = k_cache + (long)kvh * max_seq * HD;
+    const bf16* vbase = v_cache + (long)kvh * max_seq * HD;
+    const int tiles = (end - start + DEC_KEYS - 1) / DEC_KEYS;
+    const int my_tiles = tiles > warp ? (tiles - warp + DEC_WARPS - 1) / DEC_WARPS : 0;
+    // The warp's i-th tile into stage i % DEC_STAGES. Keys past the split are zero-filled (and
+    // their scores masked): they belong to the next split or hold stale cache, NaN included.
+    // Every lane commits a group per call, empty or not, so the wait counts below line up.
+    auto stage_in = [&](int i) {
+        if (i < my_tiles) {
+            const int k0 = start + (warp + i * DEC_WARPS) * DEC_KEYS;
+            const unsigned kst = s_k + (i % DEC_STAGES) * 2 * DEC_TILE, vst = kst + DEC_TILE;
+            for (int c = lane; c < DEC_KEYS * PF_CHUNKS; c += 32) {
+                const int r = c / PF_CHUNKS, ch = c % PF_CHUNKS, key = k0 + r;
+                const bool ok = key < end;
+                const long at = (long)(ok ? key : start) * HD + ch * 8;
+                cp_async16(kst + swz(r, ch), kbase + at, ok);
+                cp_async16(vst + swz(r, ch), vbase + at, ok);
+            }
+        }
+        cp_async_commit();
+    };
+#pragma unroll
+    for (int i = 0; i < DEC_STAGES - 1; i++) stage_in(i);
+
+    // Scores are exponentiated in base 2 with the 1/sqrt(HD) scale folded in; m is in raw
+    // (unscaled) score units, l is this thread's share of row g's sum (a quad shares a row).
+    const float scale_log2 = rsqrtf((float)HD) * 1.4426950408889634f;
+    float o[HD / 8][2];  // O[head g][dims d*8 + 2tg, +1]
+#pragma unroll
+    for (int d = 0; d < HD / 8; d++) o[d][0] = o[d][1] = 0.f;
+    float m = -INFINITY, l = 0.f;
+
+    for (int i = 0; i < my_tiles; i++) {
+        cp_async_wait<DEC_STAGES - 2>();
+        // Tile i is in shared memory for the whole warp, and every lane is past tile i - 1,
+        // whose stage the next load overwrites.
+        __syncwarp();
+        stage_in(i + DEC_STAGES - 1);
+        const unsigned kb = s_k + (i % DEC_STAGES) * 2 * DEC_TILE, vb = kb + DEC_TILE;
+        const int k0 = start + (warp + i * DEC_WARPS) * DEC_KEYS;
+
+        // S = Q K^T: n-tile n holds keys n*8 + 2tg, +1 of row g. Even and odd k-steps go to
+        // separate accumulators, halving the chain of dependent mma.
+        float sc[2][2], sc_odd[2][2];
+#pragma unroll
+        for (int n = 0; n < 2; n++) sc[n][0] = sc[n][1] = sc_odd[n][0] = sc_odd[n][1] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < HD / 16; kk++) {
+            unsigned b[4];
+            ldsm_x4(kb + swz((lane & 7) + (lane >> 4) * 8, kk * 2 + ((lane >> 3) & 1)), b);
+            float(*acc)[2] = kk & 1 ? sc_odd : sc;
+            mma_bf16_top(acc[0], qa[kk][0], qa[kk][1], b[0], b[1]);
+            mma_bf16_top(acc[1], qa[kk][0], qa[kk][1], b[2], b[3]);
+        }
+#pragma unroll
+        for (int n = 0; n < 2; n++) {
+            sc[n][0] += sc_odd[n][0];
+            sc[n][1] += sc_odd[n][1];
+        }
+        if (k0 + DEC_KEYS > end) {
+#pragma unroll
+            for (int n = 0; n < 2; n++)
+#pragma unroll
+                for (int e = 0; e < 2; e++)
+                    if (k0 + n * 8 + 2 * tg + e >= end) sc[n][e] = -INFINITY;
+        }
+        // Online softmax of row g over its quad. A tile's first key is always in the split, so
+        // the new max is finite.
+        float mx = fmaxf(m, fmaxf(fmaxf(sc[0][0], sc[0][1]), fmaxf(sc[1][0], sc[1][1])));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float ms = mx * scale_log2;
+        const float corr = exp2f(m * scale_log2 - ms);
+        m = mx;
+#pragma unroll
+        for (int n = 0; n < 2; n++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) sc[n][e] = exp2f(sc[n][e] * scale_log2 - ms);
+        l = l * corr + (sc[0][0] + sc[0][1]) + (sc[1][0] + sc[1][1]);
+#pragma unroll
+        for (int d = 0; d < HD / 8; d++) {
+            o[d][0] *= corr;
+            o[d][1] *= corr;
+        }
+        // O += P V: the score accumulators are already P's A fragment (row g; keys 2tg, +1 and
+        // 8 + 2tg, +1).
+        const unsigned p0 = pack_bf16(sc[0][0], sc[0][1]), p1 = pack_bf16(sc[1][0], sc[1][1]);
+#pragma unroll
+        for (int dd = 0; dd < HD / 16; dd++) {
+            unsigned b[4];
+            ldsm_x4_trans(vb + swz((lane & 7) + ((lane >> 3) & 1) * 8, dd * 2 + (lane >> 4)), b);
+            mma_bf16_top(o[2 * dd], p0, p1, b[0], b[1]);
+            mma_bf16_top(o[2 * dd + 1], p0, p1, b[2], b[3]);
+        }
+    }
+
+    // Merge the warps through shared memory (the stages, once every warp is done with them).
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    cp_async_wait<0>();
+    __syncthreads();
+    float* o_s = reinterpret_cast<float*>(smem);  // [DEC_WARPS][8][HD]
+    if (tg == 0) {
+        m_s[warp][g] = m;
+        l_s[warp][g] = l;
+    }
+#pragma unroll
+    for (int d = 0; d < HD / 8; d++)
+        *reinterpret_cast<float2*>(o_s + (warp * 8 + g) * HD + d * 8 + 2 * tg) = make_float2(o[d][0], o[d][1]);
+    __syncthreads();
+    for (int i = threadIdx.x; i < GROUP * HD; i += DEC_WARPS * 32) {
+        const int h = i / HD, d = i % HD;
+        float M = -INFINITY;
+#pragma unroll
+        for (int w = 0; w < DEC_WARPS; w++) M = fmaxf(M, m_s[w][h]);
+        float acc = 0.f;
+        // A warp without tiles has m = -inf and o = 0; it adds nothing.
+#pragma unroll
+        for (int w = 0; w < DEC_WARPS; w++)
+            if (m_s[w][h] != -INFINITY) acc += exp2f((m_s[w][h] - M) * scale_log2) * o_s[(w * 8 + h) * HD + d];
+        part_acc[((long)(kvh * GROUP + h) * ATTN_SPLITS + s) * HD + d] = acc;
+    }
+    if (threadIdx.x < GROUP) {
+        const int h = threadIdx.x;
+        float M = -INFINITY, L = 0.f;
+        for (int w = 0; w < DEC_WARPS; w++) M = fmaxf(M, m_s[w][h]);
+        for (int w = 0; w < DEC_WARPS; w++)
+            if (m_s[w][h] != -INFINITY) L += l_s[w][h] * exp2f((m_s[w][h] - M) * scale_log2);
+        const long at = (long)(kvh * GROUP + h) * ATTN_SPLITS + s;
+        part_ml[at * 2] = M * rsqrtf((float)HD);  // the combine's exp(max) is of the scaled score
+        part_ml[at * 2 + 1] = L;
+    }
+}
+
+// Merges the splits of each head and applies the output gate: out = softmax(qK)V * sigmoid(gate).
+// grid H, block HD threads; out is the bf16 input of o_proj. The splits' (max, sum) pairs come in
+// through shared memory in one parallel load, so the only chain of global loads left is the
+// accumulators' (independent, 16 in flight).
+extern "C" __global__ void attn_decode_combine(const float* __restrict__ part_acc, const float* __restrict__ part_ml,
+                                               const float* __restrict__ proj, const int* __restrict__ pos_ptr,
+                                               bf16* __restrict__ out) {
+    __shared__ float m_s[ATTN_SPLITS], l_s[ATTN_SPLITS];
+    pdl_launch_next();
+    pdl_wait();
+    const int h = blockIdx.x, i = threadIdx.x;
+    const int splits = active_splits(*pos_ptr + 1);
+    const long base = (long)h * ATTN_SPLITS;
+    for (int s = i; s < splits; s += HD) {
+        m_s[s] = part_ml[(base + s) * 2];
+        l_s[s] = part_ml[(base + s) * 2 + 1];
+    }
+    __syncthreads();
+    float M = -INFINITY;
+    for (int s = 0; s < splits; s++) M = fmaxf(M, m_s[s]);
+    float num = 0.f, den = 0.f;
+#pragma unroll 16
+    for (int s = 0; s < splits; s++) {
+        const float w = __expf(m_s[s] - M);
+        den += w * l_s[s];
+        num += w * part_acc[(base + s) * HD + i];
+    }
+    const float gate = proj[h * 2 * HD + HD + i];
+    out[h * HD + i] = f2bf(num / den * sigmoid(gate));
 }
 
 // q: bf16 [tokens][H][HD] from attn_prefill_prepare; out: bf16 [tokens][H * HD] =

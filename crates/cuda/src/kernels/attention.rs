@@ -1,4 +1,5 @@
-//! Launchers for attention.cu: q/k norm + partial RoPE + cache write, split-KV decode, combine;
+//! Launchers for attention.cu: q/k norm + partial RoPE + cache write, split-KV decode on the
+//! tensor cores, combine;
 //! and the chunked prefill (norm + RoPE + cache write for every token, causal flash attention on
 //! the tensor cores).
 
@@ -24,6 +25,12 @@ pub struct Attention {
 /// attention.cu); the block has PREFILL_ROWS / 16 warps.
 const PREFILL_ROWS: usize = 64;
 const PREFILL_KEYS: usize = 32;
+
+/// The split-KV decode block (DEC_WARPS, DEC_STAGES, DEC_KEYS in attention.cu): warps, tiles in
+/// each warp's cp.async ring, keys per tile.
+const DECODE_WARPS: usize = 4;
+const DECODE_STAGES: usize = 3;
+const DECODE_KEYS: usize = 16;
 
 pub struct AttnDecodeArgs<'a> {
     /// F32 [attn_in_rows]: q (query | gate per head) | k | v.
@@ -123,11 +130,10 @@ impl Attention {
             .ptr(part_acc)
             .ptr(part_ml)
             .i32(a.max_seq as i32);
-        // 8 warps per block: ATTN_WARPS in attention.cu.
         self.gpu.launch(
             &self.partial,
             (kvh as u32, ATTN_SPLITS as u32, 1),
-            256,
+            (DECODE_WARPS * 32) as u32,
             Self::decode_shared(d),
             &mut args,
         )?;
@@ -141,14 +147,12 @@ impl Attention {
             .launch(&self.combine, (h as u32, 1, 1), hd as u32, 0, &mut args)
     }
 
-    /// Dynamic shared memory of attn_prefill_flash: the query tile and two buffers each of K and V.
-    /// The decode kernel's K/V stages: ATTN_STAGES x ATTN_CHUNK positions x (K row + V row).
+    /// Dynamic shared memory of attn_decode_partial: each warp's ring of K and V tiles (bf16).
     fn decode_shared(d: &Dims) -> u32 {
-        const STAGES: usize = 3;
-        const CHUNK: usize = 32;
-        (STAGES * CHUNK * 2 * d.attn_head_dim * 2) as u32
+        (DECODE_WARPS * DECODE_STAGES * 2 * DECODE_KEYS * d.attn_head_dim * 2) as u32
     }
 
+    /// Dynamic shared memory of attn_prefill_flash: the query tile and two buffers each of K and V.
     fn prefill_shared(d: &Dims) -> u32 {
         ((PREFILL_ROWS + 4 * PREFILL_KEYS) * d.attn_head_dim * 2) as u32
     }
