@@ -24,10 +24,10 @@ pub struct Dims {
     pub shared_inter: usize,
 }
 
-/// Most splits of the context one attention head's decode uses (see attention.cu): 64 splits
-/// of the 2 KV heads are one wave of blocks on 132 SMs (256 split 8K contexts into two waves
-/// and cost 6% of decode speed there).
-pub const ATTN_SPLITS: usize = 64;
+/// Most splits of the context one attention head's decode uses (see attention.cu): 66 splits
+/// of the 2 KV heads are one block per SM on the H200's 132 (256 split 8K contexts into two
+/// waves and cost 6% of decode speed there).
+pub const ATTN_SPLITS: usize = 66;
 
 impl Dims {
     /// Qwen3.6-35B-A3B (DESIGN.md §1).

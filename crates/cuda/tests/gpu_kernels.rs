@@ -409,7 +409,7 @@ fn attention_decode_matches_cpu(gpu: &Arc<Gpu>, d: &Dims, what: &str, lens: &[us
 fn attention_decode_matches_cpu_over_short_and_split_contexts() {
     let Some(gpu) = gpu("attention") else { return };
     // 1, 5, 33: one split, tiles of 16 keys cut short, warps without a tile; 3000: 47 splits;
-    // 4097: all 64 splits of ~64 keys; 20011: 64 splits of ~313 keys, so each warp's ring of
+    // 4097: 65 splits of ~63 keys; 20011: all 66 splits of ~303 keys, so each warp's ring of
     // tiles wraps several times and the last tile is partial.
     attention_decode_matches_cpu(
         &gpu,
