@@ -302,15 +302,19 @@ extern "C" __global__ void gdn_prefill_ring(const float* __restrict__ proj, floa
 // gdn_chunk_solve computes A, P, U and W for every chunk at once; gdn_chunk_scan carries S
 // across the chunks. Every exponent is <= 0 (G falls along the chunk), so nothing overflows.
 #define GDN_CH 64
-#define GDN_KP (GDN_KEY_DIM + 4)  // padded k/q/W rows: rows two apart fall on different banks
+#define GDN_KDP ((GDN_KEY_DIM + 15) / 16 * 16)
+// Row stride of k, q and W rows: KD rounded up to the tf32 tiles of gdn_chunk_scan, plus 4 so
+// that consecutive rows start on different banks.
+#define GDN_KP (GDN_KDP + 4)
 #define GDN_AP (GDN_CH + 4)
 #define GDN_CHUNK_THREADS 256
 #define GDN_SOLVE_FLOATS (2 * GDN_CH * GDN_KP + GDN_CH * GDN_AP + 2 * GDN_CH)
-// gdn_chunk_scan: value columns per block, and key rows per thread in the state update.
+// gdn_chunk_scan: value columns per block (the row stride GDN_SCP puts the 4 rows of a tf32
+// B fragment on different banks), and KD rounded up to the 16-row tiles of K^T D.
 #define GDN_SC 32
-#define GDN_KR ((GDN_KEY_DIM + 31) / 32)
+#define GDN_SCP (GDN_SC + 8)
 #define GDN_SCAN_FLOATS \
-    (GDN_KEY_DIM * GDN_SC + 3 * GDN_CH * GDN_KP + GDN_CH * GDN_AP + 3 * GDN_CH * GDN_SC + 2 * GDN_CH)
+    (GDN_KDP * GDN_SCP + 3 * GDN_CH * GDN_KP + GDN_CH * GDN_AP + 4 * GDN_CH * GDN_SCP + 2 * GDN_CH)
 
 __device__ __forceinline__ unsigned gdn_smem_addr(const void* p) {
     unsigned r;
@@ -469,10 +473,41 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     }
 }
 
-// grid (V, ceil(VD / GDN_SC)), block GDN_CHUNK_THREADS (8 x 32: tx picks 4 of the block's
-// columns, ty two rows of the chunk in D and O, and rows ty, ty + 32, ... of S), dynamic shared
-// memory GDN_SCAN_FLOATS floats. Sequential over the chunks; the block's columns of S stay in
-// shared memory from the first chunk to the last. o: [tokens, V, VD] before the gated norm.
+// 3xTF32 on the tensor cores: x = hi + lo with both halves tf32, and a b = a_lo b_hi + a_hi b_lo +
+// a_hi b_hi, which keeps about f32 accuracy (plain tf32 left the state ~5e-4 off).
+struct Tf32Split {
+    unsigned hi, lo;
+};
+__device__ __forceinline__ unsigned gdn_tf32(float x) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return r;
+}
+__device__ __forceinline__ Tf32Split gdn_split(float x) {
+    const unsigned hi = gdn_tf32(x);
+    return {hi, gdn_tf32(x - __uint_as_float(hi))};
+}
+__device__ __forceinline__ void gdn_mma_tf32(float c[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
+                                             unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+// c += A B for one m16n8k8 step: a holds A's (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4) and
+// b holds B's (t, g), (t + 4, g), g = lane / 4, t = lane % 4 (PTX ISA, mma.m16n8k8 .tf32).
+__device__ __forceinline__ void gdn_mma3(float c[4], const Tf32Split a[4], const Tf32Split b[2]) {
+    gdn_mma_tf32(c, a[0].lo, a[1].lo, a[2].lo, a[3].lo, b[0].hi, b[1].hi);
+    gdn_mma_tf32(c, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b[0].lo, b[1].lo);
+    gdn_mma_tf32(c, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b[0].hi, b[1].hi);
+}
+
+// grid (V, ceil(VD / GDN_SC)), block GDN_CHUNK_THREADS, dynamic shared memory GDN_SCAN_FLOATS
+// floats. Sequential over the chunks; the block's columns of S stay in shared memory from the
+// first chunk to the last. The three products with KD in them (W S0, q S0, K^T D) run on the
+// tensor cores, one 16-row tile per warp; P D is a small triangle done with FMAs, 8 x 32 threads
+// (tx picks 4 of the block's columns, ty two rows of the chunk). o: [tokens, V, VD] before the
+// gated norm.
 extern "C" __global__ void __launch_bounds__(GDN_CHUNK_THREADS)
 gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const float* __restrict__ w_in,
                const float* __restrict__ u_in, const float* __restrict__ p_in, const float* __restrict__ g_in,
@@ -480,39 +515,36 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
     extern __shared__ __align__(16) float gdn_scan_smem[];
     pdl_launch_next();
     pdl_wait();
-    float* ss = gdn_scan_smem;              // S [KD][GDN_SC]
-    float* ws = ss + GDN_KEY_DIM * GDN_SC;  // W rows [GDN_CH][GDN_KP]
-    float* qs = ws + GDN_CH * GDN_KP;       // q rows
-    float* ks = qs + GDN_CH * GDN_KP;       // k rows
-    float* ps = ks + GDN_CH * GDN_KP;       // P [GDN_CH][GDN_AP]
-    float* us = ps + GDN_CH * GDN_AP;       // U [GDN_CH][GDN_SC]
-    float* ds = us + GDN_CH * GDN_SC;       // D
-    float* dd = ds + GDN_CH * GDN_SC;       // exp(G_last - G_i) D_i
-    float* gam = dd + GDN_CH * GDN_SC;      // exp(G_i)
-    float* ed = gam + GDN_CH;               // exp(G_last - G_i)
+    float* ss = gdn_scan_smem;               // S [GDN_KDP][GDN_SCP], rows past KD zero
+    float* ws = ss + GDN_KDP * GDN_SCP;      // W rows [GDN_CH][GDN_KP], columns past KD zero
+    float* qs = ws + GDN_CH * GDN_KP;        // q rows
+    float* ks = qs + GDN_CH * GDN_KP;        // k rows
+    float* ps = ks + GDN_CH * GDN_KP;        // P [GDN_CH][GDN_AP]
+    float* us = ps + GDN_CH * GDN_AP;        // U [GDN_CH][GDN_SCP]
+    float* ds = us + GDN_CH * GDN_SCP;       // D
+    float* dd = ds + GDN_CH * GDN_SCP;       // exp(G_last - G_i) D_i
+    float* ys = dd + GDN_CH * GDN_SCP;       // Gam_i q_i S0
+    float* gam = ys + GDN_CH * GDN_SCP;      // exp(G_i)
+    float* ed = gam + GDN_CH;                // exp(G_last - G_i)
     const int tid = threadIdx.x, tx = tid % 8, ty = tid / 8;
+    const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
     const int h = blockIdx.x, kh = h / (GDN_VALUE_HEADS / GDN_KEY_HEADS);
     const int col0 = blockIdx.y * GDN_SC, c4 = 4 * tx;
     // VD is a multiple of 4, so a thread's 4 columns are all real or all padding.
     const bool live = col0 + c4 < GDN_VALUE_DIM;
     float* S = state + (long)h * GDN_KEY_DIM * GDN_VALUE_DIM + col0 + c4;
-    // Each thread loads, updates and stores the same elements of S: no barrier around them.
-#pragma unroll
-    for (int r = 0; r < GDN_KR; r++) {
-        const int k = ty + 32 * r;
-        if (k < GDN_KEY_DIM) {
-            if (live)
-                *reinterpret_cast<float4*>(ss + k * GDN_SC + c4) = gdn_ld4(S + (long)k * GDN_VALUE_DIM);
-            else
-                gdn_zero4(ss + k * GDN_SC + c4);
-        }
-    }
+
+    // The padding (rows of S, columns of the k/q/W rows past KD) is zeroed once; no copy writes it.
+    for (int i = tid; i < GDN_KDP * GDN_SCP + 3 * GDN_CH * GDN_KP; i += GDN_CHUNK_THREADS) gdn_scan_smem[i] = 0.f;
+    __syncthreads();
+    for (int k = ty; k < GDN_KEY_DIM; k += 32)
+        if (live) *reinterpret_cast<float4*>(ss + k * GDN_SCP + c4) = gdn_ld4(S + (long)k * GDN_VALUE_DIM);
 
     const int chunks = (tokens + GDN_CH - 1) / GDN_CH;
     for (int c = 0; c < chunks; c++) {
         const int t0 = c * GDN_CH, n = min(GDN_CH, tokens - t0);
-        // Stage the chunk. Padding rows of W, q and U are zero, so D's padding rows are zero
-        // (P's diagonal groups reach into them).
+        // Stage the chunk. Padding rows of W, q, k and U are zero, so D's padding rows are zero
+        // (P's diagonal groups and the k-steps of K^T D reach into them).
         constexpr int F4 = GDN_KEY_DIM / 4;
         for (int i = tid; i < GDN_CH * F4; i += GDN_CHUNK_THREADS) {
             const int r = i / F4, cc = 4 * (i % F4);
@@ -536,9 +568,10 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
         for (int i = tid; i < GDN_CH * (GDN_SC / 4); i += GDN_CHUNK_THREADS) {
             const int r = i / (GDN_SC / 4), cc = 4 * (i % (GDN_SC / 4));
             if (r < n && col0 + cc < GDN_VALUE_DIM)
-                gdn_cp16(us + r * GDN_SC + cc, u_in + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col0 + cc);
+                gdn_cp16(us + r * GDN_SCP + cc,
+                         u_in + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col0 + cc);
             else
-                gdn_zero4(us + r * GDN_SC + cc);
+                gdn_zero4(us + r * GDN_SCP + cc);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
         if (tid < GDN_CH) {
@@ -550,107 +583,112 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
         asm volatile("cp.async.wait_group 0;" ::: "memory");
         __syncthreads();
 
-        // X = W S0 and Y = q S0 for rows r0, r0 + 1 and the thread's 4 columns.
-        const int r0 = 2 * ty;
-        float x[2][4], y[2][4];
+        // Warps 0-3: X = W S0 -> D = U - X; warps 4-7: Y = Gam q S0. Rows 16 mt .. 16 mt + 15,
+        // all GDN_SC columns (4 n-tiles of 8).
+        {
+            const int mt = warp & 3;
+            const float* A = (warp < 4 ? ws : qs) + (16 * mt + g) * GDN_KP + t;
+            float acc[GDN_SC / 8][4];
 #pragma unroll
-        for (int a = 0; a < 2; a++)
+            for (int nt = 0; nt < GDN_SC / 8; nt++)
 #pragma unroll
-            for (int b = 0; b < 4; b++) x[a][b] = y[a][b] = 0.f;
-#pragma unroll 4
-        for (int k = 0; k < GDN_KEY_DIM; k += 4) {
-            const float4 w0 = gdn_ld4(ws + r0 * GDN_KP + k), w1 = gdn_ld4(ws + (r0 + 1) * GDN_KP + k);
-            const float4 q0 = gdn_ld4(qs + r0 * GDN_KP + k), q1 = gdn_ld4(qs + (r0 + 1) * GDN_KP + k);
-            const float wa[2][4] = {{w0.x, w0.y, w0.z, w0.w}, {w1.x, w1.y, w1.z, w1.w}};
-            const float qa[2][4] = {{q0.x, q0.y, q0.z, q0.w}, {q1.x, q1.y, q1.z, q1.w}};
+                for (int i = 0; i < 4; i++) acc[nt][i] = 0.f;
+#pragma unroll 2
+            for (int k0 = 0; k0 < GDN_KDP; k0 += 8) {
+                const Tf32Split a[4] = {gdn_split(A[k0]), gdn_split(A[8 * GDN_KP + k0]), gdn_split(A[k0 + 4]),
+                                        gdn_split(A[8 * GDN_KP + k0 + 4])};
 #pragma unroll
-            for (int kk = 0; kk < 4; kk++) {
-                const float4 s4 = gdn_ld4(ss + (k + kk) * GDN_SC + c4);
-                const float sv[4] = {s4.x, s4.y, s4.z, s4.w};
+                for (int nt = 0; nt < GDN_SC / 8; nt++) {
+                    const float* B = ss + (k0 + t) * GDN_SCP + 8 * nt + g;
+                    const Tf32Split b[2] = {gdn_split(B[0]), gdn_split(B[4 * GDN_SCP])};
+                    gdn_mma3(acc[nt], a, b);
+                }
+            }
 #pragma unroll
-                for (int a = 0; a < 2; a++)
+            for (int nt = 0; nt < GDN_SC / 8; nt++)
 #pragma unroll
-                    for (int b = 0; b < 4; b++) {
-                        x[a][b] = fmaf(wa[a][kk], sv[b], x[a][b]);
-                        y[a][b] = fmaf(qa[a][kk], sv[b], y[a][b]);
+                for (int i = 0; i < 4; i++) {
+                    const int r = 16 * mt + g + 8 * (i >> 1), at = r * GDN_SCP + 8 * nt + 2 * t + (i & 1);
+                    if (warp < 4) {
+                        const float d = us[at] - acc[nt][i];
+                        ds[at] = d;
+                        dd[at] = ed[r] * d;
+                    } else {
+                        ys[at] = gam[r] * acc[nt][i];
                     }
-            }
-        }
-        // D = U - X (and its decay-weighted copy for the state update); Y becomes Gam q S0.
-#pragma unroll
-        for (int a = 0; a < 2; a++) {
-            const int r = r0 + a;
-            float d[4];
-#pragma unroll
-            for (int b = 0; b < 4; b++) {
-                d[b] = us[r * GDN_SC + c4 + b] - x[a][b];
-                y[a][b] *= gam[r];
-            }
-            gdn_st4(ds + r * GDN_SC + c4, d[0], d[1], d[2], d[3]);
-            const float e = ed[r];
-            gdn_st4(dd + r * GDN_SC + c4, e * d[0], e * d[1], e * d[2], e * d[3]);
+                }
         }
         __syncthreads();
 
         // O = Y + P D over P's column groups up to the diagonal (r0 and r0 + 1 share one).
-        for (int jg = 0; jg <= r0 / 4; jg++) {
-            const float4 p0 = gdn_ld4(ps + r0 * GDN_AP + 4 * jg), p1 = gdn_ld4(ps + (r0 + 1) * GDN_AP + 4 * jg);
-            const float pa[2][4] = {{p0.x, p0.y, p0.z, p0.w}, {p1.x, p1.y, p1.z, p1.w}};
+        {
+            const int r0 = 2 * ty;
+            float y[2][4];
 #pragma unroll
-            for (int jj = 0; jj < 4; jj++) {
-                const float4 d4 = gdn_ld4(ds + (4 * jg + jj) * GDN_SC + c4);
-                const float dv[4] = {d4.x, d4.y, d4.z, d4.w};
-#pragma unroll
-                for (int a = 0; a < 2; a++)
-#pragma unroll
-                    for (int b = 0; b < 4; b++) y[a][b] = fmaf(pa[a][jj], dv[b], y[a][b]);
+            for (int a = 0; a < 2; a++) {
+                const float4 y4 = gdn_ld4(ys + (r0 + a) * GDN_SCP + c4);
+                y[a][0] = y4.x;
+                y[a][1] = y4.y;
+                y[a][2] = y4.z;
+                y[a][3] = y4.w;
             }
-        }
+            for (int jg = 0; jg <= r0 / 4; jg++) {
+                const float4 p0 = gdn_ld4(ps + r0 * GDN_AP + 4 * jg), p1 = gdn_ld4(ps + (r0 + 1) * GDN_AP + 4 * jg);
+                const float pa[2][4] = {{p0.x, p0.y, p0.z, p0.w}, {p1.x, p1.y, p1.z, p1.w}};
 #pragma unroll
-        for (int a = 0; a < 2; a++) {
-            const int r = r0 + a;
-            if (r < n && live)
-                gdn_st4(o + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col0 + c4, y[a][0], y[a][1],
-                        y[a][2], y[a][3]);
+                for (int jj = 0; jj < 4; jj++) {
+                    const float4 d4 = gdn_ld4(ds + (4 * jg + jj) * GDN_SCP + c4);
+                    const float dv[4] = {d4.x, d4.y, d4.z, d4.w};
+#pragma unroll
+                    for (int a = 0; a < 2; a++)
+#pragma unroll
+                        for (int b = 0; b < 4; b++) y[a][b] = fmaf(pa[a][jj], dv[b], y[a][b]);
+                }
+            }
+#pragma unroll
+            for (int a = 0; a < 2; a++) {
+                const int r = r0 + a;
+                if (r < n && live)
+                    gdn_st4(o + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col0 + c4, y[a][0],
+                            y[a][1], y[a][2], y[a][3]);
+            }
         }
 
-        // S = Gam_last S0 + sum_i k_i (exp(G_last - G_i) D_i)^T. Only this thread's elements of
-        // S are touched, and every read of S0 (X, Y) is behind the barrier above.
-        const float chunk_decay = gam[n - 1];
-        float acc[GDN_KR][4];
+        // S = Gam_last S0 + K^T (exp(G_last - G) D): rows 16 mt .. 16 mt + 15 of S per warp, each
+        // element read and written by the same lane, every other read of S0 behind the barrier
+        // above. The k-steps run over the chunk's tokens, padding rows of k and D being zero.
+        {
+            const float chunk_decay = gam[n - 1];
+            for (int mt = warp; mt < GDN_KDP / 16; mt += GDN_CHUNK_THREADS / 32) {
+                float acc[GDN_SC / 8][4];
 #pragma unroll
-        for (int r = 0; r < GDN_KR; r++) {
-            const int k = ty + 32 * r;
-            const float4 s4 = k < GDN_KEY_DIM ? gdn_ld4(ss + k * GDN_SC + c4) : gdn_ld4(ss);
-            acc[r][0] = chunk_decay * s4.x;
-            acc[r][1] = chunk_decay * s4.y;
-            acc[r][2] = chunk_decay * s4.z;
-            acc[r][3] = chunk_decay * s4.w;
-        }
-        for (int i = 0; i < n; i++) {
-            const float4 d4 = gdn_ld4(dd + i * GDN_SC + c4);
+                for (int nt = 0; nt < GDN_SC / 8; nt++)
 #pragma unroll
-            for (int r = 0; r < GDN_KR; r++) {
-                const int k = ty + 32 * r;
-                const float kv = k < GDN_KEY_DIM ? ks[i * GDN_KP + k] : 0.f;
-                acc[r][0] = fmaf(kv, d4.x, acc[r][0]);
-                acc[r][1] = fmaf(kv, d4.y, acc[r][1]);
-                acc[r][2] = fmaf(kv, d4.z, acc[r][2]);
-                acc[r][3] = fmaf(kv, d4.w, acc[r][3]);
+                    for (int i = 0; i < 4; i++)
+                        acc[nt][i] =
+                            chunk_decay * ss[(16 * mt + g + 8 * (i >> 1)) * GDN_SCP + 8 * nt + 2 * t + (i & 1)];
+                const float* A = ks + t * GDN_KP + 16 * mt + g;
+                for (int k0 = 0; k0 < n; k0 += 8) {
+                    const float* Ak = A + k0 * GDN_KP;
+                    const Tf32Split a[4] = {gdn_split(Ak[0]), gdn_split(Ak[8]), gdn_split(Ak[4 * GDN_KP]),
+                                            gdn_split(Ak[4 * GDN_KP + 8])};
+#pragma unroll
+                    for (int nt = 0; nt < GDN_SC / 8; nt++) {
+                        const float* B = dd + (k0 + t) * GDN_SCP + 8 * nt + g;
+                        const Tf32Split b[2] = {gdn_split(B[0]), gdn_split(B[4 * GDN_SCP])};
+                        gdn_mma3(acc[nt], a, b);
+                    }
+                }
+#pragma unroll
+                for (int nt = 0; nt < GDN_SC / 8; nt++)
+#pragma unroll
+                    for (int i = 0; i < 4; i++)
+                        ss[(16 * mt + g + 8 * (i >> 1)) * GDN_SCP + 8 * nt + 2 * t + (i & 1)] = acc[nt][i];
             }
-        }
-#pragma unroll
-        for (int r = 0; r < GDN_KR; r++) {
-            const int k = ty + 32 * r;
-            if (k < GDN_KEY_DIM) gdn_st4(ss + k * GDN_SC + c4, acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
         }
         // The next chunk stages over this one's rows and reads all of S.
         __syncthreads();
     }
-#pragma unroll
-    for (int r = 0; r < GDN_KR; r++) {
-        const int k = ty + 32 * r;
-        if (k < GDN_KEY_DIM && live)
-            *reinterpret_cast<float4*>(S + (long)k * GDN_VALUE_DIM) = gdn_ld4(ss + k * GDN_SC + c4);
-    }
+    for (int k = ty; k < GDN_KEY_DIM; k += 32)
+        if (live) *reinterpret_cast<float4*>(S + (long)k * GDN_VALUE_DIM) = gdn_ld4(ss + k * GDN_SCP + c4);
 }

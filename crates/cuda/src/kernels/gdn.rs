@@ -21,21 +21,27 @@ const CHUNK_THREADS: u32 = 256;
 /// Value columns per block of gdn_chunk_scan (GDN_SC).
 const SCAN_COLUMNS: usize = 32;
 
-/// Dynamic shared memory of gdn_chunk_solve (GDN_SOLVE_FLOATS): the chunk's k and q rows
-/// (padded by 4), A, beta and the running log decay.
-fn solve_shared_bytes(d: &Dims) -> u32 {
-    let row = d.gdn_key_dim + 4;
-    (4 * (2 * CHUNK * row + CHUNK * (CHUNK + 4) + 2 * CHUNK)) as u32
+/// Row stride (floats) of the k, q and W rows both chunk kernels stage (GDN_KP): the key dim
+/// rounded up to the tensor-core tiles of gdn_chunk_scan, plus 4.
+fn key_row_stride(d: &Dims) -> usize {
+    d.gdn_key_dim.div_ceil(16) * 16 + 4
 }
 
-/// Dynamic shared memory of gdn_chunk_scan (GDN_SCAN_FLOATS): the block's columns of S, the
-/// chunk's W, q and k rows, P, U, D twice, and two decay factors per token.
+/// Dynamic shared memory of gdn_chunk_solve (GDN_SOLVE_FLOATS): the chunk's k and q rows, A,
+/// beta and the running log decay.
+fn solve_shared_bytes(d: &Dims) -> u32 {
+    (4 * (2 * CHUNK * key_row_stride(d) + CHUNK * (CHUNK + 4) + 2 * CHUNK)) as u32
+}
+
+/// Dynamic shared memory of gdn_chunk_scan (GDN_SCAN_FLOATS): the block's columns of S (rows
+/// padded to 16, row stride SCAN_COLUMNS + 8), the chunk's W, q and k rows, P, then U, D, the
+/// decay-weighted D and Gam q S0, and two decay factors per token.
 fn scan_shared_bytes(d: &Dims) -> u32 {
-    let row = d.gdn_key_dim + 4;
-    (4 * (d.gdn_key_dim * SCAN_COLUMNS
-        + 3 * CHUNK * row
+    let columns = SCAN_COLUMNS + 8;
+    (4 * (d.gdn_key_dim.div_ceil(16) * 16 * columns
+        + 3 * CHUNK * key_row_stride(d)
         + CHUNK * (CHUNK + 4)
-        + 3 * CHUNK * SCAN_COLUMNS
+        + 4 * CHUNK * columns
         + 2 * CHUNK)) as u32
 }
 
