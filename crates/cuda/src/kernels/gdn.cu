@@ -540,30 +540,23 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
     for (int k = ty; k < GDN_KEY_DIM; k += 32)
         if (live) *reinterpret_cast<float4*>(ss + k * GDN_SCP + c4) = gdn_ld4(S + (long)k * GDN_VALUE_DIM);
 
-    const int chunks = (tokens + GDN_CH - 1) / GDN_CH;
-    for (int c = 0; c < chunks; c++) {
-        const int t0 = c * GDN_CH, n = min(GDN_CH, tokens - t0);
-        // Stage the chunk. Padding rows of W, q, k and U are zero, so D's padding rows are zero
-        // (P's diagonal groups and the k-steps of K^T D reach into them).
-        constexpr int F4 = GDN_KEY_DIM / 4;
+    // Staging, in two cp.async groups per chunk so that each loads while the block computes:
+    // group A (W, q and U rows: step 1's inputs) is issued once step 1 of the previous chunk has
+    // read its buffers, group B (k rows and P: steps 2 and 3) once the previous chunk is done.
+    // Padding rows are zero, so D's padding rows are zero (P's diagonal groups and the k-steps
+    // of K^T D reach into them).
+    constexpr int F4 = GDN_KEY_DIM / 4;
+    auto stage_a = [&](int t0, int n) {
         for (int i = tid; i < GDN_CH * F4; i += GDN_CHUNK_THREADS) {
             const int r = i / F4, cc = 4 * (i % F4);
-            float *dw = ws + r * GDN_KP + cc, *dq = qs + r * GDN_KP + cc, *dk = ks + r * GDN_KP + cc;
+            float *dw = ws + r * GDN_KP + cc, *dq = qs + r * GDN_KP + cc;
             if (r < n) {
-                const long kat = ((long)(t0 + r) * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + cc;
                 gdn_cp16(dw, w_in + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_KEY_DIM + cc);
-                gdn_cp16(dq, qn + kat);
-                gdn_cp16(dk, kn + kat);
+                gdn_cp16(dq, qn + ((long)(t0 + r) * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + cc);
             } else {
                 gdn_zero4(dw);
                 gdn_zero4(dq);
-                gdn_zero4(dk);
             }
-        }
-        for (int i = tid; i < GDN_CH * (GDN_CH / 4); i += GDN_CHUNK_THREADS) {
-            const int r = i / (GDN_CH / 4), cc = 4 * (i % (GDN_CH / 4));
-            if (r < n && cc <= r)
-                gdn_cp16(ps + r * GDN_AP + cc, p_in + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_CH + cc);
         }
         for (int i = tid; i < GDN_CH * (GDN_SC / 4); i += GDN_CHUNK_THREADS) {
             const int r = i / (GDN_SC / 4), cc = 4 * (i % (GDN_SC / 4));
@@ -574,16 +567,52 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
                 gdn_zero4(us + r * GDN_SCP + cc);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
-        if (tid < GDN_CH) {
-            const float last = g_in[(long)(t0 + n - 1) * GDN_VALUE_HEADS + h];
-            const float gi = tid < n ? g_in[(long)(t0 + tid) * GDN_VALUE_HEADS + h] : last;
-            gam[tid] = expf(gi);
-            ed[tid] = expf(last - gi);
+    };
+    auto stage_b = [&](int t0, int n) {
+        for (int i = tid; i < GDN_CH * F4; i += GDN_CHUNK_THREADS) {
+            const int r = i / F4, cc = 4 * (i % F4);
+            if (r < n)
+                gdn_cp16(ks + r * GDN_KP + cc, kn + ((long)(t0 + r) * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + cc);
+            else
+                gdn_zero4(ks + r * GDN_KP + cc);
         }
-        asm volatile("cp.async.wait_group 0;" ::: "memory");
-        __syncthreads();
+        for (int i = tid; i < GDN_CH * (GDN_CH / 4); i += GDN_CHUNK_THREADS) {
+            const int r = i / (GDN_CH / 4), cc = 4 * (i % (GDN_CH / 4));
+            if (r < n && cc <= r)
+                gdn_cp16(ps + r * GDN_AP + cc, p_in + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_CH + cc);
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    };
+    // The chunk's G (threads < GDN_CH, one token each; padding tokens take the last real one),
+    // loaded a chunk ahead into registers and turned into gam and ed between chunks.
+    auto load_g = [&](int t0, int n, float& gi, float& last) {
+        last = g_in[(long)(t0 + n - 1) * GDN_VALUE_HEADS + h];
+        gi = tid < n ? g_in[(long)(t0 + tid) * GDN_VALUE_HEADS + h] : last;
+    };
+    auto set_decay = [&](float gi, float last) {
+        gam[tid] = expf(gi);
+        ed[tid] = expf(last - gi);
+    };
 
-        // Warps 0-3: X = W S0 -> D = U - X; warps 4-7: Y = Gam q S0. Rows 16 mt .. 16 mt + 15,
+    const int chunks = (tokens + GDN_CH - 1) / GDN_CH;
+    stage_a(0, min(GDN_CH, tokens));
+    stage_b(0, min(GDN_CH, tokens));
+    if (tid < GDN_CH) {
+        float gi, last;
+        load_g(0, min(GDN_CH, tokens), gi, last);
+        set_decay(gi, last);
+    }
+    for (int c = 0; c < chunks; c++) {
+        const int t0 = c * GDN_CH, n = min(GDN_CH, tokens - t0);
+        const int t1 = t0 + GDN_CH, n1 = min(GDN_CH, tokens - t1);
+        const bool more = c + 1 < chunks;
+        // Group A of this chunk is complete; B (issued last) may still be loading.
+        asm volatile("cp.async.wait_group 1;" ::: "memory");
+        __syncthreads();
+        float g_next = 0.f, last_next = 0.f;
+        if (more && tid < GDN_CH) load_g(t1, n1, g_next, last_next);
+
+        // Step 1. Warps 0-3: X = W S0 -> D = U - X; warps 4-7: Y = Gam q S0. Rows 16 mt .. 16 mt + 15,
         // all GDN_SC columns (4 n-tiles of 8).
         {
             const int mt = warp & 3;
@@ -618,9 +647,12 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
                     }
                 }
         }
+        asm volatile("cp.async.wait_group 0;" ::: "memory");
         __syncthreads();
+        // Step 1's buffers are free: the next chunk's W, q and U load during steps 2 and 3.
+        if (more) stage_a(t1, n1);
 
-        // O = Y + P D over P's column groups up to the diagonal (r0 and r0 + 1 share one).
+        // Step 2. O = Y + P D over P's column groups up to the diagonal (r0 and r0 + 1 share one).
         {
             const int r0 = 2 * ty;
             float y[2][4];
@@ -654,7 +686,7 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
             }
         }
 
-        // S = Gam_last S0 + K^T (exp(G_last - G) D): rows 16 mt .. 16 mt + 15 of S per warp, each
+        // Step 3. S = Gam_last S0 + K^T (exp(G_last - G) D): rows 16 mt .. 16 mt + 15 of S per warp, each
         // element read and written by the same lane, every other read of S0 behind the barrier
         // above. The k-steps run over the chunk's tokens, padding rows of k and D being zero.
         {
@@ -686,8 +718,12 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
                         ss[(16 * mt + g + 8 * (i >> 1)) * GDN_SCP + 8 * nt + 2 * t + (i & 1)] = acc[nt][i];
             }
         }
-        // The next chunk stages over this one's rows and reads all of S.
+        // The next chunk's k rows, P and decay factors go over this chunk's, and it reads all of S.
         __syncthreads();
+        if (more) {
+            stage_b(t1, n1);
+            if (tid < GDN_CH) set_decay(g_next, last_next);
+        }
     }
     for (int k = ty; k < GDN_KEY_DIM; k += 32)
         if (live) *reinterpret_cast<float4*>(S + (long)k * GDN_VALUE_DIM) = gdn_ld4(ss + k * GDN_SCP + c4);
