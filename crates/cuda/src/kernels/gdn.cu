@@ -341,6 +341,35 @@ __device__ __forceinline__ float gdn_dot4(float4 a, float4 b, float acc) {
     return fmaf(a.w, b.w, acc);
 }
 
+// 3xTF32 on the tensor cores: x = hi + lo with both halves tf32, and a b = a_lo b_hi + a_hi b_lo +
+// a_hi b_hi, which keeps about f32 accuracy (plain tf32 left the state ~5e-4 off).
+struct Tf32Split {
+    unsigned hi, lo;
+};
+__device__ __forceinline__ unsigned gdn_tf32(float x) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return r;
+}
+__device__ __forceinline__ Tf32Split gdn_split(float x) {
+    const unsigned hi = gdn_tf32(x);
+    return {hi, gdn_tf32(x - __uint_as_float(hi))};
+}
+__device__ __forceinline__ void gdn_mma_tf32(float c[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
+                                             unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+// c += A B for one m16n8k8 step: a holds A's (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4) and
+// b holds B's (t, g), (t + 4, g), g = lane / 4, t = lane % 4 (PTX ISA, mma.m16n8k8 .tf32).
+__device__ __forceinline__ void gdn_mma3(float c[4], const Tf32Split a[4], const Tf32Split b[2]) {
+    gdn_mma_tf32(c, a[0].lo, a[1].lo, a[2].lo, a[3].lo, b[0].hi, b[1].hi);
+    gdn_mma_tf32(c, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b[0].lo, b[1].lo);
+    gdn_mma_tf32(c, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b[0].hi, b[1].hi);
+}
+
 // grid (ceil(tokens / GDN_CH), V), block GDN_CHUNK_THREADS, dynamic shared memory
 // GDN_SOLVE_FLOATS floats. Inputs as gdn_prefill_prep writes them. Writes, for the chunk's real
 // tokens t: W [tokens, V, KD], U [tokens, V, VD], row t of the chunk's P [tokens, V, GDN_CH]
@@ -363,11 +392,11 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     const int t0 = blockIdx.x * GDN_CH, n = min(GDN_CH, tokens - t0);
 
     // Padding rows past the chunk's last token: k = q = beta = g = 0, so their A rows are zero
-    // and their G repeats the last real one.
-    constexpr int F4 = GDN_KEY_DIM / 4;
+    // and their G repeats the last real one. Columns past KD (up to the tf32 tiles) are zero.
+    constexpr int F4 = GDN_KDP / 4;
     for (int i = tid; i < GDN_CH * F4; i += GDN_CHUNK_THREADS) {
         const int r = i / F4, c = 4 * (i % F4);
-        if (r < n) {
+        if (r < n && c < GDN_KEY_DIM) {
             const long at = ((long)(t0 + r) * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + c;
             *reinterpret_cast<float4*>(ks + r * GDN_KP + c) = gdn_ld4(kn + at);
             *reinterpret_cast<float4*>(qs + r * GDN_KP + c) = gdn_ld4(qn + at);
@@ -391,50 +420,39 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     }
     __syncthreads();
 
-    // A and P by 4 x 4 tiles, one thread per tile of the lower triangle (tile row ti >= column tj).
-    constexpr int TILES = GDN_CH / 4, LOWER = TILES * (TILES + 1) / 2;
-    if (tid < LOWER) {
-        int ti = 0, tj = tid;
-        while (tj > ti) {
-            tj -= ti + 1;
-            ti++;
-        }
-        float kk[4][4], qk[4][4];
-#pragma unroll
-        for (int a = 0; a < 4; a++)
-#pragma unroll
-            for (int b = 0; b < 4; b++) kk[a][b] = qk[a][b] = 0.f;
-        for (int d = 0; d < GDN_KEY_DIM; d += 4) {
-            float4 ki[4], qi[4], kj[4];
-#pragma unroll
-            for (int a = 0; a < 4; a++) {
-                ki[a] = gdn_ld4(ks + (4 * ti + a) * GDN_KP + d);
-                qi[a] = gdn_ld4(qs + (4 * ti + a) * GDN_KP + d);
-                kj[a] = gdn_ld4(ks + (4 * tj + a) * GDN_KP + d);
+    // k k^T and q k^T on the tensor cores (3xTF32), by 16 x 8 tiles (mt, nt) that reach the
+    // lower triangle (nt <= 2 mt + 1): 20 of them, both products per tile sharing the k_j
+    // fragment, spread over the warps. P is written for every column of those tiles, which covers
+    // the 4-column groups up to the diagonal that gdn_chunk_scan reads.
+    {
+        const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+        constexpr int MT = GDN_CH / 16, TRI = MT * (MT + 1);  // the sum over mt of 2 mt + 2
+        for (int idx = warp; idx < TRI; idx += GDN_CHUNK_THREADS / 32) {
+            int mt = 0;
+            while (idx >= (mt + 1) * (mt + 2)) mt++;
+            const int nt = idx - mt * (mt + 1);
+            float kk[4] = {0.f, 0.f, 0.f, 0.f}, qk[4] = {0.f, 0.f, 0.f, 0.f};
+            const float* Ak = ks + (16 * mt + g) * GDN_KP + t;
+            const float* Aq = qs + (16 * mt + g) * GDN_KP + t;
+            const float* B = ks + (8 * nt + g) * GDN_KP + t;
+#pragma unroll 2
+            for (int k0 = 0; k0 < GDN_KDP; k0 += 8) {
+                const Tf32Split b[2] = {gdn_split(B[k0]), gdn_split(B[k0 + 4])};
+                const Tf32Split ak[4] = {gdn_split(Ak[k0]), gdn_split(Ak[8 * GDN_KP + k0]), gdn_split(Ak[k0 + 4]),
+                                         gdn_split(Ak[8 * GDN_KP + k0 + 4])};
+                gdn_mma3(kk, ak, b);
+                const Tf32Split aq[4] = {gdn_split(Aq[k0]), gdn_split(Aq[8 * GDN_KP + k0]), gdn_split(Aq[k0 + 4]),
+                                         gdn_split(Aq[8 * GDN_KP + k0 + 4])};
+                gdn_mma3(qk, aq, b);
             }
 #pragma unroll
-            for (int a = 0; a < 4; a++)
-#pragma unroll
-                for (int b = 0; b < 4; b++) {
-                    kk[a][b] = gdn_dot4(ki[a], kj[b], kk[a][b]);
-                    qk[a][b] = gdn_dot4(qi[a], kj[b], qk[a][b]);
-                }
-        }
-#pragma unroll
-        for (int a = 0; a < 4; a++) {
-            const int i = 4 * ti + a;
-            const float gi = gs[i], bi = bs[i];
-            float p[4];
-#pragma unroll
-            for (int b = 0; b < 4; b++) {
-                const int j = 4 * tj + b;
+            for (int e = 0; e < 4; e++) {
+                const int i = 16 * mt + g + 8 * (e >> 1), j = 8 * nt + 2 * t + (e & 1);
                 // exp only where j <= i: above the diagonal G_i - G_j > 0 could overflow.
-                const float e = j <= i ? expf(gi - gs[j]) : 0.f;
-                as[i * GDN_AP + j] = j < i ? bi * e * kk[a][b] : 0.f;
-                p[b] = e * qk[a][b];
+                const float x = j <= i ? expf(gs[i] - gs[j]) : 0.f;
+                as[i * GDN_AP + j] = j < i ? bs[i] * x * kk[e] : 0.f;
+                if (i < n) p_out[((long)(t0 + i) * GDN_VALUE_HEADS + h) * GDN_CH + j] = x * qk[e];
             }
-            if (i < n)
-                gdn_st4(p_out + ((long)(t0 + i) * GDN_VALUE_HEADS + h) * GDN_CH + 4 * tj, p[0], p[1], p[2], p[3]);
         }
     }
     if (tid < n) g_out[(long)(t0 + tid) * GDN_VALUE_HEADS + h] = gs[tid];
@@ -471,35 +489,6 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
                 w_out[row * GDN_KEY_DIM + kc] = x[i];
         }
     }
-}
-
-// 3xTF32 on the tensor cores: x = hi + lo with both halves tf32, and a b = a_lo b_hi + a_hi b_lo +
-// a_hi b_hi, which keeps about f32 accuracy (plain tf32 left the state ~5e-4 off).
-struct Tf32Split {
-    unsigned hi, lo;
-};
-__device__ __forceinline__ unsigned gdn_tf32(float x) {
-    unsigned r;
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-    return r;
-}
-__device__ __forceinline__ Tf32Split gdn_split(float x) {
-    const unsigned hi = gdn_tf32(x);
-    return {hi, gdn_tf32(x - __uint_as_float(hi))};
-}
-__device__ __forceinline__ void gdn_mma_tf32(float c[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
-                                             unsigned b0, unsigned b1) {
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-// c += A B for one m16n8k8 step: a holds A's (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4) and
-// b holds B's (t, g), (t + 4, g), g = lane / 4, t = lane % 4 (PTX ISA, mma.m16n8k8 .tf32).
-__device__ __forceinline__ void gdn_mma3(float c[4], const Tf32Split a[4], const Tf32Split b[2]) {
-    gdn_mma_tf32(c, a[0].lo, a[1].lo, a[2].lo, a[3].lo, b[0].hi, b[1].hi);
-    gdn_mma_tf32(c, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b[0].lo, b[1].lo);
-    gdn_mma_tf32(c, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b[0].hi, b[1].hi);
 }
 
 // grid (V, ceil(VD / GDN_SC)), block GDN_CHUNK_THREADS, dynamic shared memory GDN_SCAN_FLOATS
