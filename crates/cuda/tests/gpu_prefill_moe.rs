@@ -46,11 +46,7 @@ fn gemm_matches_cpu_products_at_projection_shapes() {
         let wt = host_bf16("w", vec![n, k], &w);
         let mut expected = vec![0.0; m * n];
         for r in 0..m {
-            linalg::matvec(
-                &wt,
-                &x[r * k..(r + 1) * k],
-                &mut expected[r * n..(r + 1) * n],
-            );
+            linalg::matvec(&wt, &x[r * k..(r + 1) * k], &mut expected[r * n..(r + 1) * n]);
         }
         let wd = upload(&gpu, "w", DType::BF16, &[n, k], &w);
         let xd = upload(&gpu, "x", DType::BF16, &[m, k], &x);

@@ -103,11 +103,7 @@ impl Gemm {
             .i32(accumulate as i32);
         self.gpu.launch(
             &self.dense,
-            (
-                m.div_ceil(DENSE_ROWS) as u32,
-                n.div_ceil(TILE_COLS) as u32,
-                1,
-            ),
+            (m.div_ceil(DENSE_ROWS) as u32, n.div_ceil(TILE_COLS) as u32, 1),
             threads(DENSE_ROWS),
             shared_bytes(DENSE_ROWS),
             &mut args,
