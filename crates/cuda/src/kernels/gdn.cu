@@ -641,34 +641,39 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
         // Step 1's buffers are free: the next chunk's W, q and U load during steps 2 and 3.
         if (more) stage_a(t1, n1);
 
-        // Step 2. O = Y + P D over P's column groups up to the diagonal (r0 and r0 + 1 share one).
+        // Step 2. O = Y + P D over P's column groups up to the diagonal. A thread takes rows ty and
+        // 63 - ty, so that every warp has the same number of groups (the triangle's long rows
+        // would otherwise all fall to the last warp).
         {
-            const int r0 = 2 * ty;
+            const int rows[2] = {ty, GDN_CH - 1 - ty};
             float y[2][4];
 #pragma unroll
             for (int a = 0; a < 2; a++) {
-                const float4 y4 = gdn_ld4(ys + (r0 + a) * GDN_SCP + c4);
+                const float4 y4 = gdn_ld4(ys + rows[a] * GDN_SCP + c4);
                 y[a][0] = y4.x;
                 y[a][1] = y4.y;
                 y[a][2] = y4.z;
                 y[a][3] = y4.w;
             }
-            for (int jg = 0; jg <= r0 / 4; jg++) {
-                const float4 p0 = gdn_ld4(ps + r0 * GDN_AP + 4 * jg), p1 = gdn_ld4(ps + (r0 + 1) * GDN_AP + 4 * jg);
+            for (int jg = 0; jg <= rows[1] / 4; jg++) {
+                const bool both = jg <= rows[0] / 4;
+                const float4 p1 = gdn_ld4(ps + rows[1] * GDN_AP + 4 * jg);
+                const float4 p0 = both ? gdn_ld4(ps + rows[0] * GDN_AP + 4 * jg) : p1;
                 const float pa[2][4] = {{p0.x, p0.y, p0.z, p0.w}, {p1.x, p1.y, p1.z, p1.w}};
 #pragma unroll
                 for (int jj = 0; jj < 4; jj++) {
                     const float4 d4 = gdn_ld4(ds + (4 * jg + jj) * GDN_SCP + c4);
                     const float dv[4] = {d4.x, d4.y, d4.z, d4.w};
 #pragma unroll
-                    for (int a = 0; a < 2; a++)
-#pragma unroll
-                        for (int b = 0; b < 4; b++) y[a][b] = fmaf(pa[a][jj], dv[b], y[a][b]);
+                    for (int b = 0; b < 4; b++) {
+                        if (both) y[0][b] = fmaf(pa[0][jj], dv[b], y[0][b]);
+                        y[1][b] = fmaf(pa[1][jj], dv[b], y[1][b]);
+                    }
                 }
             }
 #pragma unroll
             for (int a = 0; a < 2; a++) {
-                const int r = r0 + a;
+                const int r = rows[a];
                 if (r < n && live)
                     gdn_st4(o + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col0 + c4, y[a][0],
                             y[a][1], y[a][2], y[a][3]);
