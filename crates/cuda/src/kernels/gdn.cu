@@ -302,15 +302,16 @@ extern "C" __global__ void gdn_prefill_ring(const float* __restrict__ proj, floa
 // gdn_chunk_solve computes A, P, U and W for every chunk at once; gdn_chunk_scan carries S
 // across the chunks. Every exponent is <= 0 (G falls along the chunk), so nothing overflows.
 #define GDN_CH 64
+// KD rounded up to the 16-row tf32 tiles (K^T D in gdn_chunk_scan); the padding is zero.
 #define GDN_KDP ((GDN_KEY_DIM + 15) / 16 * 16)
-// Row stride of k, q and W rows: KD rounded up to the tf32 tiles of gdn_chunk_scan, plus 4 so
-// that consecutive rows start on different banks.
+// Row stride of the staged k, q and W rows: GDN_KDP plus 4, so that the 8 rows of a tf32 A
+// fragment start on different banks.
 #define GDN_KP (GDN_KDP + 4)
 #define GDN_AP (GDN_CH + 4)
 #define GDN_CHUNK_THREADS 256
 #define GDN_SOLVE_FLOATS (2 * GDN_CH * GDN_KP + GDN_CH * GDN_AP + 2 * GDN_CH)
-// gdn_chunk_scan: value columns per block (the row stride GDN_SCP puts the 4 rows of a tf32
-// B fragment on different banks), and KD rounded up to the 16-row tiles of K^T D.
+// gdn_chunk_scan: value columns per block, and the row stride of its [.][GDN_SC] tiles, which
+// puts the 4 rows of a tf32 B fragment on different banks.
 #define GDN_SC 32
 #define GDN_SCP (GDN_SC + 8)
 #define GDN_SCAN_FLOATS \
