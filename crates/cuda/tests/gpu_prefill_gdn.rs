@@ -2,7 +2,9 @@
 //! chunk from a random initial state, then one step of the existing decode kernel from where the
 //! prefill left the state and the conv ring. Bounds on max|gpu - cpu| / max|cpu|:
 //! - out (bf16): 2e-2 (one bf16 rounding, and the CPU's chunked form sums in another order);
-//! - recurrent state and the decode read-out (f32): 1e-3 (fast-math exp/sigmoid in the gating).
+//! - recurrent state and the decode read-out (f32): 1e-3 (fast-math exp/sigmoid in the gating;
+//!   the GPU's chunked delta rule multiplies in 3xTF32, about f32 accuracy, where plain TF32
+//!   would already be ~5e-4 off).
 //!
 //! The conv ring starts NaN-poisoned: positions before 0 must read as zero, never from the ring.
 //! Needs a CUDA GPU and NVRTC; prints SKIPPED and passes where there is no driver.
@@ -250,6 +252,23 @@ fn gdn_prefill_matches_cpu_at_model_dims_and_decode_continues() {
 }
 
 #[test]
+fn gdn_prefill_matches_cpu_over_many_chunks_of_the_delta_rule() {
+    // 300 tokens after 67: four full 64-token chunks and a partial one, from a state that a
+    // partial chunk left; the state's error would compound from chunk to chunk.
+    prefill_then_decode(
+        "gdn_prefill_model_long",
+        &Dims::qwen36_35b_a3b(),
+        &[67, 300],
+    );
+    // Exactly one chunk, then exactly two: no partial chunk at all.
+    prefill_then_decode(
+        "gdn_prefill_tiny_whole_chunks",
+        &gdn_dims(2, 4, 16, 16, 4),
+        &[64, 128],
+    );
+}
+
+#[test]
 fn gdn_prefill_matches_cpu_at_tiny_dims_and_decode_continues() {
     // linear3_full1's GDN: chunks shorter than the conv kernel, so the second reads the ring
     // the first wrote and the third reads across both.
@@ -350,8 +369,13 @@ fn bench_gdn_prefill_8k() {
         d.gdn_value_dim,
         d.gdn_key_heads,
     );
-    // The delta rule: 4 FMAs per state element per token (S^T k, S^T q, decay, k d^T).
-    let flops = (tokens * v * kd * vd * 8) as f64;
+    // The chunked delta rule's FMAs per (chunk of c = 64 tokens, value head): in gdn_chunk_solve
+    // k k^T and q k^T over the lower triangle and the forward substitution for U and W; in
+    // gdn_chunk_scan W S0, q S0 and the state update (c kd vd each) and P D (lower triangle).
+    let c = 64;
+    let solve = c * c * kd + c * c / 2 * (kd + vd);
+    let scan = 3 * c * kd * vd + c * c / 2 * vd;
+    let flops = (2 * tokens.div_ceil(c) * v * (solve + scan)) as f64;
     // Global traffic at the least: proj in, the f32 intermediates written and read once, out.
     let bytes = (tokens * rows * 4
         + 2 * tokens * (2 * kh * kd + 2 * v * vd) * 4

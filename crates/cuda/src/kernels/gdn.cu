@@ -141,8 +141,10 @@ gdn_gated_norm(const float* __restrict__ o, const float* __restrict__ proj, cons
 }
 
 // ---- Prefill: a chunk of `tokens` tokens at positions start .. start + tokens - 1. ----
-// Three passes: conv + activations for every token at once (parallel over tokens), the delta
-// rule (sequential over tokens, parallel over value columns), then gdn_gated_norm over all rows.
+// Four passes: conv + activations for every token at once (parallel over tokens), the delta
+// rule in chunks of GDN_CH tokens (gdn_chunk_solve: everything within a chunk that does not
+// depend on the incoming state, parallel over chunks; gdn_chunk_scan: sequential over chunks,
+// parallel over value columns), then gdn_gated_norm over all rows.
 // Between the first two, gdn_prefill_ring leaves the conv ring as gdn_decode expects it.
 
 // Prep: tokens per block (the conv window slides along them in registers, so each raw input is
@@ -184,22 +186,19 @@ struct ConvWindow {
     }
 };
 
-// Three block-wide sums with one pair of barriers; every thread gets all three.
-__device__ __forceinline__ void block_sum3(float& a, float& b, float& c, float (*scratch)[32]) {
+// Two block-wide sums with one pair of barriers; every thread gets both.
+__device__ __forceinline__ void block_sum2(float& a, float& b, float (*scratch)[32]) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
     a = warp_sum(a);
     b = warp_sum(b);
-    c = warp_sum(c);
     __syncthreads();
     if (lane == 0) {
         scratch[0][warp] = a;
         scratch[1][warp] = b;
-        scratch[2][warp] = c;
     }
     __syncthreads();
     a = warp_sum(lane < warps ? scratch[0][lane] : 0.f);
     b = warp_sum(lane < warps ? scratch[1][lane] : 0.f);
-    c = warp_sum(lane < warps ? scratch[2][lane] : 0.f);
 }
 
 // This block's raw inputs of channel c, all issued before any is used (one memory latency per
@@ -213,15 +212,16 @@ __device__ __forceinline__ void load_tokens(const float* __restrict__ proj, int 
 
 // grid (ceil(tokens / GDN_PREP_TOKENS), K + V), block GDN_PREP_THREADS.
 // Blocks y < K: key head y's q and k: conv + SiLU, L2-normalised (q also scaled by KD^-0.5),
-// written to qn, kn [tokens, K, KD], with their dot product kq [tokens, K].
-// Blocks y >= K: value head y - K: v [tokens, V, VD] (conv + SiLU), beta and the multiplicative
-// decay exp(g) [tokens, V].
+// written to qn, kn [tokens, K, KD].
+// Blocks y >= K: value head y - K: v [tokens, V, VD] (conv + SiLU), beta and the log decay
+// g <= 0 [tokens, V] (the chunked delta rule takes differences of its running sums; exp(g) itself
+// may underflow to 0, whose log is not usable).
 extern "C" __global__ void __launch_bounds__(GDN_PREP_THREADS)
 gdn_prefill_prep(const float* __restrict__ proj, const bf16* __restrict__ conv_w, const float* __restrict__ ring,
                  const float* __restrict__ a_log, const float* __restrict__ dt_bias, float* __restrict__ qn,
-                 float* __restrict__ kn, float* __restrict__ kq, float* __restrict__ vv, float* __restrict__ beta,
-                 float* __restrict__ decay, int start, int tokens, float l2_eps) {
-    __shared__ float scratch[3][32];
+                 float* __restrict__ kn, float* __restrict__ vv, float* __restrict__ beta,
+                 float* __restrict__ log_decay, int start, int tokens, float l2_eps) {
+    __shared__ float scratch[2][32];
     pdl_launch_next();
     pdl_wait();
     const int t0 = blockIdx.x * GDN_PREP_TOKENS, i = threadIdx.x;
@@ -246,8 +246,8 @@ gdn_prefill_prep(const float* __restrict__ proj, const bf16* __restrict__ conv_w
                 q = wq.next(rq[j]);
                 k = wk.next(rk[j]);
             }
-            float qq = q * q, kk = k * k, qk = q * k;
-            block_sum3(qq, kk, qk, scratch);
+            float qq = q * q, kk = k * k;
+            block_sum2(qq, kk, scratch);
             const float qscale = rsqrtf(qq + l2_eps) * rsqrtf((float)GDN_KEY_DIM);
             const float kscale = rsqrtf(kk + l2_eps);
             const long at = ((long)t * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + i;
@@ -255,7 +255,6 @@ gdn_prefill_prep(const float* __restrict__ proj, const bf16* __restrict__ conv_w
                 qn[at] = q * qscale;
                 kn[at] = k * kscale;
             }
-            if (i == 0) kq[(long)t * GDN_KEY_HEADS + kh] = qk * qscale * kscale;
         }
     } else {
         const int h = blockIdx.y - GDN_KEY_HEADS;
@@ -276,7 +275,7 @@ gdn_prefill_prep(const float* __restrict__ proj, const bf16* __restrict__ conv_w
             const float* row = proj + (long)(t0 + i) * GDN_ROWS;
             const long at = (long)(t0 + i) * GDN_VALUE_HEADS + h;
             beta[at] = sigmoid(row[GDN_B + h]);
-            decay[at] = expf(-expf(a_log[h]) * softplus(row[GDN_A + h] + dt_bias[h]));
+            log_decay[at] = -expf(a_log[h]) * softplus(row[GDN_A + h] + dt_bias[h]);
         }
     }
 }
@@ -295,142 +294,432 @@ extern "C" __global__ void gdn_prefill_ring(const float* __restrict__ proj, floa
         ring[((start + t) % CONV_K) * GDN_C + c] = proj[(long)t * GDN_ROWS + c];
 }
 
-// The delta rule over the chunk. The columns of S [KD, VD] are independent: GDN_RG lanes share a
-// column, each holding KD / GDN_RG of its rows in registers for the whole chunk, so S^T k and
-// S^T q are a few FMAs and a 3-step shuffle reduction per token (no block barrier per token).
-// With o = (decayed S)^T q + d (k . q), S is read once and written once per token.
-// The token loop is a serial chain of ~200 cycles per token, shorter than an L2 round trip, so
-// the inputs are staged through shared memory GDN_TB tokens at a time with cp.async, the next
-// stage loading while the current one is processed (loading one token ahead from L2 left the
-// chain waiting on memory: 3.9 ms per layer at 8K tokens).
-#define GDN_RG 8
-#define GDN_CPW (32 / GDN_RG)
-#define GDN_R (GDN_KEY_DIM / GDN_RG)
-#define GDN_PWARPS ((GDN_VALUE_DIM < 32 ? GDN_VALUE_DIM + GDN_CPW - 1 : 32) / GDN_CPW)
-#define GDN_PCOLS (GDN_PWARPS * GDN_CPW)
-#define GDN_TB 32
-// One stage: k and q rows of the key head, the block's v columns, beta, decay and k.q per token.
-#define GDN_STAGE_FLOATS (GDN_TB * (2 * GDN_KEY_DIM + GDN_PCOLS + 3))
+// ---- The delta rule in chunks of GDN_CH tokens (the chunked gated delta rule). ----
+// Per value head, with G_i the running sum of the log decay within the chunk, Gam_i = exp(G_i):
+//   A_ij = beta_i exp(G_i - G_j) k_i.k_j (j < i),  P_ij = exp(G_i - G_j) q_i.k_j (j <= i),
+//   [U | W] = (I + A)^-1 [beta v | beta Gam k],
+//   D = U - W S0,  O = Gam (q S0) + P D,  S = Gam_last S0 + sum_i exp(G_last - G_i) k_i D_i^T.
+// gdn_chunk_solve computes A, P, U and W for every chunk at once; gdn_chunk_scan carries S
+// across the chunks. Every exponent is <= 0 (G falls along the chunk), so nothing overflows.
+#define GDN_CH 64
+// KD rounded up to the 16-row tf32 tiles (K^T D in gdn_chunk_scan); the padding is zero.
+#define GDN_KDP ((GDN_KEY_DIM + 15) / 16 * 16)
+// Row stride of the staged k, q and W rows: GDN_KDP plus 4, so that the 8 rows of a tf32 A
+// fragment start on different banks.
+#define GDN_KP (GDN_KDP + 4)
+#define GDN_AP (GDN_CH + 4)
+#define GDN_CHUNK_THREADS 256
+#define GDN_SOLVE_FLOATS (2 * GDN_CH * GDN_KP + GDN_CH * GDN_AP + 2 * GDN_CH)
+// gdn_chunk_scan: value columns per block, and the row stride of its [.][GDN_SC] tiles, which
+// puts the 4 rows of a tf32 B fragment on different banks.
+#define GDN_SC 32
+#define GDN_SCP (GDN_SC + 8)
+#define GDN_SCAN_FLOATS \
+    (GDN_KDP * GDN_SCP + 3 * GDN_CH * GDN_KP + GDN_CH * GDN_AP + 4 * GDN_CH * GDN_SCP + 2 * GDN_CH)
 
 __device__ __forceinline__ unsigned gdn_smem_addr(const void* p) {
     unsigned r;
     asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(r) : "l"(p));
     return r;
 }
-__device__ __forceinline__ void gdn_cp16(unsigned dst, const void* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+__device__ __forceinline__ void gdn_cp16(void* dst, const void* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(gdn_smem_addr(dst)), "l"(src) : "memory");
 }
-__device__ __forceinline__ void gdn_cp4(unsigned dst, const void* src) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(dst), "l"(src) : "memory");
+__device__ __forceinline__ float4 gdn_ld4(const float* p) { return *reinterpret_cast<const float4*>(p); }
+__device__ __forceinline__ void gdn_st4(float* p, float a, float b, float c, float d) {
+    float4 v;
+    v.x = a;
+    v.y = b;
+    v.z = c;
+    v.w = d;
+    *reinterpret_cast<float4*>(p) = v;
+}
+__device__ __forceinline__ void gdn_zero4(float* p) { gdn_st4(p, 0.f, 0.f, 0.f, 0.f); }
+__device__ __forceinline__ float gdn_dot4(float4 a, float4 b, float acc) {
+    acc = fmaf(a.x, b.x, acc);
+    acc = fmaf(a.y, b.y, acc);
+    acc = fmaf(a.z, b.z, acc);
+    return fmaf(a.w, b.w, acc);
 }
 
-// grid (V, ceil(VD / GDN_PCOLS)), block GDN_PWARPS * 32, dynamic shared memory
-// 2 * GDN_STAGE_FLOATS floats. o: [tokens, V, VD] before the gated norm.
-extern "C" __global__ void __launch_bounds__(GDN_PWARPS * 32)
-gdn_prefill_recurrent(const float* __restrict__ qn, const float* __restrict__ kn, const float* __restrict__ kq,
-                      const float* __restrict__ vv, const float* __restrict__ beta,
-                      const float* __restrict__ decay, float* __restrict__ state, float* __restrict__ o,
-                      int tokens) {
-    extern __shared__ __align__(16) float gdn_stage[];
+// 3xTF32 on the tensor cores: x = hi + lo with both halves tf32, and a b = a_lo b_hi + a_hi b_lo +
+// a_hi b_hi, which keeps about f32 accuracy (plain tf32 left the state ~5e-4 off).
+struct Tf32Split {
+    unsigned hi, lo;
+};
+__device__ __forceinline__ unsigned gdn_tf32(float x) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return r;
+}
+__device__ __forceinline__ Tf32Split gdn_split(float x) {
+    const unsigned hi = gdn_tf32(x);
+    return {hi, gdn_tf32(x - __uint_as_float(hi))};
+}
+__device__ __forceinline__ void gdn_mma_tf32(float c[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
+                                             unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+// c += A B for one m16n8k8 step: a holds A's (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4) and
+// b holds B's (t, g), (t + 4, g), g = lane / 4, t = lane % 4 (PTX ISA, mma.m16n8k8 .tf32).
+__device__ __forceinline__ void gdn_mma3(float c[4], const Tf32Split a[4], const Tf32Split b[2]) {
+    gdn_mma_tf32(c, a[0].lo, a[1].lo, a[2].lo, a[3].lo, b[0].hi, b[1].hi);
+    gdn_mma_tf32(c, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b[0].lo, b[1].lo);
+    gdn_mma_tf32(c, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b[0].hi, b[1].hi);
+}
+
+// grid (ceil(tokens / GDN_CH), V), block GDN_CHUNK_THREADS, dynamic shared memory
+// GDN_SOLVE_FLOATS floats. Inputs as gdn_prefill_prep writes them. Writes, for the chunk's real
+// tokens t: W [tokens, V, KD], U [tokens, V, VD], row t of the chunk's P [tokens, V, GDN_CH]
+// (only its 4-column groups up to the diagonal; the diagonal group is zero right of it) and
+// G [tokens, V].
+extern "C" __global__ void __launch_bounds__(GDN_CHUNK_THREADS)
+gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, const float* __restrict__ vv,
+                const float* __restrict__ beta, const float* __restrict__ log_decay, float* __restrict__ w_out,
+                float* __restrict__ u_out, float* __restrict__ p_out, float* __restrict__ g_out, int tokens) {
+    extern __shared__ __align__(16) float gdn_solve_smem[];
     pdl_launch_next();
     pdl_wait();
-    const int h = blockIdx.x, kh = h / (GDN_VALUE_HEADS / GDN_KEY_HEADS);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int g = lane / GDN_CPW;
-    const int local_col = warp * GDN_CPW + lane % GDN_CPW;
-    const int col0 = blockIdx.y * GDN_PCOLS, col = col0 + local_col;
-    const bool live = col < GDN_VALUE_DIM;
-    float* S = state + (long)h * GDN_KEY_DIM * GDN_VALUE_DIM + col;
-    float s[GDN_R];
-#pragma unroll
-    for (int r = 0; r < GDN_R; r++) s[r] = live ? S[(g * GDN_R + r) * GDN_VALUE_DIM] : 0.f;
+    float* ks = gdn_solve_smem;        // k rows [GDN_CH][GDN_KP]
+    float* qs = ks + GDN_CH * GDN_KP;  // q rows
+    float* as = qs + GDN_CH * GDN_KP;  // A [GDN_CH][GDN_AP]
+    float* bs = as + GDN_CH * GDN_AP;  // beta [GDN_CH]
+    float* gs = bs + GDN_CH;           // G [GDN_CH]
+    const int tid = threadIdx.x;
+    const int h = blockIdx.y, kh = h / (GDN_VALUE_HEADS / GDN_KEY_HEADS);
+    const int t0 = blockIdx.x * GDN_CH, n = min(GDN_CH, tokens - t0);
 
-    // Stage layout (floats): k [TB][KD] | q [TB][KD] | v [TB][PCOLS] | beta [TB] | decay [TB] | kq [TB].
-    constexpr int K_OFF = 0, Q_OFF = GDN_TB * GDN_KEY_DIM, V_OFF = 2 * GDN_TB * GDN_KEY_DIM;
-    constexpr int B_OFF = V_OFF + GDN_TB * GDN_PCOLS, D_OFF = B_OFF + GDN_TB, KQ_OFF = D_OFF + GDN_TB;
-    const long qk_stride = GDN_KEY_HEADS * GDN_KEY_DIM;
-    auto stage_in = [&](int buf, int t0) {
-        const unsigned base = gdn_smem_addr(gdn_stage + buf * GDN_STAGE_FLOATS);
-        const int n = min(GDN_TB, tokens - t0);
-        constexpr int ROW_CHUNKS = GDN_KEY_DIM / 4;
-        for (int i = threadIdx.x; i < 2 * n * ROW_CHUNKS; i += blockDim.x) {
-            const int which = i / (n * ROW_CHUNKS), rest = i % (n * ROW_CHUNKS);
-            const int tt = rest / ROW_CHUNKS, c = rest % ROW_CHUNKS;
-            const float* src = (which ? qn : kn) + (t0 + tt) * qk_stride + kh * GDN_KEY_DIM + 4 * c;
-            gdn_cp16(base + 4 * ((which ? Q_OFF : K_OFF) + tt * GDN_KEY_DIM + 4 * c), src);
+    // Padding rows past the chunk's last token: k = q = beta = g = 0, so their A rows are zero
+    // and their G repeats the last real one. Columns past KD (up to the tf32 tiles) are zero.
+    constexpr int F4 = GDN_KDP / 4;
+    for (int i = tid; i < GDN_CH * F4; i += GDN_CHUNK_THREADS) {
+        const int r = i / F4, c = 4 * (i % F4);
+        if (r < n && c < GDN_KEY_DIM) {
+            const long at = ((long)(t0 + r) * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + c;
+            *reinterpret_cast<float4*>(ks + r * GDN_KP + c) = gdn_ld4(kn + at);
+            *reinterpret_cast<float4*>(qs + r * GDN_KP + c) = gdn_ld4(qn + at);
+        } else {
+            gdn_zero4(ks + r * GDN_KP + c);
+            gdn_zero4(qs + r * GDN_KP + c);
         }
-        for (int i = threadIdx.x; i < n * GDN_PCOLS; i += blockDim.x) {
-            const int tt = i / GDN_PCOLS, c = i % GDN_PCOLS;
-            if (col0 + c < GDN_VALUE_DIM)
-                gdn_cp4(base + 4 * (V_OFF + i), vv + ((long)(t0 + tt) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col0 + c);
+    }
+    if (tid < GDN_CH) {
+        const long at = (long)(t0 + tid) * GDN_VALUE_HEADS + h;
+        bs[tid] = tid < n ? beta[at] : 0.f;
+        gs[tid] = tid < n ? log_decay[at] : 0.f;
+    }
+    __syncthreads();
+    if (tid == 0) {
+        float acc = 0.f;
+        for (int i = 0; i < GDN_CH; i++) {
+            acc += gs[i];
+            gs[i] = acc;
         }
-        for (int tt = threadIdx.x; tt < n; tt += blockDim.x) {
-            const long t = t0 + tt;
-            gdn_cp4(base + 4 * (B_OFF + tt), beta + t * GDN_VALUE_HEADS + h);
-            gdn_cp4(base + 4 * (D_OFF + tt), decay + t * GDN_VALUE_HEADS + h);
-            gdn_cp4(base + 4 * (KQ_OFF + tt), kq + t * GDN_KEY_HEADS + kh);
+    }
+    __syncthreads();
+
+    // k k^T and q k^T on the tensor cores (3xTF32), by 16 x 8 tiles (mt, nt) that reach the
+    // lower triangle (nt <= 2 mt + 1): 20 of them, both products per tile sharing the k_j
+    // fragment, spread over the warps. P is written for every column of those tiles, which covers
+    // the 4-column groups up to the diagonal that gdn_chunk_scan reads.
+    {
+        const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+        constexpr int MT = GDN_CH / 16, TRI = MT * (MT + 1);  // the sum over mt of 2 mt + 2
+        for (int idx = warp; idx < TRI; idx += GDN_CHUNK_THREADS / 32) {
+            int mt = 0;
+            while (idx >= (mt + 1) * (mt + 2)) mt++;
+            const int nt = idx - mt * (mt + 1);
+            float kk[4] = {0.f, 0.f, 0.f, 0.f}, qk[4] = {0.f, 0.f, 0.f, 0.f};
+            const float* Ak = ks + (16 * mt + g) * GDN_KP + t;
+            const float* Aq = qs + (16 * mt + g) * GDN_KP + t;
+            const float* B = ks + (8 * nt + g) * GDN_KP + t;
+#pragma unroll 2
+            for (int k0 = 0; k0 < GDN_KDP; k0 += 8) {
+                const Tf32Split b[2] = {gdn_split(B[k0]), gdn_split(B[k0 + 4])};
+                const Tf32Split ak[4] = {gdn_split(Ak[k0]), gdn_split(Ak[8 * GDN_KP + k0]), gdn_split(Ak[k0 + 4]),
+                                         gdn_split(Ak[8 * GDN_KP + k0 + 4])};
+                gdn_mma3(kk, ak, b);
+                const Tf32Split aq[4] = {gdn_split(Aq[k0]), gdn_split(Aq[8 * GDN_KP + k0]), gdn_split(Aq[k0 + 4]),
+                                         gdn_split(Aq[8 * GDN_KP + k0 + 4])};
+                gdn_mma3(qk, aq, b);
+            }
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = 16 * mt + g + 8 * (e >> 1), j = 8 * nt + 2 * t + (e & 1);
+                // exp only where j <= i: above the diagonal G_i - G_j > 0 could overflow.
+                const float x = j <= i ? expf(gs[i] - gs[j]) : 0.f;
+                as[i * GDN_AP + j] = j < i ? bs[i] * x * kk[e] : 0.f;
+                if (i < n) p_out[((long)(t0 + i) * GDN_VALUE_HEADS + h) * GDN_CH + j] = x * qk[e];
+            }
+        }
+    }
+    if (tid < n) g_out[(long)(t0 + tid) * GDN_VALUE_HEADS + h] = gs[tid];
+    __syncthreads();
+
+    // [U | W] = (I + A)^-1 [beta v | beta Gam k] by forward substitution. The columns are
+    // independent: one per thread, held in registers (the loops unroll fully, so x is indexed by
+    // constants), four partial sums per row to shorten the dependent chain.
+    for (int col = tid; col < GDN_VALUE_DIM + GDN_KEY_DIM; col += GDN_CHUNK_THREADS) {
+        const bool is_v = col < GDN_VALUE_DIM;
+        const int kc = col - GDN_VALUE_DIM;
+        float x[GDN_CH];
+#pragma unroll
+        for (int i = 0; i < GDN_CH; i++) {
+            if (is_v)
+                x[i] = i < n ? bs[i] * vv[((long)(t0 + i) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col] : 0.f;
+            else
+                x[i] = bs[i] * expf(gs[i]) * ks[i * GDN_KP + kc];
+        }
+#pragma unroll
+        for (int i = 1; i < GDN_CH; i++) {
+            float acc[4] = {x[i], 0.f, 0.f, 0.f};
+#pragma unroll
+            for (int j = 0; j < i; j++) acc[j & 3] = fmaf(-as[i * GDN_AP + j], x[j], acc[j & 3]);
+            x[i] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+        }
+#pragma unroll
+        for (int i = 0; i < GDN_CH; i++) {
+            if (i >= n) break;
+            const long row = (long)(t0 + i) * GDN_VALUE_HEADS + h;
+            if (is_v)
+                u_out[row * GDN_VALUE_DIM + col] = x[i];
+            else
+                w_out[row * GDN_KEY_DIM + kc] = x[i];
+        }
+    }
+}
+
+// grid (V, ceil(VD / GDN_SC)), block GDN_CHUNK_THREADS, dynamic shared memory GDN_SCAN_FLOATS
+// floats. Sequential over the chunks; the block's columns of S stay in shared memory from the
+// first chunk to the last. The three products with KD in them (W S0, q S0, K^T D) run on the
+// tensor cores, one 16-row tile per warp; P D is a small triangle done with FMAs, 8 x 32 threads
+// (tx picks 4 of the block's columns, ty two rows of the chunk). o: [tokens, V, VD] before the
+// gated norm.
+extern "C" __global__ void __launch_bounds__(GDN_CHUNK_THREADS)
+gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const float* __restrict__ w_in,
+               const float* __restrict__ u_in, const float* __restrict__ p_in, const float* __restrict__ g_in,
+               float* __restrict__ state, float* __restrict__ o, int tokens) {
+    extern __shared__ __align__(16) float gdn_scan_smem[];
+    pdl_launch_next();
+    pdl_wait();
+    float* ss = gdn_scan_smem;               // S [GDN_KDP][GDN_SCP], rows past KD zero
+    float* ws = ss + GDN_KDP * GDN_SCP;      // W rows [GDN_CH][GDN_KP], columns past KD zero
+    float* qs = ws + GDN_CH * GDN_KP;        // q rows
+    float* ks = qs + GDN_CH * GDN_KP;        // k rows
+    float* ps = ks + GDN_CH * GDN_KP;        // P [GDN_CH][GDN_AP]
+    float* us = ps + GDN_CH * GDN_AP;        // U [GDN_CH][GDN_SCP]
+    float* ds = us + GDN_CH * GDN_SCP;       // D
+    float* dd = ds + GDN_CH * GDN_SCP;       // exp(G_last - G_i) D_i
+    float* ys = dd + GDN_CH * GDN_SCP;       // Gam_i q_i S0
+    float* gam = ys + GDN_CH * GDN_SCP;      // exp(G_i)
+    float* ed = gam + GDN_CH;                // exp(G_last - G_i)
+    const int tid = threadIdx.x, tx = tid % 8, ty = tid / 8;
+    const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+    const int h = blockIdx.x, kh = h / (GDN_VALUE_HEADS / GDN_KEY_HEADS);
+    const int col0 = blockIdx.y * GDN_SC, c4 = 4 * tx;
+    // VD is a multiple of 4, so a thread's 4 columns are all real or all padding.
+    const bool live = col0 + c4 < GDN_VALUE_DIM;
+    float* S = state + (long)h * GDN_KEY_DIM * GDN_VALUE_DIM + col0 + c4;
+
+    // The padding (rows of S, columns of the k/q/W rows past KD) is zeroed once; no copy writes it.
+    for (int i = tid; i < GDN_KDP * GDN_SCP + 3 * GDN_CH * GDN_KP; i += GDN_CHUNK_THREADS) gdn_scan_smem[i] = 0.f;
+    __syncthreads();
+    for (int k = ty; k < GDN_KEY_DIM; k += 32)
+        if (live) *reinterpret_cast<float4*>(ss + k * GDN_SCP + c4) = gdn_ld4(S + (long)k * GDN_VALUE_DIM);
+
+    // Staging, in two cp.async groups per chunk so that each loads while the block computes:
+    // group A (W, q and U rows: step 1's inputs) is issued once step 1 of the previous chunk has
+    // read its buffers, group B (k rows and P: steps 2 and 3) once the previous chunk is done.
+    // Padding rows are zero, so D's padding rows are zero (P's diagonal groups and the k-steps
+    // of K^T D reach into them).
+    constexpr int F4 = GDN_KEY_DIM / 4;
+    auto stage_a = [&](int t0, int n) {
+        for (int i = tid; i < GDN_CH * F4; i += GDN_CHUNK_THREADS) {
+            const int r = i / F4, cc = 4 * (i % F4);
+            float *dw = ws + r * GDN_KP + cc, *dq = qs + r * GDN_KP + cc;
+            if (r < n) {
+                gdn_cp16(dw, w_in + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_KEY_DIM + cc);
+                gdn_cp16(dq, qn + ((long)(t0 + r) * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + cc);
+            } else {
+                gdn_zero4(dw);
+                gdn_zero4(dq);
+            }
+        }
+        for (int i = tid; i < GDN_CH * (GDN_SC / 4); i += GDN_CHUNK_THREADS) {
+            const int r = i / (GDN_SC / 4), cc = 4 * (i % (GDN_SC / 4));
+            if (r < n && col0 + cc < GDN_VALUE_DIM)
+                gdn_cp16(us + r * GDN_SCP + cc,
+                         u_in + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col0 + cc);
+            else
+                gdn_zero4(us + r * GDN_SCP + cc);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
     };
-
-    // The registers hold S / scale: the decay then costs one multiply of `scale` per token instead
-    // of one per element. When scale falls below 1e-8 it is folded into the registers and reset,
-    // so 1 / scale stays finite (a decay that underflows to 0 just clears the state).
-    float scale = 1.f;
-    const int stages = (tokens + GDN_TB - 1) / GDN_TB;
-    if (stages > 0) stage_in(0, 0);
-    for (int c = 0; c < stages; c++) {
-        if (c + 1 < stages) {
-            stage_in((c + 1) & 1, (c + 1) * GDN_TB);
-            asm volatile("cp.async.wait_group 1;" ::: "memory");
-        } else {
-            asm volatile("cp.async.wait_group 0;" ::: "memory");
+    auto stage_b = [&](int t0, int n) {
+        for (int i = tid; i < GDN_CH * F4; i += GDN_CHUNK_THREADS) {
+            const int r = i / F4, cc = 4 * (i % F4);
+            if (r < n)
+                gdn_cp16(ks + r * GDN_KP + cc, kn + ((long)(t0 + r) * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + cc);
+            else
+                gdn_zero4(ks + r * GDN_KP + cc);
         }
+        for (int i = tid; i < GDN_CH * (GDN_CH / 4); i += GDN_CHUNK_THREADS) {
+            const int r = i / (GDN_CH / 4), cc = 4 * (i % (GDN_CH / 4));
+            if (r < n && cc <= r)
+                gdn_cp16(ps + r * GDN_AP + cc, p_in + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_CH + cc);
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    };
+    // The chunk's G (threads < GDN_CH, one token each; padding tokens take the last real one),
+    // loaded a chunk ahead into registers and turned into gam and ed between chunks.
+    auto load_g = [&](int t0, int n, float& gi, float& last) {
+        last = g_in[(long)(t0 + n - 1) * GDN_VALUE_HEADS + h];
+        gi = tid < n ? g_in[(long)(t0 + tid) * GDN_VALUE_HEADS + h] : last;
+    };
+    auto set_decay = [&](float gi, float last) {
+        gam[tid] = expf(gi);
+        ed[tid] = expf(last - gi);
+    };
+
+    const int chunks = (tokens + GDN_CH - 1) / GDN_CH;
+    stage_a(0, min(GDN_CH, tokens));
+    stage_b(0, min(GDN_CH, tokens));
+    if (tid < GDN_CH) {
+        float gi, last;
+        load_g(0, min(GDN_CH, tokens), gi, last);
+        set_decay(gi, last);
+    }
+    for (int c = 0; c < chunks; c++) {
+        const int t0 = c * GDN_CH, n = min(GDN_CH, tokens - t0);
+        const int t1 = t0 + GDN_CH, n1 = min(GDN_CH, tokens - t1);
+        const bool more = c + 1 < chunks;
+        // Group A of this chunk is complete; B (issued last) may still be loading.
+        asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const float* st = gdn_stage + (c & 1) * GDN_STAGE_FLOATS;
-        const int t0 = c * GDN_TB, n = min(GDN_TB, tokens - t0);
-        for (int tt = 0; tt < n; tt++) {
-            float k[GDN_R], q[GDN_R];
+        float g_next = 0.f, last_next = 0.f;
+        if (more && tid < GDN_CH) load_g(t1, n1, g_next, last_next);
+
+        // Step 1. Warps 0-3: X = W S0 -> D = U - X; warps 4-7: Y = Gam q S0. Rows 16 mt .. 16 mt + 15,
+        // all GDN_SC columns (4 n-tiles of 8).
+        {
+            const int mt = warp & 3;
+            const float* A = (warp < 4 ? ws : qs) + (16 * mt + g) * GDN_KP + t;
+            float acc[GDN_SC / 8][4];
 #pragma unroll
-            for (int r = 0; r < GDN_R; r++) {
-                k[r] = st[K_OFF + tt * GDN_KEY_DIM + g * GDN_R + r];
-                q[r] = st[Q_OFF + tt * GDN_KEY_DIM + g * GDN_R + r];
-            }
-            const float v = st[V_OFF + tt * GDN_PCOLS + local_col];
-            scale *= st[D_OFF + tt];
-            if (scale < 1e-8f) {
+            for (int nt = 0; nt < GDN_SC / 8; nt++)
 #pragma unroll
-                for (int r = 0; r < GDN_R; r++) s[r] *= scale;
-                scale = 1.f;
-            }
-            const float inv_scale = 1.f / scale;
-            float sk0 = 0.f, sk1 = 0.f, sq0 = 0.f, sq1 = 0.f;
+                for (int i = 0; i < 4; i++) acc[nt][i] = 0.f;
+#pragma unroll 2
+            for (int k0 = 0; k0 < GDN_KDP; k0 += 8) {
+                const Tf32Split a[4] = {gdn_split(A[k0]), gdn_split(A[8 * GDN_KP + k0]), gdn_split(A[k0 + 4]),
+                                        gdn_split(A[8 * GDN_KP + k0 + 4])};
 #pragma unroll
-            for (int r = 0; r < GDN_R; r += 2) {
-                sk0 = fmaf(s[r], k[r], sk0);
-                sq0 = fmaf(s[r], q[r], sq0);
-                if (r + 1 < GDN_R) {
-                    sk1 = fmaf(s[r + 1], k[r + 1], sk1);
-                    sq1 = fmaf(s[r + 1], q[r + 1], sq1);
+                for (int nt = 0; nt < GDN_SC / 8; nt++) {
+                    const float* B = ss + (k0 + t) * GDN_SCP + 8 * nt + g;
+                    const Tf32Split b[2] = {gdn_split(B[0]), gdn_split(B[4 * GDN_SCP])};
+                    gdn_mma3(acc[nt], a, b);
                 }
             }
-            float sk = sk0 + sk1, sq = sq0 + sq1;
 #pragma unroll
-            for (int m = GDN_CPW; m < 32; m <<= 1) {
-                sk += __shfl_xor_sync(0xffffffffu, sk, m);
-                sq += __shfl_xor_sync(0xffffffffu, sq, m);
-            }
-            const float d = st[B_OFF + tt] * (v - scale * sk);
-            const float d_scaled = d * inv_scale;
+            for (int nt = 0; nt < GDN_SC / 8; nt++)
 #pragma unroll
-            for (int r = 0; r < GDN_R; r++) s[r] = fmaf(k[r], d_scaled, s[r]);
-            if (g == 0 && live) o[((long)(t0 + tt) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col] = scale * sq + d * st[KQ_OFF + tt];
+                for (int i = 0; i < 4; i++) {
+                    const int r = 16 * mt + g + 8 * (i >> 1), at = r * GDN_SCP + 8 * nt + 2 * t + (i & 1);
+                    if (warp < 4) {
+                        const float d = us[at] - acc[nt][i];
+                        ds[at] = d;
+                        dd[at] = ed[r] * d;
+                    } else {
+                        ys[at] = gam[r] * acc[nt][i];
+                    }
+                }
         }
-        // The next iteration stages into the buffer just read.
+        asm volatile("cp.async.wait_group 0;" ::: "memory");
         __syncthreads();
-    }
-    if (live) {
+        // Step 1's buffers are free: the next chunk's W, q and U load during steps 2 and 3.
+        if (more) stage_a(t1, n1);
+
+        // Step 2. O = Y + P D over P's column groups up to the diagonal. A thread takes rows ty and
+        // 63 - ty, so that every warp has the same number of groups (the triangle's long rows
+        // would otherwise all fall to the last warp).
+        {
+            const int rows[2] = {ty, GDN_CH - 1 - ty};
+            float y[2][4];
 #pragma unroll
-        for (int r = 0; r < GDN_R; r++) S[(g * GDN_R + r) * GDN_VALUE_DIM] = s[r] * scale;
+            for (int a = 0; a < 2; a++) {
+                const float4 y4 = gdn_ld4(ys + rows[a] * GDN_SCP + c4);
+                y[a][0] = y4.x;
+                y[a][1] = y4.y;
+                y[a][2] = y4.z;
+                y[a][3] = y4.w;
+            }
+            for (int jg = 0; jg <= rows[1] / 4; jg++) {
+                const bool both = jg <= rows[0] / 4;
+                const float4 p1 = gdn_ld4(ps + rows[1] * GDN_AP + 4 * jg);
+                const float4 p0 = both ? gdn_ld4(ps + rows[0] * GDN_AP + 4 * jg) : p1;
+                const float pa[2][4] = {{p0.x, p0.y, p0.z, p0.w}, {p1.x, p1.y, p1.z, p1.w}};
+#pragma unroll
+                for (int jj = 0; jj < 4; jj++) {
+                    const float4 d4 = gdn_ld4(ds + (4 * jg + jj) * GDN_SCP + c4);
+                    const float dv[4] = {d4.x, d4.y, d4.z, d4.w};
+#pragma unroll
+                    for (int b = 0; b < 4; b++) {
+                        if (both) y[0][b] = fmaf(pa[0][jj], dv[b], y[0][b]);
+                        y[1][b] = fmaf(pa[1][jj], dv[b], y[1][b]);
+                    }
+                }
+            }
+#pragma unroll
+            for (int a = 0; a < 2; a++) {
+                const int r = rows[a];
+                if (r < n && live)
+                    gdn_st4(o + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col0 + c4, y[a][0],
+                            y[a][1], y[a][2], y[a][3]);
+            }
+        }
+
+        // Step 3. S = Gam_last S0 + K^T (exp(G_last - G) D): rows 16 mt .. 16 mt + 15 of S per warp, each
+        // element read and written by the same lane, every other read of S0 behind the barrier
+        // above. The k-steps run over the chunk's tokens, padding rows of k and D being zero.
+        {
+            const float chunk_decay = gam[n - 1];
+            for (int mt = warp; mt < GDN_KDP / 16; mt += GDN_CHUNK_THREADS / 32) {
+                float acc[GDN_SC / 8][4];
+#pragma unroll
+                for (int nt = 0; nt < GDN_SC / 8; nt++)
+#pragma unroll
+                    for (int i = 0; i < 4; i++)
+                        acc[nt][i] =
+                            chunk_decay * ss[(16 * mt + g + 8 * (i >> 1)) * GDN_SCP + 8 * nt + 2 * t + (i & 1)];
+                const float* A = ks + t * GDN_KP + 16 * mt + g;
+                for (int k0 = 0; k0 < n; k0 += 8) {
+                    const float* Ak = A + k0 * GDN_KP;
+                    const Tf32Split a[4] = {gdn_split(Ak[0]), gdn_split(Ak[8]), gdn_split(Ak[4 * GDN_KP]),
+                                            gdn_split(Ak[4 * GDN_KP + 8])};
+#pragma unroll
+                    for (int nt = 0; nt < GDN_SC / 8; nt++) {
+                        const float* B = dd + (k0 + t) * GDN_SCP + 8 * nt + g;
+                        const Tf32Split b[2] = {gdn_split(B[0]), gdn_split(B[4 * GDN_SCP])};
+                        gdn_mma3(acc[nt], a, b);
+                    }
+                }
+#pragma unroll
+                for (int nt = 0; nt < GDN_SC / 8; nt++)
+#pragma unroll
+                    for (int i = 0; i < 4; i++)
+                        ss[(16 * mt + g + 8 * (i >> 1)) * GDN_SCP + 8 * nt + 2 * t + (i & 1)] = acc[nt][i];
+            }
+        }
+        // The next chunk's k rows, P and decay factors go over this chunk's, and it reads all of S.
+        __syncthreads();
+        if (more) {
+            stage_b(t1, n1);
+            if (tid < GDN_CH) set_decay(g_next, last_next);
+        }
     }
+    for (int k = ty; k < GDN_KEY_DIM; k += 32)
+        if (live) *reinterpret_cast<float4*>(S + (long)k * GDN_VALUE_DIM) = gdn_ld4(ss + k * GDN_SCP + c4);
 }

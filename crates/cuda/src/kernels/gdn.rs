@@ -1,6 +1,6 @@
 //! Launchers for gdn.cu: Gated DeltaNet decode (conv + gating + recurrence fused), the gated
-//! norm, and the prefill of a chunk of tokens (conv + activations, ring update, delta rule,
-//! gated norm).
+//! norm, and the prefill of a chunk of tokens (conv + activations, ring update, the delta rule
+//! in chunks of 64 tokens, gated norm).
 
 use std::sync::Arc;
 
@@ -14,17 +14,35 @@ use crate::tensor::{DType, Tensor, View};
 const QK_L2_EPS: f32 = 1e-6;
 /// Tokens per block of gdn_prefill_prep (GDN_PREP_TOKENS in gdn.cu).
 const PREP_TOKENS: usize = 8;
-/// Lanes sharing one value column in gdn_prefill_recurrent (GDN_RG in gdn.cu).
-const ROW_GROUPS: usize = 8;
-/// Tokens per shared-memory stage of gdn_prefill_recurrent (GDN_TB in gdn.cu).
-const STAGE_TOKENS: usize = 32;
+/// Tokens per chunk of the chunked delta rule (GDN_CH in gdn.cu).
+const CHUNK: usize = 64;
+/// Threads of gdn_chunk_solve and gdn_chunk_scan (GDN_CHUNK_THREADS).
+const CHUNK_THREADS: u32 = 256;
+/// Value columns per block of gdn_chunk_scan (GDN_SC).
+const SCAN_COLUMNS: usize = 32;
 
-/// Dynamic shared memory of gdn_prefill_recurrent: two stages of GDN_STAGE_FLOATS floats (k and
-/// q rows, the block's v columns, beta, decay and k.q per token).
-fn recurrent_shared_bytes(d: &Dims) -> u32 {
-    let per_warp = 32 / ROW_GROUPS;
-    let columns = d.gdn_value_dim.min(32).div_ceil(per_warp) * per_warp;
-    (2 * 4 * STAGE_TOKENS * (2 * d.gdn_key_dim + columns + 3)) as u32
+/// Row stride (floats) of the k, q and W rows both chunk kernels stage (GDN_KP): the key dim
+/// rounded up to the tensor-core tiles of gdn_chunk_scan, plus 4.
+fn key_row_stride(d: &Dims) -> usize {
+    d.gdn_key_dim.div_ceil(16) * 16 + 4
+}
+
+/// Dynamic shared memory of gdn_chunk_solve (GDN_SOLVE_FLOATS): the chunk's k and q rows, A,
+/// beta and the running log decay.
+fn solve_shared_bytes(d: &Dims) -> u32 {
+    (4 * (2 * CHUNK * key_row_stride(d) + CHUNK * (CHUNK + 4) + 2 * CHUNK)) as u32
+}
+
+/// Dynamic shared memory of gdn_chunk_scan (GDN_SCAN_FLOATS): the block's columns of S (rows
+/// padded to 16, row stride SCAN_COLUMNS + 8), the chunk's W, q and k rows, P, then U, D, the
+/// decay-weighted D and Gam q S0, and two decay factors per token.
+fn scan_shared_bytes(d: &Dims) -> u32 {
+    let columns = SCAN_COLUMNS + 8;
+    (4 * (d.gdn_key_dim.div_ceil(16) * 16 * columns
+        + 3 * CHUNK * key_row_stride(d)
+        + CHUNK * (CHUNK + 4)
+        + 4 * CHUNK * columns
+        + 2 * CHUNK)) as u32
 }
 
 pub struct Gdn {
@@ -34,7 +52,8 @@ pub struct Gdn {
     gated_norm: Function,
     prefill_prep: Function,
     prefill_ring: Function,
-    prefill_recurrent: Function,
+    chunk_solve: Function,
+    chunk_scan: Function,
     dims: Dims,
 }
 
@@ -64,17 +83,22 @@ pub struct GdnPrefillArgs<'a> {
 }
 
 /// Per-token intermediates of a prefill chunk, allocated once for the largest chunk (all f32):
-/// q and k normalised [max_tokens, key heads, key dim], their dot product [max_tokens, key heads],
-/// v [max_tokens, value heads, value dim], beta and decay [max_tokens, value heads], and the
-/// read-out o before the gated norm [max_tokens, value heads, value dim].
+/// q and k normalised [max_tokens, key heads, key dim]; v [max_tokens, value heads, value dim];
+/// beta and the log decay [max_tokens, value heads]; per 64-token chunk of the delta rule, each
+/// token's rows of W [max_tokens, value heads, key dim], U [.., value dim], P [.., 64] and its
+/// running log decay G [max_tokens, value heads]; and the read-out o before the gated norm
+/// [max_tokens, value heads, value dim].
 pub struct GdnPrefillScratch {
     max_tokens: usize,
     q: Tensor,
     k: Tensor,
-    kq: Tensor,
     v: Tensor,
     beta: Tensor,
-    decay: Tensor,
+    log_decay: Tensor,
+    w: Tensor,
+    u: Tensor,
+    p: Tensor,
+    g: Tensor,
     o: Tensor,
 }
 
@@ -86,10 +110,13 @@ impl GdnPrefillScratch {
             max_tokens,
             q: f32t("gdn prefill q", &[max_tokens, kh, dims.gdn_key_dim])?,
             k: f32t("gdn prefill k", &[max_tokens, kh, dims.gdn_key_dim])?,
-            kq: f32t("gdn prefill kq", &[max_tokens, kh])?,
             v: f32t("gdn prefill v", &[max_tokens, vh, dims.gdn_value_dim])?,
             beta: f32t("gdn prefill beta", &[max_tokens, vh])?,
-            decay: f32t("gdn prefill decay", &[max_tokens, vh])?,
+            log_decay: f32t("gdn prefill log decay", &[max_tokens, vh])?,
+            w: f32t("gdn prefill W", &[max_tokens, vh, dims.gdn_key_dim])?,
+            u: f32t("gdn prefill U", &[max_tokens, vh, dims.gdn_value_dim])?,
+            p: f32t("gdn prefill P", &[max_tokens, vh, CHUNK])?,
+            g: f32t("gdn prefill G", &[max_tokens, vh])?,
             o: f32t("gdn prefill o", &[max_tokens, vh, dims.gdn_value_dim])?,
         })
     }
@@ -101,8 +128,9 @@ impl GdnPrefillScratch {
     /// GPU bytes `new` allocates for `max_tokens`.
     pub fn bytes(dims: &Dims, max_tokens: usize) -> usize {
         let (kh, vh) = (dims.gdn_key_heads, dims.gdn_value_heads);
-        4 * max_tokens
-            * (2 * kh * dims.gdn_key_dim + kh + 2 * vh * dims.gdn_value_dim + 2 * vh)
+        let (kd, vd) = (dims.gdn_key_dim, dims.gdn_value_dim);
+        // q, k; v, o, U; W; P; beta, log decay, G.
+        4 * max_tokens * (2 * kh * kd + 3 * vh * vd + vh * kd + vh * CHUNK + 3 * vh)
     }
 }
 
@@ -128,15 +156,18 @@ pub struct GdnDecodeArgs<'a> {
 impl Gdn {
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
         let module = super::load(gpu, "gdn.cu", include_str!("gdn.cu"), dims)?;
-        let prefill_recurrent = module.function("gdn_prefill_recurrent")?;
-        module.allow_shared(&prefill_recurrent, recurrent_shared_bytes(dims))?;
+        let chunk_solve = module.function("gdn_chunk_solve")?;
+        module.allow_shared(&chunk_solve, solve_shared_bytes(dims))?;
+        let chunk_scan = module.function("gdn_chunk_scan")?;
+        module.allow_shared(&chunk_scan, scan_shared_bytes(dims))?;
         Ok(Gdn {
             gpu: gpu.clone(),
             decode: module.function("gdn_decode")?,
             gated_norm: module.function("gdn_gated_norm")?,
             prefill_prep: module.function("gdn_prefill_prep")?,
             prefill_ring: module.function("gdn_prefill_ring")?,
-            prefill_recurrent,
+            chunk_solve,
+            chunk_scan,
             _module: module,
             dims: dims.clone(),
         })
@@ -228,10 +259,14 @@ impl Gdn {
             )));
         }
         let prep_threads = d.gdn_key_dim.max(d.gdn_value_dim).div_ceil(32) * 32;
-        if prep_threads > 1024 || d.gdn_key_dim % ROW_GROUPS != 0 || d.conv_kernel < 2 {
+        if prep_threads > 1024
+            || d.gdn_key_dim % 4 != 0
+            || d.gdn_value_dim % 4 != 0
+            || d.conv_kernel < 2
+        {
             return Err(CudaError::Invalid(format!(
-                "gdn prefill needs head dims <= 1024, key dim a multiple of {ROW_GROUPS} and a conv \
-                 kernel of at least 2 ({d:?})"
+                "gdn prefill needs head dims <= 1024 and multiples of 4 (the chunked delta rule \
+                 moves rows as float4) and a conv kernel of at least 2 ({d:?})"
             )));
         }
         let proj = a.proj.expect(DType::F32, &[t, d.gdn_in_rows()])?;
@@ -258,10 +293,9 @@ impl Gdn {
             .ptr(dt_bias)
             .ptr(sc.q.ptr())
             .ptr(sc.k.ptr())
-            .ptr(sc.kq.ptr())
             .ptr(sc.v.ptr())
             .ptr(sc.beta.ptr())
-            .ptr(sc.decay.ptr())
+            .ptr(sc.log_decay.ptr())
             .i32(start)
             .i32(tokens)
             .f32(QK_L2_EPS);
@@ -282,33 +316,43 @@ impl Gdn {
             &mut args,
         )?;
 
-        // As GDN_PWARPS / GDN_PCOLS in gdn.cu: 32 / ROW_GROUPS columns per warp, a block spans
-        // 32 columns or the whole head if it is narrower.
-        let per_warp = 32 / ROW_GROUPS;
-        let warps = d.gdn_value_dim.min(32).div_ceil(per_warp);
         let mut args = KernelArgs::new()
             .ptr(sc.q.ptr())
             .ptr(sc.k.ptr())
-            .ptr(sc.kq.ptr())
             .ptr(sc.v.ptr())
             .ptr(sc.beta.ptr())
-            .ptr(sc.decay.ptr())
+            .ptr(sc.log_decay.ptr())
+            .ptr(sc.w.ptr())
+            .ptr(sc.u.ptr())
+            .ptr(sc.p.ptr())
+            .ptr(sc.g.ptr())
+            .i32(tokens);
+        self.gpu.launch(
+            &self.chunk_solve,
+            (t.div_ceil(CHUNK) as u32, v as u32, 1),
+            CHUNK_THREADS,
+            solve_shared_bytes(d),
+            &mut args,
+        )?;
+
+        let mut args = KernelArgs::new()
+            .ptr(sc.q.ptr())
+            .ptr(sc.k.ptr())
+            .ptr(sc.w.ptr())
+            .ptr(sc.u.ptr())
+            .ptr(sc.p.ptr())
+            .ptr(sc.g.ptr())
             .ptr(state)
             .ptr(sc.o.ptr())
             .i32(tokens);
         self.gpu.launch(
-            &self.prefill_recurrent,
-            (
-                v as u32,
-                d.gdn_value_dim.div_ceil(warps * per_warp) as u32,
-                1,
-            ),
-            (warps * 32) as u32,
-            recurrent_shared_bytes(d),
+            &self.chunk_scan,
+            (v as u32, d.gdn_value_dim.div_ceil(SCAN_COLUMNS) as u32, 1),
+            CHUNK_THREADS,
+            scan_shared_bytes(d),
             &mut args,
         )?;
 
         self.launch_gated_norm(sc.o.ptr(), proj, norm, out, t * v)
     }
-
 }
