@@ -209,6 +209,10 @@ pub struct Report {
     pub held_back: Vec<String>,
     /// Per source: (sensitive items, leaks, benign items, held back).
     pub rates_by_source: BTreeMap<String, [usize; 4]>,
+    /// Per source: the gate's decisions on gold-`local` items, indices into `DECISIONS`. Asking
+    /// (`consent`) is not a leak, but a user who agrees sends a special category out; this
+    /// shows how much of it the gate keeps by itself.
+    pub local_outcomes_by_source: BTreeMap<String, [usize; 5]>,
     pub bytes: usize,
     pub seconds: f64,
     pub item_ms: Vec<f64>,
@@ -324,6 +328,11 @@ pub fn evaluate(gate: &Gate, items: &[Item]) -> Report {
             .position(|&d| d == verdict.decision)
             .unwrap_or(0);
         r.confusion[gi][pi] += 1;
+        if item.decision == Decision::Local {
+            r.local_outcomes_by_source
+                .entry(item.source.clone())
+                .or_default()[pi] += 1;
+        }
         let rates = r.rates_by_source.entry(item.source.clone()).or_default();
         if item.decision == Decision::Allow {
             r.benign += 1;
@@ -483,6 +492,18 @@ impl fmt::Display for Report {
                 100.0 * (1.0 - ratio(sensitive - leaks, *sensitive)),
                 100.0 * (1.0 - ratio(benign - held, *benign)),
             )?;
+        }
+        writeln!(f)?;
+        writeln!(
+            f,
+            "Gold-local items by the gate's decision (local keeps them; consent asks)"
+        )?;
+        for (source, counts) in &self.local_outcomes_by_source {
+            write!(f, "  {source:<12}")?;
+            for (d, c) in DECISIONS.iter().zip(counts) {
+                write!(f, " {}: {c:<4}", d.as_str())?;
+            }
+            writeln!(f)?;
         }
         writeln!(f)?;
         writeln!(
