@@ -75,6 +75,16 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         "huisarts", "ziek*", "pijn*", "koorts", "kanker", "zwanger*", "ziekenhuis", "medicijn*", "bloed*",
         "doença*", "doenca*", "dor", "febre", "diagnóst*", "câncer", "grávida", "remédio*", "hepatite",
         "lekarz*", "chory", "chora", "chorob*", "ból*", "ciśnieni*", "gorączk*", "läkare", "sjuk*", "smärt*", "feber", "doktor*", "hastalı*", "hastayım", "ağrı*",
+        // Specialists, vaccination and chronic conditions, in every locale of the gate
+        "cardiolog*", "kardiolog*", "rheumatolog*", "reumatolog*", "rhumatolog*", "neurolog*", "oncolog*", "onkolog*",
+        "oncoloog", "dermatolog*", "gastroenterolog*", "endocrinolog*", "endokrinolog*", "urolog*", "gynaecolog*",
+        "gynecolog*", "gynäkolog*", "gynécolog*", "ginecolog*", "gynaecoloog", "nefrolog*", "nephrolog*", "hematolog*",
+        "haematolog*", "ematolog*", "hämatolog*", "ophthalmolog*", "oftalmolog*", "pneumolog*",
+        "vaccin*", "vacun*", "vacin*", "impfung*", "geimpft", "szczepi*", "vaccinat*",
+        "sclerosis", "sclerosi", "sclérose", "esclerosis", "esclerose", "sklerose", "stwardnieni*", "lupus", "dementia",
+        "demenz", "démence", "demencia", "demenza", "dementie", "demência", "parkinson*", "alzheimer*", "crohn*",
+        "zawał*", "udar*", "leki", "leków", "cukrzyc*", "nowotw*", "infarkt*", "herzinfarkt", "infarto", "infarctus",
+        "chlamydia", "herpes", "hpv",
     ]),
     (Category::MentalHealth, &[
         "depress*", "anxi*", "therap*", "psychiatr*", "psycholo*", "suicid*", "self-harm*", "ptsd", "trauma*",
@@ -93,6 +103,9 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         "gay", "lesbian*", "lesbisch*", "lesbienne*", "lesbiana*", "lesbica*", "bisexual*", "bisexuel*", "bisessual*",
         "biseksu*", "bissexual*", "queer", "asexual*", "asexuel*", "transgender*", "nonbinary", "non-binary", "homosex*",
         "schwul*", "sexuality", "sexualité", "sexualidad", "polyamor*", "poliamor*", "attracted",
+        // Gender identity, in every locale of the gate
+        "trans", "transsexu*", "transexu*", "transgênero", "transgénero", "transgenere", "non-binaire", "nicht-binär",
+        "nonbinair", "não-binári*", "no-binari*", "pansexu*", "homo", "homoseksu*", "lesbijk*", "geju",
     ]),
     (Category::Religion, &[
         "muslim*", "islam*", "christian*", "catholic*", "protestant*", "jewish", "judaism", "sikh*", "hindu*", "buddhis*",
@@ -810,6 +823,15 @@ mod tests {
             topics("Ik draag een hoofddoek op mijn werk."),
             [Category::Religion]
         );
+        assert_eq!(
+            topics("Mein Neurologe hat eine Sklerose festgestellt."),
+            [Category::Health]
+        );
+        assert_eq!(
+            topics("Soy trans y trabajo en una tienda."),
+            [Category::Sexuality]
+        );
+        assert!(topics("My std::vector keeps reallocating.").is_empty());
         assert!(topics("Je veux faire de la voile cet été.").is_empty());
         assert!(topics("Ich glaube, mein Router ist kaputt.").is_empty());
     }

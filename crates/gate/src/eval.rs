@@ -1,7 +1,7 @@
 //! `lily gate eval`: measures the whole gate (every tier plus the policy) on a labelled corpus.
 //!
 //! Corpus: JSON lines, one item each:
-//! `{"id", "source": "generated"|"handwritten"|"blind"|"blind2"|"first_person"|"blind3",
+//! `{"id", "source": "generated"|"handwritten"|"blind"|"blind2"|"first_person"|"blind3"|"blind4",
 //! "locale", "text", "spans": [{"start", "end", "category"}], "topics": [category...],
 //! "decision"}`. Spans are byte offsets of identifiers and names; topics are document labels.
 //! The default corpus (`crates/gate/data/eval_*.jsonl`, made by `scripts/gate/gen_data.py eval`
@@ -44,6 +44,7 @@ const BLIND: &str = include_str!("../data/eval_blind.jsonl");
 const BLIND2: &str = include_str!("../data/eval_blind2.jsonl");
 const FIRST_PERSON: &str = include_str!("../data/eval_first_person.jsonl");
 const BLIND3: &str = include_str!("../data/eval_blind3.jsonl");
+const BLIND4: &str = include_str!("../data/eval_blind4.jsonl");
 /// A predicted and a gold span match when they overlap at least this much (intersection over union).
 pub const MIN_IOU: f32 = 0.5;
 
@@ -132,7 +133,7 @@ pub fn load_corpus(path: &Path) -> Result<Vec<Item>, EvalError> {
     parse_corpus(&text, &path.display().to_string())
 }
 
-/// The committed corpus: generated items, hand-written ones, the three blind sets and the
+/// The committed corpus: generated items, hand-written ones, the four blind sets and the
 /// first-person set.
 pub fn default_corpus() -> Vec<Item> {
     // The files are checked by the eval test; a parse failure here is a build defect.
@@ -143,6 +144,7 @@ pub fn default_corpus() -> Vec<Item> {
         (BLIND2, "data/eval_blind2.jsonl"),
         (FIRST_PERSON, "data/eval_first_person.jsonl"),
         (BLIND3, "data/eval_blind3.jsonl"),
+        (BLIND4, "data/eval_blind4.jsonl"),
     ]
     .into_iter()
     .flat_map(|(text, origin)| parse_corpus(text, origin).expect("committed corpus parses"))
