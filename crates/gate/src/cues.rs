@@ -10,10 +10,13 @@
 //!   ("my salary is 48,000", "we missed two mortgage payments"); words of debt count alone. Under the policy's `consent_below` a weak special-category finding asks the
 //!   user instead of keeping the text local: the backstop turns a would-be leak into a question,
 //!   and since findings are only ever added it can make a decision stricter, never looser.
-//! - `GreetingNames`: a capitalised word after a greeting ("Hi Tendai,"), on the line after a
-//!   sign-off ("Best,\nSiobhan Mulcahy") or before a verb whose subject is a person ("Hauke is
-//!   flying in", "Wojciech asked me") at the start of a sentence is a person, whether or not the
-//!   tagger knows the name.
+//! - `GreetingNames`: a capitalised word after a greeting ("Hi Tendai,"), alone on the line
+//!   after a short sign-off line ("Best,\nSiobhan Mulcahy", "Kind regards,\nOrla Brennan") or at
+//!   the start of a sentence before a verb whose subject is a person is a person, whether or not
+//!   the tagger knows the name. The verb is a listed one ("Hauke is flying in", "Wojciech asked
+//!   me"), any lowercase word that is not a function word when the name is a given name of the
+//!   gazetteer ("Priya repariert das Fahrrad"), or a progressive with the writer's people as
+//!   object ("Tendekai is driving us").
 //!
 //! Words are matched on lowercase tokens: a lexicon entry ending in `*` is a prefix, any other
 //! entry a whole token. Entries are chosen to be rare outside the topic ("christian", not
