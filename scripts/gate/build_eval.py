@@ -1,4 +1,4 @@
-"""Turns crates/gate/data/handwritten.txt, blind.txt, blind2.txt, first_person.txt and blind3.txt
+"""Turns crates/gate/data/handwritten.txt, blind.txt, blind2.txt, first_person.txt, blind3.txt and blind4.txt
 (inline [text]{category} markup) into crates/gate/data/eval_<name>.jsonl with byte offsets.
 
     python scripts/gate/build_eval.py
@@ -59,6 +59,7 @@ def main():
     build("blind2", "blind2")
     build("first_person", "fp")
     build("blind3", "blind3")
+    build("blind4", "blind4")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from compose import compose
 from everyday import everyday_sample
-from topic_lexicon import lexicon_sample
+from topic_lexicon import identity_sample, lexicon_sample
 from entities import Filler
 from features import tokenize
 from names_templates import HELDOUT as NAMES_HELDOUT, TEMPLATES as NAMES_TEMPLATES
@@ -345,6 +345,12 @@ def train_sets(out_dir, seed=1):
         day_rng = random.Random(s + 7)
         for _ in range(n):
             text, labels, tid = everyday_sample(day_rng, pick_locale(day_rng))
+            rows.append({"text": text, "labels": labels, "templates": [tid]})
+        # Religion, ethnicity and party membership in every locale, from a generator of their own
+        # for the same reason.
+        id_rng = random.Random(s + 11)
+        for _ in range(n // 8):
+            text, labels, tid = identity_sample(id_rng, pick_locale(id_rng))
             rows.append({"text": text, "labels": labels, "templates": [tid]})
         write_jsonl(out_dir / f"topics_{name}.jsonl", rows)
 

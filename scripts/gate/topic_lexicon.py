@@ -423,3 +423,90 @@ MORE_LOCALES = {
 for _topic, _locales in MORE_LOCALES.items():
     for _loc, _add in _locales.items():
         LEX[_topic][_loc].setdefault("extra", []).append(_add)
+
+
+# Religion, ethnicity and politics as people state them in every locale: affiliation, practice,
+# origin and party membership, in words of their own (the base entries of the smaller locales had
+# one frame and three terms each). Drawn by `identity_sample`, rows of their own.
+IDENTITY = {
+    "religion": {
+        "en": {"terms": ["a Jehovah's Witness", "a practising Sikh", "an observant Jew", "a convert to Islam", "a born-again Christian", "a Quaker"],
+               "personal": ["I'm {T} and my manager keeps asking about it.", "I've been {T} since my teens.", "My husband is {T}, what should I cook for his family?"],
+               "general": ["What does being {T} involve?", "How many people are {T} worldwide?"]},
+        "de": {"terms": ["Zeugin Jehovas", "gläubige Muslimin", "praktizierender Jude", "Buddhistin", "evangelisch getauft", "Hinduistin"],
+               "personal": ["Ich bin {T} und möchte das im Job nicht erwähnen.", "Meine Frau ist {T}, wie feiern wir Hochzeit?", "Seit drei Jahren bin ich {T}."],
+               "general": ["Was glauben Menschen, die {T} sind?"]},
+        "fr": {"terms": ["témoin de Jéhovah", "musulmane pratiquante", "juif pratiquant", "bouddhiste", "protestant", "converti à l'islam"],
+               "personal": ["Je suis {T} et mon employeur l'a appris.", "Mon mari est {T}, comment préparer le repas de famille ?", "Je suis devenue {T} l'an dernier."],
+               "general": ["Que signifie être {T} ?"]},
+        "es": {"terms": ["testigo de Jehová", "musulmana practicante", "judío practicante", "budista", "evangélica", "adventista"],
+               "personal": ["Soy {T} y en el trabajo no lo saben.", "Mi pareja es {T}, ¿cómo organizamos la boda?", "Desde hace dos años soy {T}."],
+               "general": ["¿Qué significa ser {T}?"]},
+        "it": {"terms": ["testimone di Geova", "musulmana praticante", "ebreo osservante", "buddhista", "valdese", "convertito all'islam"],
+               "personal": ["Sono {T} e al lavoro non lo sa nessuno.", "Mio marito è {T}, cosa cucino per i suoi?", "Da due anni sono {T}."],
+               "general": ["Cosa significa essere {T}?"]},
+        "nl": {"terms": ["Jehova's getuige", "praktiserend moslima", "joods", "boeddhist", "gereformeerd", "bekeerd tot de islam"],
+               "personal": ["Ik ben {T} en mijn collega's weten het niet.", "Mijn vrouw is {T}, hoe vieren we de bruiloft?", "Sinds vorig jaar ben ik {T}."],
+               "general": ["Wat houdt het in om {T} te zijn?"]},
+        "pt": {"terms": ["testemunha de Jeová", "muçulmana praticante", "judeu praticante", "budista", "evangélica", "espírita"],
+               "personal": ["Sou {T} e no trabalho ninguém sabe.", "O meu marido é {T}, o que cozinho para a família dele?", "Há dois anos que sou {T}."],
+               "general": ["O que significa ser {T}?"]},
+    },
+    "ethnicity": {
+        "en": {"terms": ["Romani", "Sinti", "Traveller", "of Pakistani descent", "Afro-Caribbean", "Kurdish"],
+               "personal": ["I'm {T} and the estate agent stopped answering my emails.", "Being {T}, I get searched at every airport.", "My wife is {T} and her school treated her badly."],
+               "general": ["What is the history of people who are {T}?"]},
+        "de": {"terms": ["Romni", "Sinto", "türkischer Herkunft", "afrodeutsch", "Kurdin", "polnischer Abstammung"],
+               "personal": ["Ich bin {T} und bekomme keine Wohnung.", "Weil ich {T} bin, werde ich ständig kontrolliert.", "Mein Mann ist {T} und wird im Job benachteiligt."],
+               "general": ["Wie viele Menschen in Deutschland sind {T}?"]},
+        "fr": {"terms": ["rom", "d'origine maghrébine", "d'origine africaine", "gitane", "kurde", "d'origine asiatique"],
+               "personal": ["Je suis {T} et les agences ne me rappellent jamais.", "Parce que je suis {T}, on me contrôle sans cesse.", "Ma femme est {T} et son chef la traite mal."],
+               "general": ["Quelle est l'histoire des personnes {T} en France ?"]},
+        "es": {"terms": ["gitana", "de origen marroquí", "afrodescendiente", "indígena", "de origen latinoamericano", "romaní"],
+               "personal": ["Soy {T} y no me alquilan ningún piso.", "Por ser {T} me paran siempre en el metro.", "Mi marido es {T} y en su empresa lo tratan peor."],
+               "general": ["¿Cuál es la historia de las personas {T} en España?"]},
+        "it": {"terms": ["rom", "sinti", "di origine marocchina", "afroitaliana", "di origine cinese", "curda"],
+               "personal": ["Sono {T} e nessuno mi affitta casa.", "Essendo {T} vengo fermata spesso dalla polizia.", "Mio marito è {T} e al lavoro lo discriminano."],
+               "general": ["Qual è la storia delle persone {T} in Italia?"]},
+        "nl": {"terms": ["Marokkaans-Nederlands", "Surinaams", "Roma", "Turks-Nederlands", "Moluks", "Antilliaans"],
+               "personal": ["Ik ben {T} en word nooit uitgenodigd voor een gesprek.", "Omdat ik {T} ben, word ik vaak aangehouden.", "Mijn vrouw is {T} en haar baas discrimineert haar."],
+               "general": ["Wat is de geschiedenis van mensen die {T} zijn?"]},
+        "pt": {"terms": ["cigana", "de origem cabo-verdiana", "afrodescendente", "de origem brasileira", "indígena", "de etnia roma"],
+               "personal": ["Sou {T} e ninguém me quer arrendar casa.", "Por ser {T}, a polícia manda-me parar muitas vezes.", "O meu marido é {T} e no trabalho tratam-no pior."],
+               "general": ["Qual é a história das pessoas {T} em Portugal?"]},
+    },
+    "politics": {
+        "en": {"terms": ["the Labour Party", "the Lib Dems", "Reform UK", "the Green Party", "a far-left group", "the SNP"],
+               "personal": ["I've been a member of {T} for years and my landlord just found out.", "I canvass for {T} every weekend.", "My partner works for {T}, will that affect my job?"],
+               "general": ["What are the policies of {T}?"]},
+        "de": {"terms": ["der SPD", "der AfD", "den Grünen", "der Linken", "dem BSW", "der FDP"],
+               "personal": ["Ich bin Mitglied in {T} und mein Arbeitgeber soll es nicht wissen.", "Ich mache Wahlkampf bei {T}.", "Mein Vater ist seit Jahren in {T} aktiv."],
+               "general": ["Wie viele Mitglieder gibt es in {T}?"]},
+        "fr": {"terms": ["LFI", "Renaissance", "Reconquête", "EELV", "Horizons"],
+               "personal": ["Je suis membre de {T} et j'ai peur pour mon poste.", "Je milite chez {T} depuis trois ans.", "Mon frère tracte pour {T} tous les samedis."],
+               "general": ["Que propose {T} ?"]},
+        "es": {"terms": ["Vox", "Sumar", "Podemos", "Bildu", "ERC", "Junts"],
+               "personal": ["Estoy afiliada a {T} y no quiero que mi jefe lo sepa.", "Hago campaña para {T} cada fin de semana.", "Mi padre es concejal de {T}."],
+               "general": ["¿Qué propone {T}?"]},
+        "it": {"terms": ["la Lega", "il Movimento 5 Stelle", "il PD", "Fratelli d'Italia", "Sinistra Italiana"],
+               "personal": ["Sono tesserato con {T} e temo per il mio lavoro.", "Faccio volantinaggio per {T} ogni sabato.", "Mio padre è consigliere per {T}."],
+               "general": ["Cosa propone {T}?"]},
+        "nl": {"terms": ["de PVV", "GroenLinks-PvdA", "de SP", "D66", "BBB", "de VVD"],
+               "personal": ["Ik ben lid van {T} en wil dat mijn werkgever het niet weet.", "Ik flyer elk weekend voor {T}.", "Mijn vader zit namens {T} in de gemeenteraad."],
+               "general": ["Waar staat {T} voor?"]},
+        "pt": {"terms": ["o Chega", "o Bloco de Esquerda", "o PCP", "a Iniciativa Liberal", "o Livre", "o PS"],
+               "personal": ["Sou militante d{T} e tenho medo de que no trabalho saibam.", "Faço campanha pel{T} todos os fins de semana.", "O meu pai é vereador pel{T}."],
+               "general": ["O que defende {T}?"]},
+    },
+}
+
+
+
+def identity_sample(rng, locale):
+    """(text, labels, frame) from IDENTITY, like lexicon_sample. Kept out of LEX so that the rows
+    drawn from LEX (topic and names training data) stay what they were."""
+    topic = rng.choice(list(IDENTITY))
+    entry = IDENTITY[topic][locale]
+    personal = rng.random() < 0.6
+    frame = rng.choice(entry["personal"] if personal else entry["general"])
+    return frame.replace("{T}", rng.choice(entry["terms"])), [topic] if personal else [], frame

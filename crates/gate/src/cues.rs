@@ -10,21 +10,24 @@
 //!   ("my salary is 48,000", "we missed two mortgage payments"); words of debt count alone. Under the policy's `consent_below` a weak special-category finding asks the
 //!   user instead of keeping the text local: the backstop turns a would-be leak into a question,
 //!   and since findings are only ever added it can make a decision stricter, never looser.
-//! - `GreetingNames`: a capitalised word after a greeting ("Hi Tendai,"), on the line after a
-//!   sign-off ("Best,\nSiobhan Mulcahy") or before a verb whose subject is a person ("Hauke is
-//!   flying in", "Wojciech asked me") at the start of a sentence is a person, whether or not the
-//!   tagger knows the name.
+//! - `GreetingNames`: a capitalised word after a greeting ("Hi Tendai,"), alone on the line
+//!   after a short sign-off line ("Best,\nSiobhan Mulcahy", "Kind regards,\nOrla Brennan") or at
+//!   the start of a sentence before a verb whose subject is a person is a person, whether or not
+//!   the tagger knows the name. The verb is a listed one ("Hauke is flying in", "Wojciech asked
+//!   me"), any lowercase word that is not a function word when the name is a given name of the
+//!   gazetteer ("Priya repariert das Fahrrad"), or a progressive with the writer's people as
+//!   object ("Tendekai is driving us").
 //!
 //! Words are matched on lowercase tokens: a lexicon entry ending in `*` is a prefix, any other
 //! entry a whole token. Entries are chosen to be rare outside the topic ("christian", not
 //! "christ*", which would match "Christmas"; "tax", not "tax*", which would match "taxi").
 
-use crate::learned::{is_never_a_name, sentences, tokenize, Token};
+use crate::learned::{is_given_name, is_never_a_name, sentences, tokenize, Token};
 use crate::pipeline::Detector;
 use crate::{Category, Span};
 
 /// Confidence of a lexicon finding: above the default policy's `ignore_below` (0.2) and below
-/// its `consent_below` (0.6), so that a special category found only here asks for consent.
+/// its `consent_below` (0.5), so that a special category found only here asks for consent.
 pub const CUE_CONFIDENCE: f32 = 0.45;
 /// Confidence of a person found only by greeting or sign-off position.
 pub const GREETING_CONFIDENCE: f32 = 0.7;
@@ -37,20 +40,21 @@ const FIRST_PERSON: &[&str] = &[
     // en
     "i", "i'm", "i’m", "i've", "i’ve", "i'd", "i’d", "i'll", "my", "mine", "myself", "our", "ours", "we", "we're", "we’re", "we've",
     // de
-    "ich", "mein", "meine", "meinen", "meinem", "meiner", "meines", "mir", "mich", "unser", "unsere", "unseren", "unserem", "unserer", "wir",
+    "ich", "bin", "mein", "meine", "meinen", "meinem", "meiner", "meines", "mir", "mich", "unser", "unsere", "unseren", "unserem", "unserer", "wir",
     // fr (j'ai, m'a ... are matched by prefix below)
     "je", "moi", "mon", "ma", "mes", "notre", "nos", "nous",
     // es
     "yo", "mi", "mis", "nuestro", "nuestra", "nuestros", "nuestras", "tengo", "estoy", "soy", "llevo", "necesito",
-    "quiero", "puedo", "debo",
+    "quiero", "puedo", "debo", "fui", "tuve",
     // it
     "io", "mio", "mia", "miei", "mie", "ho", "sono", "nostro", "nostra", "nostri", "nostre", "abbiamo", "voglio",
     // nl
     "ik", "mijn", "mij", "ons", "onze", "wij",
     // pt
-    "eu", "meu", "minha", "meus", "minhas", "estou", "tenho", "nosso", "nossa", "preciso", "quero",
+    "eu", "meu", "minha", "meus", "minhas", "estou", "tenho", "nosso", "nossa", "preciso", "quero", "sou", "fui", "tive",
     // pl, sv, tr
-    "jestem", "mój", "moja", "moje", "mnie", "moim", "mojej", "jag", "mitt", "mina", "mig", "vår", "vårt", "våra", "benim",
+    "jestem", "należę", "mam", "byłem", "byłam", "mój", "moja", "moje", "mnie", "moim", "mojej", "moją", "nasz", "nasza",
+    "jag", "min", "mitt", "mina", "mig", "vi", "oss", "vår", "vårt", "våra", "benim",
 ];
 /// Elided French first person: "j'ai", "m'a", "j’habite".
 const FIRST_PERSON_PREFIXES: &[&str] = &["j'", "j’", "m'", "m’"];
@@ -74,6 +78,16 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         "huisarts", "ziek*", "pijn*", "koorts", "kanker", "zwanger*", "ziekenhuis", "medicijn*", "bloed*",
         "doença*", "doenca*", "dor", "febre", "diagnóst*", "câncer", "grávida", "remédio*", "hepatite",
         "lekarz*", "chory", "chora", "chorob*", "ból*", "ciśnieni*", "gorączk*", "läkare", "sjuk*", "smärt*", "feber", "doktor*", "hastalı*", "hastayım", "ağrı*",
+        // Specialists, vaccination and chronic conditions, in every locale of the gate
+        "cardiolog*", "kardiolog*", "rheumatolog*", "reumatolog*", "rhumatolog*", "neurolog*", "oncolog*", "onkolog*",
+        "oncoloog", "dermatolog*", "gastroenterolog*", "endocrinolog*", "endokrinolog*", "urolog*", "gynaecolog*",
+        "gynecolog*", "gynäkolog*", "gynécolog*", "ginecolog*", "gynaecoloog", "nefrolog*", "nephrolog*", "hematolog*",
+        "haematolog*", "ematolog*", "hämatolog*", "ophthalmolog*", "oftalmolog*", "pneumolog*",
+        "vaccin*", "vacun*", "vacin*", "impfung*", "geimpft", "szczepi*", "vaccinat*",
+        "sclerosis", "sclerosi", "sclérose", "esclerosis", "esclerose", "sklerose", "stwardnieni*", "lupus", "dementia",
+        "demenz", "démence", "demencia", "demenza", "dementie", "demência", "parkinson*", "alzheimer*", "crohn*",
+        "zawał*", "udar*", "leki", "leków", "cukrzyc*", "nowotw*", "infarkt*", "herzinfarkt", "infarto", "infarctus",
+        "chlamydia", "herpes", "hpv",
     ]),
     (Category::MentalHealth, &[
         "depress*", "anxi*", "therap*", "psychiatr*", "psycholo*", "suicid*", "self-harm*", "ptsd", "trauma*",
@@ -92,6 +106,9 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         "gay", "lesbian*", "lesbisch*", "lesbienne*", "lesbiana*", "lesbica*", "bisexual*", "bisexuel*", "bisessual*",
         "biseksu*", "bissexual*", "queer", "asexual*", "asexuel*", "transgender*", "nonbinary", "non-binary", "homosex*",
         "schwul*", "sexuality", "sexualité", "sexualidad", "polyamor*", "poliamor*", "attracted",
+        // Gender identity, in every locale of the gate
+        "trans", "transsexu*", "transexu*", "transgênero", "transgénero", "transgenere", "non-binaire", "nicht-binär",
+        "nonbinair", "não-binári*", "no-binari*", "pansexu*", "homo", "homoseksu*", "lesbijk*", "geju",
     ]),
     (Category::Religion, &[
         "muslim*", "islam*", "christian*", "catholic*", "protestant*", "jewish", "judaism", "sikh*", "hindu*", "buddhis*",
@@ -103,6 +120,17 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         "ebreo", "ebrea", "cattolic*", "chiesa", "moschea", "preghier*",
         "moslim*", "joods*", "katholiek*", "kerk", "moskee", "geloof*",
         "muçulman*", "judeu", "judia", "igreja", "mesquita", "testemunha", "jeová",
+        // Affiliation, conversion, practice and places of worship in every locale of the gate
+        "jehov*", "jeov*", "geova", "quran", "koran", "rabbi", "imam", "pastor", "agnostic", "headscarf", "turban",
+        "kippah", "shabbat", "sabbath", "hajj", "eid",
+        "muslimin", "muslima", "kopftuch", "jude", "jüdin", "getauft", "moschee", "synagoge",
+        "jeûne", "baptisé*", "synagogue", "rabbin", "bouddhiste*",
+        "ayuno", "bautizad*", "sinagoga", "testigo", "creyente",
+        "battezzat*", "testimone", "fede", "credente", "digiuno",
+        "moslima", "hoofddoek", "gedoopt", "bekeerd", "gelovig*",
+        "batizad*", "evangélic*", "espírita", "umbanda", "candomblé", "crente",
+        "katolik*", "katoliczk*", "muzułman*", "żyd", "żydówk*", "świadk*", "jehow*", "kościół", "kościele", "kościoła", "meczet*", "modl*",
+        "wierząc*", "ateist*", "judendom*", "kristen", "kyrka*", "moské*",
     ]),
     (Category::Politics, &[
         "voted", "political", "politically", "protest*", "strike", "unionised", "unionized", "communist*", "socialist*",
@@ -114,6 +142,11 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         "gestemd", "partij", "vakbond*", "demonstratie*", "politiek*",
         "votei", "greve", "manifestaç*",
         "partii", "partia", "partię", "partią", "głosował*",
+        // Membership and parties by name in every locale of the gate
+        "marched", "rally", "canvass*", "grüne", "fdp", "bsw", "sozialdemokrat*",
+        "militan*", "adhérent*", "insoumis*", "afiliad*", "psoe", "tesserat*",
+        "pvv", "vvd", "d66", "groenlinks", "partijlid", "filiad*", "konfederacj*", "lewic*", "partyjn*",
+        "socialdemokrat*", "sverigedemokrat*", "moderaterna", "vänsterpartiet", "partiet",
     ]),
     (Category::Ethnicity, &[
         "ethnic*", "racis*", "racial*", "arab*", "romani", "gypsy", "gitano*", "sinti", "immigrant*", "migrant*",
@@ -121,6 +154,10 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         "migrationshintergrund", "ausländer*", "rassis*", "ethnisch*",
         "racisme", "ethnique*", "immigré*", "racismo", "étnic*", "inmigrante*", "razzis*", "etnic*",
         "allochto*",
+        // Roma, Sinti and origin words in every locale of the gate
+        "romni", "romnja", "romsk*", "cigan*", "cygan*", "gitan*", "tsigane*", "zingar*", "zigeun*", "zigenar*",
+        "maghrébin*", "marokkaan*", "marokkaans*", "surinaams*", "afrodescendient*", "afrodescendent*",
+        "obcokrajow*", "cudzoziem*", "imigrant*", "immigrat*", "invandrar*", "rasism*", "rasist*", "racist*",
     ]),
     (Category::Finances, &[
         // Money in trouble: a topic on its own next to a first-person word.
@@ -370,9 +407,18 @@ const GREETINGS: &[&str] = &[
 ];
 #[rustfmt::skip]
 const SIGN_OFFS: &[&str] = &[
-    "best", "regards", "cheers", "thanks", "sincerely", "yours", "grüße", "gruß", "lg", "cordialement", "amitiés",
-    "bises", "saludos", "saluti", "groeten", "groet", "abraços", "atenciosamente", "pozdrawiam", "hälsningar", "mvh",
+    "best", "regards", "wishes", "cheers", "thanks", "sincerely", "yours", "love", "care", "soon",
+    "grüße", "grüßen", "gruß", "lg", "danke",
+    "cordialement", "amitiés", "bises", "bisous", "salutations", "merci", "vous",
+    "saludos", "saludo", "abrazo", "abrazos", "besos", "atentamente", "gracias",
+    "saluti", "saluto", "abbraccio", "abbracci", "baci", "grazie",
+    "groeten", "groet", "bedankt",
+    "abraços", "abraço", "beijos", "atenciosamente", "cumprimentos", "obrigado", "obrigada",
+    "pozdrawiam", "pozdrowienia", "poważaniem", "dzięki", "hälsningar", "hälsning", "mvh", "tack",
 ];
+/// A sign-off is a short line: the sign-off word and at most this many words before it
+/// ("Kind regards", "Mit freundlichen Grüßen", "Com os melhores cumprimentos").
+const SIGN_OFF_MAX_LEADING_WORDS: usize = 3;
 /// Verbs whose subject is a person, in the languages of the corpus: a capitalised word that
 /// opens a sentence (or a "that"-clause) and is followed by one of them is someone the writer
 /// knows ("Hauke is flying in", "Yetunde arriva domani", "that Eva says hi").
@@ -387,6 +433,28 @@ const PERSON_VERBS: &[&str] = &[
 ];
 /// After "is"/"ist"/"est" these make a person of the subject ("Hauke is flying in").
 const PERSON_PARTICIPLES: &[&str] = &["flying", "coming", "visiting", "arriving", "landing"];
+/// Auxiliaries of the English progressive: "<Name> is picking me up".
+const PROGRESSIVE_AUXILIARIES: &[&str] = &["is", "was"];
+/// Objects that make the subject of a progressive an agent who does something to or with the
+/// writer's people: "<Name> is picking me up", "is driving us", "is meeting her".
+const PERSONAL_OBJECTS: &[&str] = &["me", "us", "him", "her", "them", "my", "our"];
+/// Words that cannot follow a sentence subject as its verb: after a given name of the gazetteer
+/// they mean the name is part of something else ("Mark the cell", "Grace period of the loan",
+/// "Paris and Rome").
+#[rustfmt::skip]
+const NOT_VERBS: &[&str] = &[
+    "and", "or", "of", "from", "in", "at", "on", "to", "for", "with", "by", "the", "a", "an", "you", "your", "up",
+    "down", "out", "off", "over", "as", "than", "period", "und", "oder", "von", "aus", "mit", "für", "der", "die", "das",
+    "den", "dem", "ein", "eine", "et", "ou", "de", "du", "des", "la", "le", "les", "un", "une", "y", "o", "e", "del",
+    "di", "da", "con", "en", "el", "los", "las", "van", "met", "het", "een", "och", "eller", "med", "i", "z", "w", "na",
+];
+/// Given names of the gazetteer that are also common words: English ones ("Frank discussion",
+/// "Jack up the car") and those seen lowercase at least ten times in the generated topic
+/// training text ("mia" 690 times, Italian "my"; "sem" 60, Portuguese "without"). They need a
+/// listed person verb like any unknown word.
+const COMMON_WORD_NAMES: &[&str] = &[
+    "mark", "grace", "jack", "frank", "will", "may", "rose", "hope", "bill", "mia", "sem",
+];
 /// Imperatives of passing something on to someone; with one of `RECIPIENT_PREPOSITIONS` after
 /// them (a few words on at most) the capitalised word that follows is the recipient: "Reply to
 /// Astrid", "Reenvía esto a Xabier", "Stuur dit door naar Lian".
@@ -449,6 +517,50 @@ fn name_run(tokens: &[Token<'_>], i: usize, confidence: f32) -> Option<Span> {
     })
 }
 
+/// Whether token `i` ends a short sign-off line: nothing but at most
+/// `SIGN_OFF_MAX_LEADING_WORDS` words before it on its line, and only a comma or "!" after it.
+/// Without the punctuation the line must hold two words or more ("Mit freundlichen Grüßen"), so
+/// a line of running text broken after "best" is not read as a sign-off.
+fn sign_off_line(tokens: &[Token<'_>], text: &str, i: usize) -> bool {
+    let line_start = text[..tokens[i].start].rfind('\n').map_or(0, |p| p + 1);
+    let leading = &tokens[tokens.partition_point(|t| t.start < line_start)..i];
+    let words_only = leading.iter().all(|t| {
+        t.text
+            .chars()
+            .all(|c| c.is_alphabetic() || c == '\'' || c == '’')
+    });
+    let punct = tokens
+        .get(i + 1)
+        .is_some_and(|t| matches!(t.text, "," | "!"));
+    let after = tokens
+        .get(i + 1 + usize::from(punct))
+        .map_or(text.len(), |t| t.start);
+    let line_ends = text[tokens[i + usize::from(punct)].end..after].contains('\n');
+    words_only
+        && leading.len() <= SIGN_OFF_MAX_LEADING_WORDS
+        && line_ends
+        && (punct || !leading.is_empty())
+}
+
+/// "<Name> is picking me up", "<Name>'s driving us": a progressive whose object is the writer
+/// or their people makes the subject a person.
+fn progressive_with_personal_object(lower: &[String], i: usize) -> bool {
+    let at = |k: usize| lower.get(i + k).map(String::as_str);
+    at(1).is_some_and(|a| PROGRESSIVE_AUXILIARIES.contains(&a))
+        && at(2).is_some_and(|v| v.len() > 4 && v.ends_with("ing"))
+        && at(3).is_some_and(|o| PERSONAL_OBJECTS.contains(&o))
+}
+
+/// A lowercase word right after the subject (one space, no punctuation between) that can be its
+/// verb: letters only and not one of `NOT_VERBS`.
+fn verb_like(tokens: &[Token<'_>], text: &str, k: usize) -> bool {
+    tokens.get(k).is_some_and(|t| {
+        text[tokens[k - 1].end..t.start] == *" "
+            && t.text.chars().all(char::is_lowercase)
+            && !NOT_VERBS.contains(&t.text)
+    })
+}
+
 /// Names by position: after a greeting, under a sign-off, before "asked". See the module
 /// documentation.
 pub struct GreetingNames;
@@ -480,11 +592,15 @@ impl Detector for GreetingNames {
                     }
                 }
             }
-            // "Best,\nSiobhan Mulcahy" (the name alone on the line after the sign-off)
-            if SIGN_OFFS.contains(&lower[i].as_str()) && opens(i) && next_is(1, ",") {
-                if let Some(first) = tokens.get(i + 2) {
-                    if text[tokens[i + 1].end..first.start].contains('\n') {
-                        if let Some(span) = name_run(&tokens, i + 2, GREETING_CONFIDENCE) {
+            // "Best,\nSiobhan Mulcahy", "Kind regards,\nMarisol Achterberg", "Mit freundlichen
+            // Grüßen\nAnna": a short line ending in a sign-off word, then the name alone on the
+            // next line.
+            if SIGN_OFFS.contains(&lower[i].as_str()) && sign_off_line(&tokens, text, i) {
+                let punct = usize::from(next_is(1, ",") || next_is(1, "!"));
+                let line_end = tokens.get(i + punct).map_or(text.len(), |t| t.end);
+                if let Some(first) = tokens.get(i + punct + 1) {
+                    if text[line_end..first.start].contains('\n') {
+                        if let Some(span) = name_run(&tokens, i + punct + 1, GREETING_CONFIDENCE) {
                             let rest = &text[span.end..];
                             if rest.trim_start_matches([' ', '\t']).is_empty()
                                 || rest.trim_start_matches([' ', '\t']).starts_with('\n')
@@ -531,7 +647,11 @@ impl Detector for GreetingNames {
                 || (matches!(verb, Some("is" | "ist" | "est"))
                     && lower
                         .get(i + 2)
-                        .is_some_and(|p| PERSON_PARTICIPLES.contains(&p.as_str())));
+                        .is_some_and(|p| PERSON_PARTICIPLES.contains(&p.as_str())))
+                || progressive_with_personal_object(&lower, i)
+                || (is_given_name(&lower[i])
+                    && !COMMON_WORD_NAMES.contains(&lower[i].as_str())
+                    && verb_like(&tokens, text, i + 1));
             if opens_clause && is_name_word(&tokens[i]) && person_verb {
                 out.push(Span {
                     start: tokens[i].start,
@@ -665,5 +785,57 @@ mod tests {
         assert!(people("Hi all, the build is green.").is_empty());
         assert!(people("Someone asked me about it.").is_empty());
         assert!(people("Best, they said, is to wait.").is_empty());
+    }
+
+    #[test]
+    fn names_under_a_sign_off_line_and_as_subjects() {
+        assert_eq!(
+            people("Could you shorten this?\n\nKind regards,\nOrla Brennan"),
+            ["Orla Brennan"]
+        );
+        assert_eq!(
+            people("Danke!\n\nMit freundlichen Grüßen\nGesine Albers"),
+            ["Gesine Albers"]
+        );
+        assert!(people("Which is the best\nPython library for this?").is_empty());
+        assert!(people("Here are my best\nwishes,\nand more").is_empty());
+        // A given name of the gazetteer before any verb-like word; an unknown one before a
+        // progressive with the writer's people as object.
+        assert_eq!(people("Priya repariert das Fahrrad."), ["Priya"]);
+        assert_eq!(
+            people("Tendekai is driving us to the airport."),
+            ["Tendekai"]
+        );
+        assert!(people("Mark the cells in red.").is_empty());
+        assert!(people("Mia moglie vuole una bici.").is_empty());
+        assert!(people("Priya and Lukas").is_empty());
+        assert!(people("Docker is using all the memory.").is_empty());
+    }
+
+    #[test]
+    fn identity_statements_in_every_locale() {
+        assert_eq!(
+            topics("Sou cigana e ninguém me aluga casa."),
+            [Category::Ethnicity]
+        );
+        assert_eq!(
+            topics("Należę do Konfederacji od roku."),
+            [Category::Politics]
+        );
+        assert_eq!(
+            topics("Ik draag een hoofddoek op mijn werk."),
+            [Category::Religion]
+        );
+        assert_eq!(
+            topics("Mein Neurologe hat eine Sklerose festgestellt."),
+            [Category::Health]
+        );
+        assert_eq!(
+            topics("Soy trans y trabajo en una tienda."),
+            [Category::Sexuality]
+        );
+        assert!(topics("My std::vector keeps reallocating.").is_empty());
+        assert!(topics("Je veux faire de la voile cet été.").is_empty());
+        assert!(topics("Ich glaube, mein Router ist kaputt.").is_empty());
     }
 }

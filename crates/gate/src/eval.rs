@@ -1,7 +1,7 @@
 //! `lily gate eval`: measures the whole gate (every tier plus the policy) on a labelled corpus.
 //!
 //! Corpus: JSON lines, one item each:
-//! `{"id", "source": "generated"|"handwritten"|"blind"|"blind2"|"first_person"|"blind3",
+//! `{"id", "source": "generated"|"handwritten"|"blind"|"blind2"|"first_person"|"blind3"|"blind4",
 //! "locale", "text", "spans": [{"start", "end", "category"}], "topics": [category...],
 //! "decision"}`. Spans are byte offsets of identifiers and names; topics are document labels.
 //! The default corpus (`crates/gate/data/eval_*.jsonl`, made by `scripts/gate/gen_data.py eval`
@@ -44,6 +44,7 @@ const BLIND: &str = include_str!("../data/eval_blind.jsonl");
 const BLIND2: &str = include_str!("../data/eval_blind2.jsonl");
 const FIRST_PERSON: &str = include_str!("../data/eval_first_person.jsonl");
 const BLIND3: &str = include_str!("../data/eval_blind3.jsonl");
+const BLIND4: &str = include_str!("../data/eval_blind4.jsonl");
 /// A predicted and a gold span match when they overlap at least this much (intersection over union).
 pub const MIN_IOU: f32 = 0.5;
 
@@ -132,7 +133,7 @@ pub fn load_corpus(path: &Path) -> Result<Vec<Item>, EvalError> {
     parse_corpus(&text, &path.display().to_string())
 }
 
-/// The committed corpus: generated items, hand-written ones, the three blind sets and the
+/// The committed corpus: generated items, hand-written ones, the four blind sets and the
 /// first-person set.
 pub fn default_corpus() -> Vec<Item> {
     // The files are checked by the eval test; a parse failure here is a build defect.
@@ -143,6 +144,7 @@ pub fn default_corpus() -> Vec<Item> {
         (BLIND2, "data/eval_blind2.jsonl"),
         (FIRST_PERSON, "data/eval_first_person.jsonl"),
         (BLIND3, "data/eval_blind3.jsonl"),
+        (BLIND4, "data/eval_blind4.jsonl"),
     ]
     .into_iter()
     .flat_map(|(text, origin)| parse_corpus(text, origin).expect("committed corpus parses"))
@@ -209,6 +211,10 @@ pub struct Report {
     pub held_back: Vec<String>,
     /// Per source: (sensitive items, leaks, benign items, held back).
     pub rates_by_source: BTreeMap<String, [usize; 4]>,
+    /// Per source: the gate's decisions on gold-`local` items, indices into `DECISIONS`. Asking
+    /// (`consent`) is not a leak, but a user who agrees sends a special category out; this
+    /// shows how much of it the gate keeps by itself.
+    pub local_outcomes_by_source: BTreeMap<String, [usize; 5]>,
     pub bytes: usize,
     pub seconds: f64,
     pub item_ms: Vec<f64>,
@@ -324,6 +330,11 @@ pub fn evaluate(gate: &Gate, items: &[Item]) -> Report {
             .position(|&d| d == verdict.decision)
             .unwrap_or(0);
         r.confusion[gi][pi] += 1;
+        if item.decision == Decision::Local {
+            r.local_outcomes_by_source
+                .entry(item.source.clone())
+                .or_default()[pi] += 1;
+        }
         let rates = r.rates_by_source.entry(item.source.clone()).or_default();
         if item.decision == Decision::Allow {
             r.benign += 1;
@@ -483,6 +494,18 @@ impl fmt::Display for Report {
                 100.0 * (1.0 - ratio(sensitive - leaks, *sensitive)),
                 100.0 * (1.0 - ratio(benign - held, *benign)),
             )?;
+        }
+        writeln!(f)?;
+        writeln!(
+            f,
+            "Gold-local items by the gate's decision (local keeps them; consent asks)"
+        )?;
+        for (source, counts) in &self.local_outcomes_by_source {
+            write!(f, "  {source:<12}")?;
+            for (d, c) in DECISIONS.iter().zip(counts) {
+                write!(f, " {}: {c:<4}", d.as_str())?;
+            }
+            writeln!(f)?;
         }
         writeln!(f)?;
         writeln!(

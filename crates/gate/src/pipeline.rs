@@ -48,11 +48,12 @@ impl Detector for TopicClassifier {
 }
 
 /// Two tiers often find the same thing (the tagger and a greeting rule the same name, the
-/// classifier and the topic lexicon the same topic). Drops a finding that another of its
-/// category covers at least as surely: a topic (a document label) when another span of that
-/// topic is surer, any other span when a surer-or-equal span of its category contains it. The
-/// decision is the maximum over findings and a higher confidence is never a looser outcome, and
-/// the mask of the containing span covers the dropped one, so this never loosens the verdict.
+/// classifier and the topic lexicon the same topic). A topic (a document label) is kept once,
+/// as its surest span, with the confidence of all its detectors combined; any other span is
+/// dropped when a surer-or-equal span of its category contains it. The decision is the maximum
+/// over findings, a combined confidence is at least that of each part and a higher confidence
+/// is never a looser outcome, and the mask of the containing span covers the dropped one, so
+/// this never loosens the verdict.
 fn drop_redundant(mut spans: Vec<Span>) -> Vec<Span> {
     // Per category, covering spans before the spans they cover, the surer first; topics are
     // document labels, so only their confidence orders them.
@@ -67,12 +68,24 @@ fn drop_redundant(mut spans: Vec<Span>) -> Vec<Span> {
     });
     let mut kept: Vec<Span> = Vec::with_capacity(spans.len());
     for s in spans {
-        let redundant = kept.last().is_some_and(|k| {
-            k.category == s.category
-                && k.confidence >= s.confidence
-                && (s.category.tier() == Tier::Topic || (k.start <= s.start && s.end <= k.end))
-        });
-        if !redundant {
+        let Some(k) = kept.last_mut() else {
+            kept.push(s);
+            continue;
+        };
+        if k.category == s.category && s.category.tier() == Tier::Topic {
+            if !k.detector.split('+').any(|d| d == s.detector) {
+                // Two detectors of one topic (the classifier and the lexicon) each missing
+                // it on their own is less likely than either alone: the evidence combines as
+                // a noisy OR. Each alone is weak by design (a lexicon word asks for consent),
+                // both together are surer and may cross the policy's `consent_below`.
+                k.confidence = 1.0 - (1.0 - k.confidence) * (1.0 - s.confidence);
+                k.detector = format!("{}+{}", k.detector, s.detector);
+            }
+        } else if !(k.category == s.category
+            && k.confidence >= s.confidence
+            && k.start <= s.start
+            && s.end <= k.end)
+        {
             kept.push(s);
         }
     }
@@ -280,6 +293,25 @@ mod tests {
         assert_eq!(kept.len(), 2);
     }
 
+    #[test]
+    fn a_topic_found_by_two_detectors_combines_their_confidence() {
+        let by = |detector: &str, confidence: f32| Span {
+            detector: detector.to_string(),
+            ..found(Category::Health, 0, 19, confidence)
+        };
+        let kept = drop_redundant(vec![by("topic-cue", 0.45), by("topic", 0.4)]);
+        assert_eq!(kept.len(), 1);
+        assert!(
+            (kept[0].confidence - 0.67).abs() < 1e-6,
+            "{}",
+            kept[0].confidence
+        );
+        assert_eq!(kept[0].detector, "topic-cue+topic");
+        // One detector's findings do not reinforce each other.
+        let kept = drop_redundant(vec![by("topic", 0.4), by("topic", 0.4)]);
+        assert_eq!(kept[0].confidence, 0.4);
+    }
+
     struct Fixed(Vec<Span>);
     impl Detector for Fixed {
         fn name(&self) -> &str {
@@ -333,7 +365,7 @@ mod tests {
         let extra = [
             (Category::Person, 0.9, Decision::Mask),
             (Category::Health, 0.9, Decision::Local),
-            (Category::Health, 0.5, Decision::Consent),
+            (Category::Health, 0.45, Decision::Consent),
             (Category::Health, 0.1, Decision::Mask),
         ];
         for (category, confidence, expect) in extra {

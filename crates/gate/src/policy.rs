@@ -9,7 +9,7 @@
 //! ```json
 //! { "about": "optional free text",
 //!   "ignore_below": 0.2,            // findings less sure than this are ignored
-//!   "consent_below": 0.6,           // less sure than this: `local`/`refuse` become `consent`
+//!   "consent_below": 0.5,           // less sure than this: `local`/`refuse` become `consent`
 //!   "mask_alongside": ["location"], // optional: allowed alone, masked next to other masks
 //!   "max_input_bytes": 16777216,    // larger inputs are refused unread
 //!   "destinations": {
@@ -259,7 +259,7 @@ mod tests {
             );
         }
         assert_eq!(
-            p.outcome(&span(Category::Health, 0.55), cloud),
+            p.outcome(&span(Category::Health, 0.45), cloud),
             Decision::Consent
         );
         assert_eq!(

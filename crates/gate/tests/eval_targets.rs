@@ -4,8 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use lily_gate::eval::{default_corpus, evaluate, Report};
-use lily_gate::{Gate, Policy, Tier};
+use lily_gate::eval::{default_corpus, evaluate, Report, DECISIONS};
+use lily_gate::{Decision, Gate, Policy, Tier};
 
 fn report() -> Report {
     let gate = Gate::new(Policy::default_policy()).expect("learned tiers load");
@@ -23,6 +23,7 @@ fn corpus_has_the_promised_shape() {
         "items in the first-person set"
     );
     assert!(count("blind3") >= 120, "items in the third blind set");
+    assert!(count("blind4") >= 100, "items in the fourth blind set");
     let locales: BTreeSet<&str> = items
         .iter()
         .filter(|i| i.source == "generated")
@@ -36,19 +37,21 @@ fn corpus_has_the_promised_shape() {
 /// Per source: the highest leak rate and friction allowed. The targets are leak <= 2%
 /// and friction <= 5%. A set within a target is held there, or at its measured level plus about
 /// one item where that is tighter; a set short of a target is held at its measured count, so
-/// that it cannot get worse unnoticed. Measured (gate4 branch, final model): generated 9/682 leaks,
-/// 0/158 held; handwritten 1/133, 1/67; blind 1/32, 0/12; blind2 2/89, 3/46; first_person
-/// 0/30, 5/108; blind3 (measured once) 6/44, 4/87.
-const BOUNDS: [(&str, f64, f64); 6] = [
-    ("generated", 0.015, 0.01),
+/// that it cannot get worse unnoticed. Measured (gate5 branch, final gate): generated 10/682
+/// leaks, 0/158 held; handwritten 1/133, 1/67; blind 0/32, 0/12; blind2 2/89, 2/46; first_person
+/// 0/30, 4/108; blind3 1/44, 4/87; blind4 2/40, 4/65 (6/40 and 4/65 when measured once, before
+/// its misses were looked at).
+const BOUNDS: [(&str, f64, f64); 7] = [
+    ("generated", 0.016, 0.01),
     ("handwritten", 0.016, 0.031),
-    // Small sets: one leak of 32, 89 or 44 is 3.1%, 1.1% or 2.3% on its own.
+    // Small sets: one item of 32, 89, 30 or 44 is 3.1%, 1.1%, 3.3% or 2.3% on its own.
     ("blind", 0.032, 0.05),
-    ("blind2", 0.023, 0.066),
+    ("blind2", 0.023, 0.05),
     ("first_person", 0.034, 0.05),
-    // Short of the leak target: names in positions no rule covers and three special-category
-    // statements in words the lexicon and the classifier do not know (README, "Measured").
-    ("blind3", 0.137, 0.05),
+    ("blind3", 0.046, 0.05),
+    // Short of both targets: private names the gate does not know before verbs no rule lists,
+    // and benign text the classifier or the tagger reads as sensitive (README, "Measured").
+    ("blind4", 0.051, 0.062),
 ];
 
 #[test]
@@ -67,9 +70,22 @@ fn gate_meets_its_targets_on_the_corpus() {
     assert!(ids.precision() >= 0.98, "{summary}");
     assert!(ids.recall() >= 0.98, "{summary}");
     assert!(names.f1() >= 0.90, "{summary}");
-    // Whole corpus: 1.88% leak (19 of 1010), 2.72% friction (13 of 478).
-    assert!(r.leak_rate() <= 0.02, "{summary}");
+    // Whole corpus: 1.52% leak (16 of 1050), 2.76% friction (15 of 543).
+    assert!(r.leak_rate() <= 0.017, "{summary}");
     assert!(r.friction() <= 0.03, "{summary}");
+    // Special categories are kept local by the gate itself, not only asked about: 242 of the
+    // 311 gold-`local` items (174 of 290 before the gate5 round).
+    let local = DECISIONS
+        .iter()
+        .position(|&d| d == Decision::Local)
+        .expect("a decision");
+    let outcomes: Vec<[usize; 5]> = r.local_outcomes_by_source.values().copied().collect();
+    let gold_local: usize = outcomes.iter().flatten().sum();
+    let kept_local: usize = outcomes.iter().map(|o| o[local]).sum();
+    assert!(
+        kept_local as f64 >= 0.76 * gold_local as f64,
+        "{kept_local} of {gold_local} gold-local items kept local; {summary}"
+    );
     for (source, max_leak, max_friction) in BOUNDS {
         let [sensitive, leaks, benign, held] = r.rates_by_source[source];
         assert!(

@@ -25,7 +25,7 @@ mod names;
 mod topics;
 
 pub use features::{tokenize, Token, FEATURE_VERSION};
-pub use names::{is_never_a_name, NameTagger};
+pub use names::{is_given_name, is_never_a_name, NameTagger};
 pub use topics::{sentences, TopicClassifier};
 
 #[derive(Debug, thiserror::Error)]

@@ -28,6 +28,21 @@ const LEGAL_FORMS: [&str; 20] = [
     "spa", "srl", "bv", "nv", "lda", "sl",
 ];
 
+/// Whether a lowercased word is a given name of `gazetteers/first_names.txt`.
+pub fn is_given_name(lower: &str) -> bool {
+    static WORDS: OnceLock<HashSet<String>> = OnceLock::new();
+    WORDS
+        .get_or_init(|| {
+            include_str!("gazetteers/first_names.txt")
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(str::to_lowercase)
+                .collect()
+        })
+        .contains(lower)
+}
+
 /// Whether a lowercased word is on `gazetteers/not_names.txt`: computing terms, grammar terms,
 /// school subjects, weekdays, months and holidays, which are capitalised like names ("Bash",
 /// "Dativ", "Freitag") but never name a private person.
