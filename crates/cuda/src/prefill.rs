@@ -42,7 +42,12 @@ impl PrefillScratch {
             x: Tensor::new(gpu, "prefill x", DType::F32, &[max_tokens, d.hidden])?,
             xn: Tensor::new(gpu, "prefill xn", DType::BF16, &[max_tokens, d.hidden])?,
             proj: Tensor::new(gpu, "prefill proj", DType::F32, &[max_tokens * proj_cols])?,
-            mixed: Tensor::new(gpu, "prefill mixer out", DType::BF16, &[max_tokens * mixed_cols])?,
+            mixed: Tensor::new(
+                gpu,
+                "prefill mixer out",
+                DType::BF16,
+                &[max_tokens * mixed_cols],
+            )?,
             attn_q: Tensor::new(gpu, "prefill q", DType::BF16, &[max_tokens * d.attn_out()])?,
             gdn: GdnPrefillScratch::new(gpu, d, max_tokens)?,
             moe: MoeScratch::new(gpu, d, max_tokens)?,
@@ -69,7 +74,9 @@ impl CudaBackend {
     /// after the last one as the next input; nothing waits for the GPU.
     pub fn prefill_tokens(&self, seq: &mut CudaSequence, tokens: &[u32]) -> Result<()> {
         if tokens.is_empty() {
-            return Err(CudaError::Invalid("prefill needs at least one token".into()));
+            return Err(CudaError::Invalid(
+                "prefill needs at least one token".into(),
+            ));
         }
         if tokens.len() == 1 {
             // One token is exactly a decode step, and the captured step is far cheaper than a
@@ -86,16 +93,25 @@ impl CudaBackend {
             start += chunk.len();
         }
         let k = &self.kernels;
-        let last = scratch.x.view().shaped(&[scratch.max_tokens * self.dims.hidden]);
-        let last = last.range((tokens.len() - 1) % scratch.max_tokens * self.dims.hidden, self.dims.hidden);
+        let last = scratch
+            .x
+            .view()
+            .shaped(&[scratch.max_tokens * self.dims.hidden]);
+        let last = last.range(
+            (tokens.len() - 1) % scratch.max_tokens * self.dims.hidden,
+            self.dims.hidden,
+        );
         k.embed_norm
             .rmsnorm(&last, &self.weights.final_norm.view(), &seq.xn.view(), 1)?;
-        k.gemv
-            .run(&self.weights.lm_head.view(), &seq.xn.view(), &seq.logits.view(), false)?;
+        k.gemv.run(
+            &self.weights.lm_head.view(),
+            &seq.xn.view(),
+            &seq.logits.view(),
+            false,
+        )?;
         k.sampling.argmax(&seq.logits.view(), &seq.best.view())?;
         // finish_step advances from the last prompt token's position.
-        self.gpu
-            .memset_u32(seq.pos.ptr(), (start - 1) as u32, 1)?;
+        self.gpu.memset_u32(seq.pos.ptr(), (start - 1) as u32, 1)?;
         k.sampling.finish_step(
             &seq.best.view(),
             &seq.ids.view(),
@@ -140,8 +156,7 @@ impl CudaBackend {
             .embed_rows(&w.embed.view(), &seq.ids.view().range(start, t), &x, t)?;
         let (mut gdn_i, mut attn_i) = (0, 0);
         for l in &w.layers {
-            k.embed_norm
-                .rmsnorm(&x, &l.input_norm.view(), &xn, t)?;
+            k.embed_norm.rmsnorm(&x, &l.input_norm.view(), &xn, t)?;
             match &l.mixer {
                 Mixer::Gdn(g) => {
                     let proj = s.proj.view().shaped(&[t, d.gdn_in_rows()]);
@@ -183,8 +198,7 @@ impl CudaBackend {
                     attn_i += 1;
                 }
             }
-            k.embed_norm
-                .rmsnorm(&x, &l.post_norm.view(), &xn, t)?;
+            k.embed_norm.rmsnorm(&x, &l.post_norm.view(), &xn, t)?;
             k.moe.prefill(
                 &k.gemm,
                 &MoePrefillArgs {

@@ -112,11 +112,7 @@ impl<'a> View<'a> {
     /// The first `n` entries of the leading dimension: a prefill chunk shorter than the scratch
     /// it runs in.
     pub fn rows(&self, n: usize) -> View<'a> {
-        assert!(
-            n <= self.shape[0],
-            "{self}: {n} rows of {}",
-            self.shape[0]
-        );
+        assert!(n <= self.shape[0], "{self}: {n} rows of {}", self.shape[0]);
         let mut v = self.clone();
         v.shape[0] = n;
         v
@@ -128,7 +124,11 @@ impl<'a> View<'a> {
             self.shape.iter().product::<usize>(),
             shape.iter().product::<usize>(),
         );
-        assert!(want <= have, "{self}: {shape:?} is larger than {:?}", self.shape);
+        assert!(
+            want <= have,
+            "{self}: {shape:?} is larger than {:?}",
+            self.shape
+        );
         let mut v = self.clone();
         v.shape = shape.to_vec();
         v

@@ -21,16 +21,6 @@ use lily_cuda::kernels::gemv::Gemv;
 use lily_cuda::kernels::moe::{Moe, MoeArgs};
 use lily_cuda::kernels::sampling::Sampling;
 use lily_cuda::tensor::{DType, Tensor};
-use lily_model::weights::{ExpertWeights, MoeWeights};
-use lily_model::Tensor as HostTensor;
-
-fn host_bf16(name: &str, shape: Vec<usize>, values: &[f32]) -> HostTensor {
-    let bits: Vec<u16> = values
-        .iter()
-        .map(|x| lily_cuda::weights::f32_to_bf16(*x))
-        .collect();
-    HostTensor::from_bf16_bits(name, shape, &bits)
-}
 
 #[test]
 fn gemv_matches_cpu_matvec_at_model_shapes() {
@@ -549,70 +539,31 @@ fn moe_matches_cpu_block() {
     let k = Moe::load(&gpu, &d).unwrap();
     let mut rng = Rng::new("moe");
     let (e, hid, i, top) = (d.experts, d.hidden, d.moe_inter, d.top_k);
-    let s = 1.0 / (hid as f32).sqrt();
-    let router = rng.vec_bf16((e + 1) * hid, s);
-    let gate_up = rng.vec_bf16(e * 2 * i * hid, s);
-    let down = rng.vec_bf16(e * hid * i, 1.0 / (i as f32).sqrt());
-    let shared_gate_up = rng.vec_bf16(2 * i * hid, s);
-    let shared_down = rng.vec_bf16(hid * i, 1.0 / (i as f32).sqrt());
+    let m = random_moe(&gpu, &mut rng, &d);
     let resid = rng.vec(hid, 3.0);
     let post_norm = rng.vec_bf16(hid, 0.1);
     let mut x = vec![0.0; hid];
     norm::rms_norm_zero_centred(&resid, &post_norm, d.eps, &mut x);
     let x: Vec<f32> = x.into_iter().map(round_bf16).collect();
-    let expert = |gu: &[f32], dn: &[f32], name: &str| ExpertWeights {
-        gate_proj: host_bf16(&format!("{name} gate"), vec![i, hid], &gu[..i * hid]),
-        up_proj: host_bf16(&format!("{name} up"), vec![i, hid], &gu[i * hid..]),
-        down_proj: host_bf16(&format!("{name} down"), vec![hid, i], dn),
-    };
-    let weights = MoeWeights {
-        router: host_bf16("router", vec![e, hid], &router[..e * hid]),
-        experts: (0..e)
-            .map(|j| {
-                expert(
-                    &gate_up[j * 2 * i * hid..(j + 1) * 2 * i * hid],
-                    &down[j * hid * i..(j + 1) * hid * i],
-                    "expert",
-                )
-            })
-            .collect(),
-        shared_expert: expert(&shared_gate_up, &shared_down, "shared"),
-        shared_expert_gate: host_bf16("shared gate", vec![1, hid], &router[e * hid..]),
-    };
     let mut expected = vec![0.0; hid];
-    moe::moe_block(&weights, top, &x, &mut expected);
+    moe::moe_block(&m.host, top, &x, &mut expected);
 
     let residual = upload(&gpu, "residual", DType::F32, &[hid], &resid);
     let xn = poisoned(&gpu, "xn", DType::BF16, &[hid]);
     let done = upload(&gpu, "done", DType::U64, &[1], &[0.0]);
-    let (gate_up, down) = (
-        upload(&gpu, "gate_up", DType::BF16, &[e, 2 * i, hid], &gate_up),
-        upload(&gpu, "down", DType::BF16, &[e, hid, i], &down),
-    );
-    let (shared_gate_up, shared_down) = (
-        upload(
-            &gpu,
-            "shared_gate_up",
-            DType::BF16,
-            &[2 * i, hid],
-            &shared_gate_up,
-        ),
-        upload(&gpu, "shared_down", DType::BF16, &[hid, i], &shared_down),
-    );
-    let router = upload(&gpu, "router", DType::BF16, &[e + 1, hid], &router);
     let post_norm = upload(&gpu, "post_norm", DType::BF16, &[hid], &post_norm);
     // Twice: the router's block counter must be back at zero after the first layer.
     for layer in 0..2 {
         let before = download(&gpu, &residual);
         k.run(&MoeArgs {
-            router: &router.view(),
+            router: &m.router.view(),
             norm: &post_norm.view(),
             logits: &poisoned(&gpu, "logits", DType::F32, &[e + 1]).view(),
             done: &done.view(),
-            gate_up: &gate_up.view(),
-            down: &down.view(),
-            shared_gate_up: &shared_gate_up.view(),
-            shared_down: &shared_down.view(),
+            gate_up: &m.gate_up.view(),
+            down: &m.down.view(),
+            shared_gate_up: &m.shared_gate_up.view(),
+            shared_down: &m.shared_down.view(),
             x: &xn.view(),
             ids: &poisoned(&gpu, "ids", DType::I32, &[top]).view(),
             weights: &poisoned(&gpu, "weights", DType::F32, &[top + 1]).view(),

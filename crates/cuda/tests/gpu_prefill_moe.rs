@@ -14,16 +14,6 @@ use lily_cuda::dims::Dims;
 use lily_cuda::kernels::gemm::Gemm;
 use lily_cuda::kernels::moe::{Moe, MoePrefillArgs, MoeScratch};
 use lily_cuda::tensor::DType;
-use lily_model::weights::{ExpertWeights, MoeWeights};
-use lily_model::Tensor as HostTensor;
-
-fn host_bf16(name: &str, shape: Vec<usize>, values: &[f32]) -> HostTensor {
-    let bits: Vec<u16> = values
-        .iter()
-        .map(|x| lily_cuda::weights::f32_to_bf16(*x))
-        .collect();
-    HostTensor::from_bf16_bits(name, shape, &bits)
-}
 
 #[test]
 fn gemm_matches_cpu_products_at_projection_shapes() {
@@ -46,7 +36,11 @@ fn gemm_matches_cpu_products_at_projection_shapes() {
         let wt = host_bf16("w", vec![n, k], &w);
         let mut expected = vec![0.0; m * n];
         for r in 0..m {
-            linalg::matvec(&wt, &x[r * k..(r + 1) * k], &mut expected[r * n..(r + 1) * n]);
+            linalg::matvec(
+                &wt,
+                &x[r * k..(r + 1) * k],
+                &mut expected[r * n..(r + 1) * n],
+            );
         }
         let wd = upload(&gpu, "w", DType::BF16, &[n, k], &w);
         let xd = upload(&gpu, "x", DType::BF16, &[m, k], &x);
@@ -85,43 +79,8 @@ fn moe_prefill_matches_cpu_block_per_token() {
     let gemm = Gemm::load(&gpu, &d).unwrap();
     let k = Moe::load(&gpu, &d).unwrap();
     let mut rng = Rng::new("moe_prefill");
-    let (e, hid, i, top) = (d.experts, d.hidden, d.moe_inter, d.top_k);
-    let s = 1.0 / (hid as f32).sqrt();
-    let router = rng.vec_bf16((e + 1) * hid, s);
-    let gate_up = rng.vec_bf16(e * 2 * i * hid, s);
-    let down = rng.vec_bf16(e * hid * i, 1.0 / (i as f32).sqrt());
-    let shared_gate_up = rng.vec_bf16(2 * i * hid, s);
-    let shared_down = rng.vec_bf16(hid * i, 1.0 / (i as f32).sqrt());
-    let expert = |gu: &[f32], dn: &[f32], name: &str| ExpertWeights {
-        gate_proj: host_bf16(&format!("{name} gate"), vec![i, hid], &gu[..i * hid]),
-        up_proj: host_bf16(&format!("{name} up"), vec![i, hid], &gu[i * hid..]),
-        down_proj: host_bf16(&format!("{name} down"), vec![hid, i], dn),
-    };
-    let weights = MoeWeights {
-        router: host_bf16("router", vec![e, hid], &router[..e * hid]),
-        experts: (0..e)
-            .map(|j| {
-                expert(
-                    &gate_up[j * 2 * i * hid..(j + 1) * 2 * i * hid],
-                    &down[j * hid * i..(j + 1) * hid * i],
-                    "expert",
-                )
-            })
-            .collect(),
-        shared_expert: expert(&shared_gate_up, &shared_down, "shared"),
-        shared_expert_gate: host_bf16("shared gate", vec![1, hid], &router[e * hid..]),
-    };
-    let router_d = upload(&gpu, "router", DType::BF16, &[e + 1, hid], &router);
-    let gate_up_d = upload(&gpu, "gate_up", DType::BF16, &[e, 2 * i, hid], &gate_up);
-    let down_d = upload(&gpu, "down", DType::BF16, &[e, hid, i], &down);
-    let shared_gate_up_d = upload(
-        &gpu,
-        "shared_gate_up",
-        DType::BF16,
-        &[2 * i, hid],
-        &shared_gate_up,
-    );
-    let shared_down_d = upload(&gpu, "shared_down", DType::BF16, &[hid, i], &shared_down);
+    let (hid, top) = (d.hidden, d.top_k);
+    let m = random_moe(&gpu, &mut rng, &d);
     let max_tokens = 300;
     let scratch = MoeScratch::new(&gpu, &d, max_tokens).unwrap();
     // The same scratch across calls: the planning kernel must leave it ready for the next layer.
@@ -131,7 +90,7 @@ fn moe_prefill_matches_cpu_block_per_token() {
         let mut expected = resid.clone();
         let mut out = vec![0.0; hid];
         for t in 0..tokens {
-            moe::moe_block(&weights, top, &xn[t * hid..(t + 1) * hid], &mut out);
+            moe::moe_block(&m.host, top, &xn[t * hid..(t + 1) * hid], &mut out);
             for (x, o) in expected[t * hid..(t + 1) * hid].iter_mut().zip(&out) {
                 *x += o;
             }
@@ -142,11 +101,11 @@ fn moe_prefill_matches_cpu_block_per_token() {
             &gemm,
             &MoePrefillArgs {
                 xn: &xn_d.view(),
-                router: &router_d.view(),
-                gate_up: &gate_up_d.view(),
-                down: &down_d.view(),
-                shared_gate_up: &shared_gate_up_d.view(),
-                shared_down: &shared_down_d.view(),
+                router: &m.router.view(),
+                gate_up: &m.gate_up.view(),
+                down: &m.down.view(),
+                shared_gate_up: &m.shared_gate_up.view(),
+                shared_down: &m.shared_down.view(),
                 x: &x_d.view(),
                 tokens,
             },

@@ -94,7 +94,11 @@ impl Gemm {
             .i32(accumulate as i32);
         self.gpu.launch(
             &self.dense,
-            (m.div_ceil(TILE_ROWS) as u32, n.div_ceil(TILE_COLS) as u32, 1),
+            (
+                m.div_ceil(TILE_ROWS) as u32,
+                n.div_ceil(TILE_COLS) as u32,
+                1,
+            ),
             THREADS,
             SHARED_BYTES,
             &mut args,

@@ -196,14 +196,7 @@ impl Moe {
             count: &s.tile_count.view(),
         };
         let h = s.h.view().rows(pairs);
-        gemm.moe_gate_up(
-            a.xn,
-            &sorted_token,
-            a.gate_up,
-            a.shared_gate_up,
-            &table,
-            &h,
-        )?;
+        gemm.moe_gate_up(a.xn, &sorted_token, a.gate_up, a.shared_gate_up, &table, &h)?;
         let out = s.pair_out.view().rows(pairs);
         gemm.moe_down(&h, a.down, a.shared_down, &table, &sorted_weight, &out)?;
         let mut args = KernelArgs::new().ptr(out.ptr).ptr(pair_row.ptr).ptr(x);
@@ -251,7 +244,12 @@ impl MoeScratch {
         // moe_plan leaves the counts zero for the next layer; the first layer needs them zero.
         gpu.memset_u32(counts.ptr(), 0, d.experts + 1)?;
         Ok(MoeScratch {
-            logits: Tensor::new(gpu, "router logits", DType::F32, &[max_tokens, d.experts + 1])?,
+            logits: Tensor::new(
+                gpu,
+                "router logits",
+                DType::F32,
+                &[max_tokens, d.experts + 1],
+            )?,
             ids: i32t("expert ids", pairs)?,
             weights: Tensor::new(gpu, "expert weights", DType::F32, &[pairs])?,
             counts,

@@ -4,10 +4,13 @@
 
 use std::sync::Arc;
 
+use lily_cuda::dims::Dims;
 use lily_cuda::driver::Gpu;
 use lily_cuda::tensor::{DType, Tensor};
 use lily_cuda::weights::f32_to_bf16;
 use lily_cuda::CudaError;
+use lily_model::weights::{ExpertWeights, MoeWeights};
+use lily_model::Tensor as HostTensor;
 
 /// The GPU, or None (with a notice) where there is no CUDA driver. Any other failure is a bug.
 pub fn gpu(test: &str) -> Option<Arc<Gpu>> {
@@ -139,4 +142,64 @@ pub fn check(what: &str, ours: &[f32], reference: &[f32], bound: f32) {
         e <= bound,
         "{what}: relative error {e:.3e} exceeds {bound:.0e}"
     );
+}
+
+/// A host tensor holding `values` rounded to bf16, for the CPU reference.
+pub fn host_bf16(name: &str, shape: Vec<usize>, values: &[f32]) -> HostTensor {
+    let bits: Vec<u16> = values.iter().map(|x| f32_to_bf16(*x)).collect();
+    HostTensor::from_bf16_bits(name, shape, &bits)
+}
+
+/// One layer's MoE with seeded random bf16 weights, as the CPU reference sees it and as the GPU
+/// holds it (router | shared_expert_gate concatenated, experts stacked).
+pub struct RandomMoe {
+    pub host: MoeWeights,
+    pub router: Tensor,
+    pub gate_up: Tensor,
+    pub down: Tensor,
+    pub shared_gate_up: Tensor,
+    pub shared_down: Tensor,
+}
+
+pub fn random_moe(gpu: &Arc<Gpu>, rng: &mut Rng, d: &Dims) -> RandomMoe {
+    let (e, hid, i) = (d.experts, d.hidden, d.moe_inter);
+    let s = 1.0 / (hid as f32).sqrt();
+    let router = rng.vec_bf16((e + 1) * hid, s);
+    let gate_up = rng.vec_bf16(e * 2 * i * hid, s);
+    let down = rng.vec_bf16(e * hid * i, 1.0 / (i as f32).sqrt());
+    let shared_gate_up = rng.vec_bf16(2 * i * hid, s);
+    let shared_down = rng.vec_bf16(hid * i, 1.0 / (i as f32).sqrt());
+    let expert = |gu: &[f32], dn: &[f32], name: &str| ExpertWeights {
+        gate_proj: host_bf16(&format!("{name} gate"), vec![i, hid], &gu[..i * hid]),
+        up_proj: host_bf16(&format!("{name} up"), vec![i, hid], &gu[i * hid..]),
+        down_proj: host_bf16(&format!("{name} down"), vec![hid, i], dn),
+    };
+    let host = MoeWeights {
+        router: host_bf16("router", vec![e, hid], &router[..e * hid]),
+        experts: (0..e)
+            .map(|j| {
+                expert(
+                    &gate_up[j * 2 * i * hid..(j + 1) * 2 * i * hid],
+                    &down[j * hid * i..(j + 1) * hid * i],
+                    "expert",
+                )
+            })
+            .collect(),
+        shared_expert: expert(&shared_gate_up, &shared_down, "shared"),
+        shared_expert_gate: host_bf16("shared gate", vec![1, hid], &router[e * hid..]),
+    };
+    RandomMoe {
+        host,
+        router: upload(gpu, "router", DType::BF16, &[e + 1, hid], &router),
+        gate_up: upload(gpu, "gate_up", DType::BF16, &[e, 2 * i, hid], &gate_up),
+        down: upload(gpu, "down", DType::BF16, &[e, hid, i], &down),
+        shared_gate_up: upload(
+            gpu,
+            "shared_gate_up",
+            DType::BF16,
+            &[2 * i, hid],
+            &shared_gate_up,
+        ),
+        shared_down: upload(gpu, "shared_down", DType::BF16, &[hid, i], &shared_down),
+    }
 }
