@@ -499,15 +499,7 @@ fn bench_attention_decode_128k() {
             k.decode(&args).unwrap();
         }
         let times = gpu.profile_finish().unwrap();
-        let mean_us = |name: &str| {
-            let t: Vec<f32> = times
-                .iter()
-                .filter(|(l, _)| l.starts_with(name))
-                .map(|(_, ms)| *ms)
-                .collect();
-            assert!(!t.is_empty(), "no timed launch of {name}");
-            t.iter().sum::<f32>() / t.len() as f32 * 1e3
-        };
+        let mean_us = |name: &str| mean_ms(&times, name) * 1e3;
         let (prepare, partial, combine) = (
             mean_us("attn_prepare"),
             mean_us("attn_decode_partial"),

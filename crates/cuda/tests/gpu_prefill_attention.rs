@@ -335,15 +335,10 @@ fn bench_attention_prefill_8k() {
         k.prefill(&args).unwrap();
     }
     let times = gpu.profile_finish().unwrap();
-    let mean = |name: &str| {
-        let t: Vec<f32> = times
-            .iter()
-            .filter(|(l, _)| l.starts_with(name))
-            .map(|(_, ms)| *ms)
-            .collect();
-        t.iter().sum::<f32>() / t.len() as f32
-    };
-    let (prepare, flash) = (mean("attn_prefill_prepare"), mean("attn_prefill_flash"));
+    let (prepare, flash) = (
+        mean_ms(&times, "attn_prefill_prepare"),
+        mean_ms(&times, "attn_prefill_flash"),
+    );
     let flops = 4.0 * (tokens as f64).powi(2) / 2.0 * hd as f64 * h as f64;
     let tflops = |ms: f32| flops / (ms as f64 * 1e-3) / 1e12;
     eprintln!(

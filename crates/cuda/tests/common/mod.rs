@@ -203,3 +203,15 @@ pub fn random_moe(gpu: &Arc<Gpu>, rng: &mut Rng, d: &Dims) -> RandomMoe {
         shared_down: upload(gpu, "shared_down", DType::BF16, &[hid, i], &shared_down),
     }
 }
+
+/// Mean milliseconds of the profiled launches whose label starts with `kernel` (labels are
+/// "name grid XxYxZ"); panics if there is none, so a renamed kernel cannot time as zero.
+pub fn mean_ms(times: &[(String, f32)], kernel: &str) -> f32 {
+    let t: Vec<f32> = times
+        .iter()
+        .filter(|(label, _)| label.starts_with(kernel))
+        .map(|(_, ms)| *ms)
+        .collect();
+    assert!(!t.is_empty(), "no timed launch of {kernel}");
+    t.iter().sum::<f32>() / t.len() as f32
+}
