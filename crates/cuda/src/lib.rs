@@ -16,9 +16,11 @@
 //! Nothing links against CUDA, so the crate builds and its host tests run anywhere. Tests:
 //! `tests/compile_kernels.rs` compiles every kernel for sm_90a when NVRTC is found (CI:
 //! `pip install nvidia-cuda-nvrtc==13.0.*` and put its `nvidia/cu13/lib` on `LD_LIBRARY_PATH`);
-//! `tests/gpu_kernels.rs` (each family against lily-cpu) and `tests/gpu_backend.rs` (end to
-//! end on the tiny fixture) run on a GPU and print SKIPPED elsewhere. `scripts/gpu_check.sh`
-//! runs them and `lily bench` on the H200; docs/PERFORMANCE.md has the figures.
+//! `tests/gpu_kernels.rs` (each decode family against lily-cpu), `tests/gpu_prefill_*.rs` (the
+//! prefill GEMMs and MoE, GDN and attention chunk kernels against lily-cpu, and decode
+//! continuing after them) and `tests/gpu_backend.rs` (end to end on the tiny fixture) run on a
+//! GPU and print SKIPPED elsewhere. `scripts/gpu_check.sh` runs them, `lily bench` and the
+//! agreement with transformers on the H200; docs/PERFORMANCE.md has the figures.
 
 pub mod backend;
 pub mod dims;
