@@ -121,25 +121,90 @@ fn launchers_name_the_tensor_with_the_wrong_shape() {
     assert!(err.contains("gdn_normed") && err.contains("4096"), "{err}");
 }
 
+/// `rows` rows of `d.hidden` through the GPU rmsnorm against the CPU one; a single row goes as a
+/// vector, the shape decode's final norm uses.
+fn rmsnorm_matches_cpu_rows(gpu: &Arc<Gpu>, d: &Dims, rows: usize, rng: &mut Rng) {
+    let k = EmbedNorm::load(gpu, d).unwrap();
+    let n = d.hidden;
+    // Rows of different scales: a norm taken over the wrong row shows up.
+    let x: Vec<f32> = (0..rows)
+        .flat_map(|r| rng.vec(n, 0.5 + r as f32 % 7.0))
+        .collect();
+    let w = rng.vec_bf16(n, 0.1);
+    let mut expected = vec![0.0; rows * n];
+    for (row, out) in x.chunks(n).zip(expected.chunks_mut(n)) {
+        norm::rms_norm_zero_centred(row, &w, d.eps, out);
+    }
+    let shape = if rows == 1 { vec![n] } else { vec![rows, n] };
+    let out = poisoned(gpu, "out", DType::BF16, &shape);
+    k.rmsnorm(
+        &upload(gpu, "x", DType::F32, &shape, &x).view(),
+        &upload(gpu, "w", DType::BF16, &[n], &w).view(),
+        &out.view(),
+        rows,
+    )
+    .unwrap();
+    check(
+        &format!("rmsnorm: {rows} rows of {n}"),
+        &download(gpu, &out),
+        &expected,
+        1e-2,
+    );
+}
+
 #[test]
 fn rmsnorm_matches_cpu() {
     let Some(gpu) = gpu("rmsnorm") else { return };
-    let dims = Dims::qwen36_35b_a3b();
-    let k = EmbedNorm::load(&gpu, &dims).unwrap();
     let mut rng = Rng::new("rmsnorm");
-    let x = rng.vec(2048, 3.0);
-    let w = rng.vec_bf16(2048, 0.1);
-    let mut expected = vec![0.0; 2048];
-    norm::rms_norm_zero_centred(&x, &w, dims.eps, &mut expected);
-    let out = poisoned(&gpu, "out", DType::BF16, &[2048]);
-    k.rmsnorm(
-        &upload(&gpu, "x", DType::F32, &[2048], &x).view(),
-        &upload(&gpu, "w", DType::BF16, &[2048], &w).view(),
-        &out.view(),
-        1,
-    )
-    .unwrap();
-    check("rmsnorm", &download(&gpu, &out), &expected, 1e-2);
+    // One warp per row, 8 rows per block: row counts that leave a block partly empty.
+    let model = Dims::qwen36_35b_a3b();
+    for rows in [1, 3, 8, 67] {
+        rmsnorm_matches_cpu_rows(&gpu, &model, rows, &mut rng);
+    }
+    // A hidden size of 64: only 16 lanes of each warp hold a float4.
+    let tiny = Dims {
+        hidden: 64,
+        ..model
+    };
+    for rows in [1, 13] {
+        rmsnorm_matches_cpu_rows(&gpu, &tiny, rows, &mut rng);
+    }
+}
+
+/// The rmsnorm of an 8192-token prefill chunk at the model dims: microseconds per launch and the
+/// achieved rate over its traffic (f32 rows read, bf16 rows written). Run on the H200 with
+/// --ignored.
+#[test]
+#[ignore]
+fn bench_rmsnorm_8k() {
+    let Some(gpu) = gpu("bench_rmsnorm_8k") else {
+        return;
+    };
+    let d = Dims::qwen36_35b_a3b();
+    let k = EmbedNorm::load(&gpu, &d).unwrap();
+    let mut rng = Rng::new("bench_rmsnorm_8k");
+    let (rows, n) = (8192, d.hidden);
+    let x = upload(&gpu, "x", DType::F32, &[rows, n], &rng.vec(rows * n, 1.0));
+    let w = upload(&gpu, "w", DType::BF16, &[n], &rng.vec_bf16(n, 0.1));
+    let out = poisoned(&gpu, "out", DType::BF16, &[rows, n]);
+    let (xv, wv, ov) = (x.view(), w.view(), out.view());
+    k.rmsnorm(&xv, &wv, &ov, rows).unwrap();
+    gpu.synchronize().unwrap();
+    gpu.profile_start();
+    for _ in 0..10 {
+        k.rmsnorm(&xv, &wv, &ov, rows).unwrap();
+    }
+    let ms = mean_ms(&gpu.profile_finish().unwrap(), "rmsnorm");
+    let bytes = (rows * n * (4 + 2)) as f64;
+    eprintln!(
+        "bench_rmsnorm_8k: {rows} rows of {n}: {:.1} us per launch, {:.0} GB/s",
+        ms * 1e3,
+        bytes / (ms as f64 * 1e-3) / 1e9
+    );
+    assert!(
+        download(&gpu, &out).iter().all(|x| x.is_finite()),
+        "the benchmark's output holds NaN or inf"
+    );
 }
 
 #[test]

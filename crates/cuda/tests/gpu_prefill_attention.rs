@@ -339,13 +339,17 @@ fn bench_attention_prefill_8k() {
         mean_ms(&times, "attn_prefill_prepare"),
         mean_ms(&times, "attn_prefill_flash"),
     );
+    // What prepare must move: per token the query halves and k, v read (f32); q, k, v written
+    // (bf16).
+    let prepare_bytes = (tokens * (h + 2 * kvh) * hd * (4 + 2)) as f64;
     let flops = 4.0 * (tokens as f64).powi(2) / 2.0 * hd as f64 * h as f64;
     let tflops = |ms: f32| flops / (ms as f64 * 1e-3) / 1e12;
     eprintln!(
         "bench_attention_prefill_8k: {tokens} tokens, per layer {:.3} ms ({:.1} TFLOP/s): \
-         prepare {prepare:.3} ms, flash {flash:.3} ms ({:.1} TFLOP/s); {:.0} tok/s per layer",
+         prepare {prepare:.3} ms ({:.0} GB/s), flash {flash:.3} ms ({:.1} TFLOP/s); {:.0} tok/s per layer",
         prepare + flash,
         tflops(prepare + flash),
+        prepare_bytes / (prepare as f64 * 1e-3) / 1e9,
         tflops(flash),
         tokens as f64 / ((prepare + flash) as f64 * 1e-3)
     );

@@ -84,27 +84,99 @@ __device__ __forceinline__ int active_splits(int len) {
 #define ATTN_IN_ROWS (Q_ROWS + 2 * ATTN_KV_HEADS * HD)
 
 // attn_prepare for every token of the chunk: q (bf16, the tensor cores' input) to
-// q_out [tokens][H][HD], k and v into the caches at start + t. grid (tokens, H + KVH), block HD.
-extern "C" __global__ void attn_prefill_prepare(const float* __restrict__ proj, const bf16* __restrict__ q_norm,
-                                                const bf16* __restrict__ k_norm, bf16* __restrict__ q_out,
-                                                bf16* __restrict__ k_cache, bf16* __restrict__ v_cache, int start,
-                                                int max_seq, float theta, float eps) {
-    __shared__ float xs[HD];
-    __shared__ float scratch[32];
+// q_out [tokens][H][HD], k and v into the caches at start + t. One block per token: the token's
+// RoPE cos/sin (angles in f64) are computed once into shared memory and shared by its H + KVH
+// heads, which the block's PP_WARPS warps take in turn; each head's norm is a warp reduction.
+// Lane l holds dims 4l .. 4l+3 of each 128-dim slice of a head, so the rotate-half partner of a
+// rotated dim (all in the first slice) sits in the same register of the lane ROPE_DIM/8 away.
+// The launcher checks that proj is 16-byte and q_out and the caches 8-byte aligned.
+#define PP_WARPS ((ATTN_HEADS + ATTN_KV_HEADS + 1) / 2)  // two heads per warp
+#define PP_VECS ((HD + 127) / 128)                        // float4s of a head per lane
+static_assert(HD % 4 == 0 && ROPE_DIM % 8 == 0 && ROPE_DIM <= 128 && ROPE_DIM <= HD,
+              "attn_prefill_prepare's lane layout: float4s of a head, rotated dims in the first 128");
+
+__device__ __forceinline__ uint2 pack4_bf16(const float y[4]) {
+    uint2 o;
+    o.x = (unsigned)f2bf(y[0]) | ((unsigned)f2bf(y[1]) << 16);
+    o.y = (unsigned)f2bf(y[2]) | ((unsigned)f2bf(y[3]) << 16);
+    return o;
+}
+
+extern "C" __global__ void __launch_bounds__(PP_WARPS * 32)
+    attn_prefill_prepare(const float* __restrict__ proj, const bf16* __restrict__ q_norm,
+                         const bf16* __restrict__ k_norm, bf16* __restrict__ q_out, bf16* __restrict__ k_cache,
+                         bf16* __restrict__ v_cache, int start, int max_seq, float theta, float eps) {
+    constexpr int half = ROPE_DIM / 2, shift = half / 4;
+    __shared__ float rope_cos[half], rope_sin[half];
+    __shared__ float q_scale[HD], k_scale[HD];  // 1 + norm weight
     pdl_launch_next();
+    const int t = blockIdx.x, p = start + t, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    // Neither the weights nor the angles depend on an earlier kernel.
+    for (int i = threadIdx.x; i < HD; i += blockDim.x) {
+        q_scale[i] = 1.f + bf2f(q_norm[i]);
+        k_scale[i] = 1.f + bf2f(k_norm[i]);
+    }
+    for (int j = threadIdx.x; j < half; j += blockDim.x) {
+        // The angle in f64: at position 2^18 an f32 angle has lost most of its fraction.
+        const double inv_freq = pow((double)theta, -2.0 * j / ROPE_DIM);
+        double sn, cs;
+        sincos((double)p * inv_freq, &sn, &cs);
+        rope_cos[j] = (float)cs;
+        rope_sin[j] = (float)sn;
+    }
     pdl_wait();
-    const int t = blockIdx.x, b = blockIdx.y, i = threadIdx.x, p = start + t;
+    __syncthreads();
     const float* row = proj + (long)t * ATTN_IN_ROWS;
-    const bool is_q = b < ATTN_HEADS;
-    const float* src = is_q ? row + b * 2 * HD : row + Q_ROWS + (b - ATTN_HEADS) * HD;
-    const float x = norm_rope(src[i], is_q ? q_norm : k_norm, p, theta, eps, xs, scratch);
-    if (is_q) {
-        q_out[((long)t * ATTN_HEADS + b) * HD + i] = f2bf(x);
-    } else {
-        const int kvh = b - ATTN_HEADS;
-        const long at = ((long)kvh * max_seq + p) * HD + i;
-        k_cache[at] = f2bf(x);
-        v_cache[at] = f2bf(row[Q_ROWS + ATTN_KV_HEADS * HD + kvh * HD + i]);
+    for (int b = warp; b < ATTN_HEADS + ATTN_KV_HEADS; b += PP_WARPS) {
+        const bool is_q = b < ATTN_HEADS;
+        const float* src = is_q ? row + b * 2 * HD : row + Q_ROWS + (b - ATTN_HEADS) * HD;
+        const float* scale = is_q ? q_scale : k_scale;
+        float y[PP_VECS][4];
+        float ss = 0.f;
+#pragma unroll
+        for (int k = 0; k < PP_VECS; k++) {
+            const int i = (k * 32 + lane) * 4;
+            float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+            if (i < HD) v = *reinterpret_cast<const float4*>(src + i);
+            y[k][0] = v.x, y[k][1] = v.y, y[k][2] = v.z, y[k][3] = v.w;
+            ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+        }
+        const float r = rsqrtf(warp_sum(ss) / HD + eps);
+#pragma unroll
+        for (int k = 0; k < PP_VECS; k++) {
+            const int i = (k * 32 + lane) * 4;
+#pragma unroll
+            for (int e = 0; e < 4; e++) y[k][e] = i < HD ? y[k][e] * r * scale[i + e] : 0.f;
+        }
+        // Rotate-half RoPE on dims 0 .. ROPE_DIM-1: lanes 0 .. 2 * shift - 1 of the first slice.
+        // Every lane takes part in the shuffle; lanes past the rotated dims ignore what they get.
+        const int from = lane < shift ? lane + shift : lane - shift;
+        float other[4];
+#pragma unroll
+        for (int e = 0; e < 4; e++) other[e] = __shfl_sync(0xffffffffu, y[0][e], from);
+        if (lane < 2 * shift) {
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int d = lane * 4 + e, j = d % half;
+                const float c = rope_cos[j], sn = rope_sin[j];
+                y[0][e] = d < half ? y[0][e] * c - other[e] * sn : y[0][e] * c + other[e] * sn;
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < PP_VECS; k++) {
+            const int i = (k * 32 + lane) * 4;
+            if (i >= HD) break;
+            if (is_q) {
+                *reinterpret_cast<uint2*>(q_out + ((long)t * ATTN_HEADS + b) * HD + i) = pack4_bf16(y[k]);
+            } else {
+                const int kvh = b - ATTN_HEADS;
+                const long at = ((long)kvh * max_seq + p) * HD + i;
+                *reinterpret_cast<uint2*>(k_cache + at) = pack4_bf16(y[k]);
+                const float4 v = *reinterpret_cast<const float4*>(row + Q_ROWS + (ATTN_KV_HEADS + kvh) * HD + i);
+                const float vv[4] = {v.x, v.y, v.z, v.w};
+                *reinterpret_cast<uint2*>(v_cache + at) = pack4_bf16(vv);
+            }
+        }
     }
 }
 

@@ -152,6 +152,11 @@ impl Attention {
         (DECODE_WARPS * DECODE_STAGES * 2 * DECODE_KEYS * d.attn_head_dim * 2) as u32
     }
 
+    /// Warps of an attn_prefill_prepare block (PP_WARPS in attention.cu): two heads each.
+    fn prefill_prepare_warps(d: &Dims) -> usize {
+        (d.attn_heads + d.attn_kv_heads).div_ceil(2)
+    }
+
     /// Dynamic shared memory of attn_prefill_flash: the query tile and two buffers each of K and V.
     fn prefill_shared(d: &Dims) -> u32 {
         ((PREFILL_ROWS + 4 * PREFILL_KEYS) * d.attn_head_dim * 2) as u32
@@ -184,6 +189,13 @@ impl Attention {
         let v_cache = a.v_cache.expect(DType::BF16, &[kvh, a.max_seq, hd])?;
         let q = a.q.expect(DType::BF16, &[tokens, h * hd])?;
         let out = a.out.expect(DType::BF16, &[tokens, h * hd])?;
+        // attn_prefill_prepare reads proj as float4 and writes q and the caches four bf16 at once.
+        if proj % 16 != 0 || q % 8 != 0 || k_cache % 8 != 0 || v_cache % 8 != 0 {
+            return Err(CudaError::Invalid(format!(
+                "attention prefill needs proj 16-byte and q, k_cache, v_cache 8-byte aligned \
+                 (got {proj:#x}, {q:#x}, {k_cache:#x}, {v_cache:#x})"
+            )));
+        }
         let mut args = KernelArgs::new()
             .ptr(proj)
             .ptr(q_norm)
@@ -197,8 +209,8 @@ impl Attention {
             .f32(d.eps);
         self.gpu.launch(
             &self.prefill_prepare,
-            (tokens as u32, (h + kvh) as u32, 1),
-            hd as u32,
+            (tokens as u32, 1, 1),
+            (Self::prefill_prepare_warps(d) * 32) as u32,
             0,
             &mut args,
         )?;

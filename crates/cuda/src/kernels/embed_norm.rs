@@ -7,6 +7,9 @@ use crate::driver::{Function, Gpu, KernelArgs, Module};
 use crate::error::{CudaError, Result};
 use crate::tensor::{DType, View};
 
+/// Rows per rmsnorm block, one warp each (NORM_WARPS in embed_norm.cu).
+const NORM_WARPS: usize = 8;
+
 pub struct EmbedNorm {
     gpu: Arc<Gpu>,
     _module: Module,
@@ -71,8 +74,29 @@ impl EmbedNorm {
         let x = x.expect(DType::F32, &shape)?;
         let w = w.expect(DType::BF16, &[d.hidden])?;
         let out = out.expect(DType::BF16, &shape)?;
-        let mut args = KernelArgs::new().ptr(x).ptr(w).ptr(out).f32(d.eps);
-        self.gpu
-            .launch(&self.rmsnorm, (rows as u32, 1, 1), 256, 0, &mut args)
+        // The kernel reads x as float4 and w, writes out as four bf16 at once.
+        if d.hidden % 4 != 0 || x % 16 != 0 || w % 8 != 0 || out % 8 != 0 {
+            return Err(CudaError::Invalid(format!(
+                "rmsnorm needs a hidden size divisible by 4 (got {}), x 16-byte aligned and w, \
+                 out 8-byte aligned (got {x:#x}, {w:#x}, {out:#x})",
+                d.hidden
+            )));
+        }
+        let rows_i32 = i32::try_from(rows).map_err(|_| {
+            CudaError::Invalid(format!("rmsnorm of {rows} rows: at most {} rows", i32::MAX))
+        })?;
+        let mut args = KernelArgs::new()
+            .ptr(x)
+            .ptr(w)
+            .ptr(out)
+            .i32(rows_i32)
+            .f32(d.eps);
+        self.gpu.launch(
+            &self.rmsnorm,
+            (rows.div_ceil(NORM_WARPS) as u32, 1, 1),
+            (NORM_WARPS * 32) as u32,
+            0,
+            &mut args,
+        )
     }
 }
