@@ -222,25 +222,25 @@ fn gdn_decode_matches_cpu(gpu: &Arc<Gpu>, d: &Dims, what: &str) {
     );
 
     // GPU: one decode step per token.
-    let conv_wd = upload(&gpu, "conv_w", DType::BF16, &[c, kk], &conv_w);
-    let ring = upload(&gpu, "ring", DType::F32, &[kk, c], &vec![0.0; kk * c]);
-    let a_logd = upload(&gpu, "a_log", DType::F32, &[v], &a_log);
-    let dtd = upload(&gpu, "dt_bias", DType::F32, &[v], &dt_bias);
+    let conv_wd = upload(gpu, "conv_w", DType::BF16, &[c, kk], &conv_w);
+    let ring = upload(gpu, "ring", DType::F32, &[kk, c], &vec![0.0; kk * c]);
+    let a_logd = upload(gpu, "a_log", DType::F32, &[v], &a_log);
+    let dtd = upload(gpu, "dt_bias", DType::F32, &[v], &dt_bias);
     let stated = upload(
-        &gpu,
+        gpu,
         "state",
         DType::F32,
         &[v, d.gdn_key_dim, vd],
         &vec![0.0; state.len()],
     );
-    let normd = upload(&gpu, "norm", DType::BF16, &[vd], &norm_w);
+    let normd = upload(gpu, "norm", DType::BF16, &[vd], &norm_w);
     // Zeroed once, as new_sequence does: the kernel must leave the counters zero itself.
-    let done = upload(&gpu, "done", DType::I32, &[v], &vec![0.0; v]);
+    let done = upload(gpu, "done", DType::I32, &[v], &vec![0.0; v]);
     for t in 0..steps {
-        let proj = upload(&gpu, "proj", DType::F32, &[d.gdn_in_rows()], &projs[t]);
-        let pos = upload(&gpu, "pos", DType::I32, &[1], &[t as f32]);
-        let out = poisoned(&gpu, "o", DType::F32, &[v * vd]);
-        let normed = poisoned(&gpu, "normed", DType::BF16, &[v * vd]);
+        let proj = upload(gpu, "proj", DType::F32, &[d.gdn_in_rows()], &projs[t]);
+        let pos = upload(gpu, "pos", DType::I32, &[1], &[t as f32]);
+        let out = poisoned(gpu, "o", DType::F32, &[v * vd]);
+        let normed = poisoned(gpu, "normed", DType::BF16, &[v * vd]);
         k.decode(&GdnDecodeArgs {
             proj: &proj.view(),
             conv_w: &conv_wd.view(),
@@ -258,7 +258,7 @@ fn gdn_decode_matches_cpu(gpu: &Arc<Gpu>, d: &Dims, what: &str) {
         let o_t = &o[t * v * vd..(t + 1) * v * vd];
         check(
             &format!("{what} read-out step {t}"),
-            &download(&gpu, &out),
+            &download(gpu, &out),
             o_t,
             1e-3,
         );
@@ -275,19 +275,19 @@ fn gdn_decode_matches_cpu(gpu: &Arc<Gpu>, d: &Dims, what: &str) {
         }
         check(
             &format!("{what} fused gated norm step {t}"),
-            &download(&gpu, &normed),
+            &download(gpu, &normed),
             &expected,
             1e-2,
         );
         assert_eq!(
-            download(&gpu, &done),
+            download(gpu, &done),
             vec![0.0; v],
             "{what} step {t}: gdn_decode left its block counters nonzero"
         );
     }
     check(
         &format!("{what} recurrent state after {steps} steps"),
-        &download(&gpu, &stated),
+        &download(gpu, &stated),
         &state,
         1e-3,
     );
