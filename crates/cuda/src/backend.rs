@@ -181,12 +181,15 @@ impl CudaBackend {
                         a_log: &g.a_log.view(),
                         dt_bias: &g.dt_bias.view(),
                         state: &s.gdn_state.at(gdn_i),
-                        norm: &g.norm.view(),
-                        o: &s.gdn_o.view(),
-                        out: &s.gdn_normed.view(),
-                        done: &s.gdn_done.view(),
+                        out: &s.gdn_o.view(),
                         pos: &pos,
                     })?;
+                    k.gdn.gated_norm(
+                        &s.gdn_o.view(),
+                        &proj,
+                        &g.norm.view(),
+                        &s.gdn_normed.view(),
+                    )?;
                     k.gemv
                         .run(&g.out_proj.view(), &s.gdn_normed.view(), &x, true)?;
                     gdn_i += 1;
@@ -247,15 +250,7 @@ impl CudaBackend {
     /// Clears a sequence's recurrent state, conv ring and position (the KV cache needs no
     /// clearing: positions past the sequence's length are never read).
     fn reset(&self, s: &mut CudaSequence) -> Result<()> {
-        // gdn_done too: new_sequence relies on this to zero the fresh counters, and
-        // gdn_decode only keeps them at zero from there.
-        for t in [
-            &s.gdn_state,
-            &s.conv_ring,
-            &s.pos,
-            &s.prompt_end,
-            &s.gdn_done,
-        ] {
+        for t in [&s.gdn_state, &s.conv_ring, &s.pos, &s.prompt_end] {
             self.gpu.memset_u32(t.ptr(), 0, t.bytes() / 4)?;
         }
         self.gpu.memset_u32(s.best.ptr(), 0, 2)?;
@@ -306,8 +301,6 @@ pub struct CudaSequence {
     gdn_proj: Tensor,
     gdn_o: Tensor,
     gdn_normed: Tensor,
-    /// Per value head, gdn_decode's count of finished blocks; zero between launches.
-    gdn_done: Tensor,
     attn_proj: Tensor,
     q: Tensor,
     part_acc: Tensor,
@@ -397,7 +390,6 @@ impl Backend for CudaBackend {
             gdn_proj: f32t("gdn_proj", &[d.gdn_in_rows()])?,
             gdn_o: f32t("gdn_o", &[d.gdn_out()])?,
             gdn_normed: bf16t("gdn_normed", &[d.gdn_out()])?,
-            gdn_done: Tensor::new(g, "gdn_done", DType::I32, &[d.gdn_value_heads])?,
             attn_proj: f32t("attn_proj", &[d.attn_in_rows()])?,
             q: f32t("q", &[d.attn_out()])?,
             part_acc: f32t(

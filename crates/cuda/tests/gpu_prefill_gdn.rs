@@ -207,8 +207,6 @@ fn prefill_then_decode(test: &str, d: &Dims, chunks: &[usize]) {
     let proj = rng.vec(rows, 1.0);
     let projd = upload(&gpu, "proj", DType::F32, &[rows], &proj);
     let o = poisoned(&gpu, "o", DType::F32, &[out_w]);
-    let normed = poisoned(&gpu, "normed", DType::BF16, &[out_w]);
-    let v = d.gdn_value_heads;
     kernels
         .decode(&GdnDecodeArgs {
             proj: &projd.view(),
@@ -217,12 +215,13 @@ fn prefill_then_decode(test: &str, d: &Dims, chunks: &[usize]) {
             a_log: &l.a_log.view(),
             dt_bias: &l.dt_bias.view(),
             state: &l.state.view(),
-            norm: &l.norm.view(),
-            o: &o.view(),
-            out: &normed.view(),
-            done: &upload(&gpu, "done", DType::I32, &[v], &vec![0.0; v]).view(),
+            out: &o.view(),
             pos: &upload(&gpu, "pos", DType::I32, &[1], &[start as f32]).view(),
         })
+        .unwrap();
+    let normed = poisoned(&gpu, "normed", DType::BF16, &[out_w]);
+    kernels
+        .gated_norm(&o.view(), &projd.view(), &l.norm.view(), &normed.view())
         .unwrap();
     let (o_cpu, gated) = cpu.run(&proj);
     let what = format!("{test}: decode at {start} after the prefill");

@@ -34,24 +34,12 @@ __device__ __forceinline__ float conv_channel(const float* __restrict__ proj, co
 
 __device__ __forceinline__ float softplus(float x) { return x > 20.f ? x : log1pf(expf(x)); }
 
-// out = bf16(w * (x * r) * silu(z)): one value of the gated norm, r = 1 / rms of the head.
-// Shared by the decode and prefill paths so that both round the same way.
-__device__ __forceinline__ bf16 gated_value(const bf16* __restrict__ w, int i, float x, float r, float z) {
-    return f2bf(bf2f(w[i]) * (x * r) * silu(z));
-}
-
-// conv1d update + SiLU + L2 norm of q, k + gating + delta-rule update + read-out + gated norm,
-// fused. grid (V, VD / CPB), block CPB * KG threads. Writes the read-out o [V][VD] (f32) and
-// out [V][VD] = bf16(w * rmsnorm(o_head) * silu(z_head)), the out_proj input.
-// The gated norm needs all VD columns of a head, which GDN_CPB-column blocks share: the last
-// of a head's blocks to finish does it (as moe_router does the routing), which saves the
-// separate gdn_gated_norm launch per layer. done[h] counts the head's finished blocks; that
-// last block resets it, so the counters are zero again for the next layer and the next replay.
+// conv1d update + SiLU + L2 norm of q, k + gating + delta-rule update + read-out, fused.
+// grid (V, VD / CPB), block CPB * KG threads. Writes o [V][VD] (f32, before the gated norm).
 extern "C" __global__ void __launch_bounds__(GDN_CPB * GDN_KG)
 gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, float* ring,
            const float* __restrict__ a_log, const float* __restrict__ dt_bias, float* __restrict__ state,
-           float* o, const bf16* __restrict__ norm_w, bf16* __restrict__ out, unsigned* done,
-           const int* __restrict__ pos_ptr, float eps) {
+           float* __restrict__ o, const int* __restrict__ pos_ptr, float eps) {
     __shared__ float qs[GDN_KEY_DIM], ks[GDN_KEY_DIM], vs[GDN_CPB];
     __shared__ float part_k[GDN_KG][GDN_CPB], part_q[GDN_KG][GDN_CPB], scratch[32];
     pdl_launch_next();
@@ -117,40 +105,11 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
         S[row * GDN_VALUE_DIM] = s[r] + ks[row] * kscale * d;
     }
     if (kg == 0) o[h * GDN_VALUE_DIM + col0 + col] = SQ + d * kq;
-
-    // Publish this block's columns before counting it as finished.
-    __shared__ bool last;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(done + h, 1u) == gridDim.y - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    constexpr int THREADS = GDN_CPB * GDN_KG, PER_THREAD = (GDN_VALUE_DIM + THREADS - 1) / THREADS;
-    // Other blocks wrote most of the head's read-out: read it from L2, past L1.
-    const float* oh = o + h * GDN_VALUE_DIM;
-    float x[PER_THREAD];
-    float ss = 0.f;
-#pragma unroll
-    for (int j = 0; j < PER_THREAD; j++) {
-        const int i = threadIdx.x + THREADS * j;
-        x[j] = i < GDN_VALUE_DIM ? __ldcg(oh + i) : 0.f;
-        ss += x[j] * x[j];
-    }
-    const float r = rsqrtf(block_sum(ss, scratch) / GDN_VALUE_DIM + eps);
-    const float* z = proj + GDN_Z + h * GDN_VALUE_DIM;
-#pragma unroll
-    for (int j = 0; j < PER_THREAD; j++) {
-        const int i = threadIdx.x + THREADS * j;
-        if (i < GDN_VALUE_DIM) out[h * GDN_VALUE_DIM + i] = gated_value(norm_w, i, x[j], r, z[i]);
-    }
-    if (threadIdx.x == 0) done[h] = 0;
 }
 
-// out = bf16(w * rmsnorm(o) * silu(z)) per value head (plain weight, not 1 + w), for the
-// prefill (decode has it fused into gdn_decode). One warp per row (token, head) of `rows` =
-// tokens * V, GDN_NORM_WARPS rows per block: a block per row was mostly launch overhead at 8K
-// tokens. Token t's o, proj and out rows follow each other.
+// out = bf16(w * rmsnorm(o) * silu(z)) per value head (plain weight, not 1 + w). One warp per
+// row (token, head) of `rows` = tokens * V, GDN_NORM_WARPS rows per block: a block per row was
+// mostly launch overhead at 8K tokens. Token t's o, proj and out rows follow each other.
 #define GDN_NORM_WARPS 8
 extern "C" __global__ void __launch_bounds__(GDN_NORM_WARPS * 32)
 gdn_gated_norm(const float* __restrict__ o, const float* __restrict__ proj, const bf16* __restrict__ w,
@@ -177,7 +136,7 @@ gdn_gated_norm(const float* __restrict__ o, const float* __restrict__ proj, cons
 #pragma unroll
     for (int j = 0; j < PER_LANE; j++) {
         const int i = lane + 32 * j;
-        if (i < GDN_VALUE_DIM) dst[i] = gated_value(w, i, x[j], r, z[i]);
+        if (i < GDN_VALUE_DIM) dst[i] = f2bf(bf2f(w[i]) * (x[j] * r) * silu(z[i]));
     }
 }
 

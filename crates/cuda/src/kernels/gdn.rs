@@ -1,5 +1,5 @@
-//! Launchers for gdn.cu: Gated DeltaNet decode (conv + gating + recurrence + gated norm fused)
-//! and the prefill of a chunk of tokens (conv + activations, ring update, the delta rule
+//! Launchers for gdn.cu: Gated DeltaNet decode (conv + gating + recurrence fused), the gated
+//! norm, and the prefill of a chunk of tokens (conv + activations, ring update, the delta rule
 //! in chunks of 64 tokens, gated norm).
 
 use std::sync::Arc;
@@ -147,16 +147,8 @@ pub struct GdnDecodeArgs<'a> {
     pub dt_bias: &'a View<'a>,
     /// F32 [value heads, key dim, value dim].
     pub state: &'a View<'a>,
-    /// BF16 [value dim]: the gated norm weight (plain w).
-    pub norm: &'a View<'a>,
-    /// F32 [value heads * value dim]: the read-out before the gated norm, through which a
-    /// head's blocks hand their columns to the block that does the norm (left holding it).
-    pub o: &'a View<'a>,
-    /// BF16 [value heads * value dim]: w * rmsnorm(o) * silu(z), the out_proj input.
+    /// F32 [value heads * value dim]: read-out before the gated norm.
     pub out: &'a View<'a>,
-    /// I32 [value heads], zero before the launch and left zero: per head, the kernel's count of
-    /// finished blocks (unsigned on the GPU). One buffer serves every layer of a step.
-    pub done: &'a View<'a>,
     /// I32 [1]: the position of the token being decoded.
     pub pos: &'a View<'a>,
 }
@@ -185,8 +177,6 @@ impl Gdn {
         self.dims.gdn_value_dim.min(32)
     }
 
-    /// One token through the layer's mixer up to the out_proj input: conv, gating, the delta
-    /// rule and the gated norm in one launch.
     pub fn decode(&self, a: &GdnDecodeArgs) -> Result<()> {
         let d = &self.dims;
         let v = d.gdn_value_heads;
@@ -202,10 +192,7 @@ impl Gdn {
         let state = a
             .state
             .expect(DType::F32, &[v, d.gdn_key_dim, d.gdn_value_dim])?;
-        let norm = a.norm.expect(DType::BF16, &[d.gdn_value_dim])?;
-        let o = a.o.expect(DType::F32, &[d.gdn_out()])?;
-        let out = a.out.expect(DType::BF16, &[d.gdn_out()])?;
-        let done = a.done.expect(DType::I32, &[v])?;
+        let out = a.out.expect(DType::F32, &[d.gdn_out()])?;
         let pos = a.pos.expect(DType::I32, &[1])?;
         let cpb = self.columns_per_block();
         let mut args = KernelArgs::new()
@@ -215,10 +202,7 @@ impl Gdn {
             .ptr(a_log)
             .ptr(dt_bias)
             .ptr(state)
-            .ptr(o)
-            .ptr(norm)
             .ptr(out)
-            .ptr(done)
             .ptr(pos)
             .f32(d.eps);
         self.gpu.launch(
@@ -230,7 +214,17 @@ impl Gdn {
         )
     }
 
-    /// The prefill's gated norm over `rows` (token, head) rows; GDN_NORM_WARPS rows per block.
+    /// out = bf16(w * rmsnorm(o) * silu(z)) per value head, z taken from `proj`.
+    pub fn gated_norm(&self, o: &View, proj: &View, w: &View, out: &View) -> Result<()> {
+        let d = &self.dims;
+        let o = o.expect(DType::F32, &[d.gdn_out()])?;
+        let proj = proj.expect(DType::F32, &[d.gdn_in_rows()])?;
+        let w = w.expect(DType::BF16, &[d.gdn_value_dim])?;
+        let out = out.expect(DType::BF16, &[d.gdn_out()])?;
+        self.launch_gated_norm(o, proj, w, out, d.gdn_value_heads)
+    }
+
+    /// The gated norm over `rows` (token, head) rows; GDN_NORM_WARPS rows per block.
     fn launch_gated_norm(&self, o: u64, proj: u64, w: u64, out: u64, rows: usize) -> Result<()> {
         const ROWS_PER_BLOCK: usize = 8;
         let mut args = KernelArgs::new()
