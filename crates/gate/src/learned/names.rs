@@ -67,7 +67,7 @@ pub struct NameTagger {
 
 /// Label index -> (entity index, is-begin). `None` for O.
 fn decode_label(label: usize) -> Option<(usize, bool)> {
-    (label > 0).then(|| ((label - 1) / 2, (label - 1) % 2 == 0))
+    (label > 0).then(|| ((label - 1) / 2, (label - 1).is_multiple_of(2)))
 }
 
 fn allowed(prev: Option<usize>, label: usize) -> bool {
@@ -271,9 +271,9 @@ fn viterbi(probs: &[Vec<f32>]) -> Vec<usize> {
     for t in 1..probs.len() {
         let mut next = vec![f32::NEG_INFINITY; n];
         for l in 0..n {
-            for p in 0..n {
-                if score[p] > f32::NEG_INFINITY && allowed(Some(p), l) && score[p] > next[l] {
-                    next[l] = score[p];
+            for (p, &prev) in score.iter().enumerate() {
+                if prev > f32::NEG_INFINITY && allowed(Some(p), l) && prev > next[l] {
+                    next[l] = prev;
                     back[t][l] = p;
                 }
             }

@@ -38,7 +38,7 @@ pub fn luhn(digits: &str) -> bool {
             }
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// ISO 13616 IBAN check: first four characters moved to the end, letters as 10..35, mod 97 == 1.

@@ -136,7 +136,7 @@ pub fn keccak256(data: &[u8]) -> [u8; 32] {
     let mut st = [0u64; 25];
     let mut msg = data.to_vec();
     msg.push(0x01);
-    while msg.len() % RATE != 0 {
+    while !msg.len().is_multiple_of(RATE) {
         msg.push(0);
     }
     let last = msg.len() - 1;
