@@ -2,6 +2,7 @@
 //! decoding), temperature, top-k, top-p, min-p, and a seeded random draw so that the same seed
 //! gives the same output. Also the log-probabilities that OpenAI's `logprobs` reports.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -90,9 +91,12 @@ impl Sampler {
     /// Chooses the next token. `allowed`, when given, masks out every token that is `false`;
     /// if it allows nothing, the mask is ignored rather than producing an impossible token.
     pub fn pick(&mut self, logits: &[f32], allowed: Option<&[bool]>) -> u32 {
-        let mut scores = logits.to_vec();
+        // The logits are copied only when penalties or a mask change them (a 1 MB copy per
+        // token at the real vocabulary).
+        let mut scores = Cow::Borrowed(logits);
         let p = &self.params;
         if p.presence_penalty != 0.0 || p.frequency_penalty != 0.0 {
+            let scores = scores.to_mut();
             for (&token, &count) in &self.counts {
                 if let Some(x) = scores.get_mut(token as usize) {
                     *x -= p.presence_penalty + p.frequency_penalty * count as f32;
@@ -101,7 +105,7 @@ impl Sampler {
         }
         if let Some(mask) = allowed {
             if mask.iter().any(|&a| a) {
-                for (x, &ok) in scores.iter_mut().zip(mask) {
+                for (x, &ok) in scores.to_mut().iter_mut().zip(mask) {
                     if !ok {
                         *x = f32::NEG_INFINITY;
                     }
@@ -111,7 +115,39 @@ impl Sampler {
         if p.temperature <= 0.0 {
             return crate::argmax(&scores);
         }
-        self.sample(&scores)
+        if p.top_k == 0 && p.top_p >= 1.0 {
+            self.sample_in_order(&scores)
+        } else {
+            self.sample(&scores)
+        }
+    }
+
+    /// The draw when no top-k or top-p reorders the candidates: they are every token with a
+    /// nonzero weight (at least min-p) in id order, so the total and the walk run over the
+    /// logits directly, with no candidate list and no sort (~2 MB and a 248K-element sort per
+    /// token at the real vocabulary). Same weights, same f64 sums in the same order, same draw
+    /// as `sample`.
+    fn sample_in_order(&mut self, scores: &[f32]) -> u32 {
+        let (inv_t, min_p) = (1.0 / self.params.temperature, self.params.min_p);
+        let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let weight = |x: f32| {
+            let w = ((x - max) * inv_t).exp();
+            if w > 0.0 && w >= min_p { w } else { 0.0 }
+        };
+        let total: f64 = scores.iter().map(|&x| weight(x) as f64).sum();
+        let mut r = self.rng.next_f64() * total;
+        let mut last = None;
+        for (i, &x) in scores.iter().enumerate() {
+            let w = weight(x);
+            if w > 0.0 {
+                r -= w as f64;
+                if r < 0.0 {
+                    return i as u32;
+                }
+                last = Some(i as u32);
+            }
+        }
+        last.unwrap_or_else(|| crate::argmax(scores))
     }
 
     fn sample(&mut self, scores: &[f32]) -> u32 {
@@ -137,11 +173,12 @@ impl Sampler {
             let total: f32 = candidates.iter().map(|c| c.1).sum();
             let target = p.top_p * total;
             if candidates.len() > NUCLEUS_PRESELECT {
-                let mut head = candidates.clone();
-                head.select_nth_unstable_by(NUCLEUS_PRESELECT - 1, by_weight);
-                head.truncate(NUCLEUS_PRESELECT);
-                if head.iter().map(|c| c.1).sum::<f32>() >= target {
-                    candidates = head;
+                // In place, not on a copy: if the head falls short, the full sort below orders
+                // by a total order (weight, then id), so the permutation does not matter.
+                candidates.select_nth_unstable_by(NUCLEUS_PRESELECT - 1, by_weight);
+                let head_mass: f32 = candidates[..NUCLEUS_PRESELECT].iter().map(|c| c.1).sum();
+                if head_mass >= target {
+                    candidates.truncate(NUCLEUS_PRESELECT);
                 }
             }
             candidates.sort_unstable_by(by_weight);
@@ -247,6 +284,71 @@ mod tests {
         assert_eq!(draw(SamplingParams { top_p: 0.5, ..params(1.0) }), [true, true, false, false, false]);
         let all = draw(params(1.0));
         assert!(all[2], "token 2 should be reachable without filters: {all:?}");
+    }
+
+    #[test]
+    fn the_in_order_draw_equals_the_general_one() {
+        // Logits with a wide spread (some weights underflow to zero) and ties.
+        let logits: Vec<f32> = (0..3000).map(|i| ((i * 7919) % 263) as f32 * 0.37 - 60.0).collect();
+        for (temperature, min_p) in [(1.0, 0.0), (0.7, 0.0), (1.3, 0.05), (0.05, 0.0)] {
+            for seed in 0..40 {
+                let p = SamplingParams { temperature, min_p, seed: Some(seed), ..Default::default() };
+                let (mut fast, mut general) = (Sampler::new(p.clone()), Sampler::new(p));
+                for _ in 0..5 {
+                    assert_eq!(
+                        fast.sample_in_order(&logits),
+                        general.sample(&logits),
+                        "temperature {temperature}, min_p {min_p}, seed {seed}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Nucleus sampling written out plainly: every weight, one full sort, the cut, the walk.
+    fn nucleus_reference(logits: &[f32], temperature: f32, top_p: f32, u: f64) -> u32 {
+        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let mut c: Vec<(u32, f32)> = logits
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| (i as u32, ((x - max) / temperature).exp()))
+            .filter(|c| c.1 > 0.0)
+            .collect();
+        let target = top_p * c.iter().map(|c| c.1).sum::<f32>();
+        c.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut mass = 0.0;
+        let keep = c.iter().position(|x| {
+            mass += x.1;
+            mass >= target
+        });
+        c.truncate(keep.map_or(c.len(), |k| k + 1));
+        let mut r = u * c.iter().map(|x| x.1 as f64).sum::<f64>();
+        for &(token, w) in &c {
+            r -= w as f64;
+            if r < 0.0 {
+                return token;
+            }
+        }
+        c.last().unwrap().0
+    }
+
+    #[test]
+    fn the_preselected_nucleus_draw_equals_a_full_sort() {
+        // More tokens than the preselection holds; a flat tail so that at high top_p the
+        // nucleus does not fit in the preselected head and the full sort is taken.
+        let logits: Vec<f32> = (0..5000).map(|i| ((i * 7919) % 409) as f32 * 0.011).collect();
+        for (temperature, top_p) in [(1.0, 0.9), (0.7, 0.5), (0.3, 0.95), (1.0, 0.999)] {
+            for seed in 0..30 {
+                let p = SamplingParams { temperature, top_p, seed: Some(seed), ..Default::default() };
+                let mut s = Sampler::new(p);
+                let u = SplitMix64(seed).next_f64();
+                assert_eq!(
+                    s.pick(&logits, None),
+                    nucleus_reference(&logits, temperature, top_p, u),
+                    "temperature {temperature}, top_p {top_p}, seed {seed}"
+                );
+            }
+        }
     }
 
     #[test]
