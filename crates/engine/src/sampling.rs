@@ -62,6 +62,8 @@ pub struct Sampler {
     params: SamplingParams,
     rng: SplitMix64,
     counts: HashMap<u32, u32>,
+    /// Per-token weights of the in-order draw, kept between calls (one vocabulary of f32).
+    weights: Vec<f32>,
 }
 
 /// When only top-p is set, the nucleus is almost always inside the few hundred most likely
@@ -76,7 +78,7 @@ impl Sampler {
                 .map(|d| d.as_nanos() as u64)
                 .unwrap_or(0)
         });
-        Self { params, rng: SplitMix64(seed), counts: HashMap::new() }
+        Self { params, rng: SplitMix64(seed), counts: HashMap::new(), weights: Vec::new() }
     }
 
     pub fn params(&self) -> &SamplingParams {
@@ -130,15 +132,15 @@ impl Sampler {
     fn sample_in_order(&mut self, scores: &[f32]) -> u32 {
         let (inv_t, min_p) = (1.0 / self.params.temperature, self.params.min_p);
         let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let weight = |x: f32| {
+        self.weights.clear();
+        self.weights.extend(scores.iter().map(|&x| {
             let w = ((x - max) * inv_t).exp();
             if w > 0.0 && w >= min_p { w } else { 0.0 }
-        };
-        let total: f64 = scores.iter().map(|&x| weight(x) as f64).sum();
+        }));
+        let total: f64 = self.weights.iter().map(|&w| w as f64).sum();
         let mut r = self.rng.next_f64() * total;
         let mut last = None;
-        for (i, &x) in scores.iter().enumerate() {
-            let w = weight(x);
+        for (i, &w) in self.weights.iter().enumerate() {
             if w > 0.0 {
                 r -= w as f64;
                 if r < 0.0 {
