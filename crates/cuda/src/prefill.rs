@@ -56,16 +56,14 @@ impl PrefillScratch {
 
     /// GPU bytes the scratch of `max_tokens` takes (checked before allocating).
     pub fn bytes(d: &Dims, max_tokens: usize) -> usize {
-        let pairs = max_tokens * (d.top_k + 1);
         max_tokens
             * (4 * d.hidden
                 + 2 * d.hidden
                 + 4 * d.gdn_in_rows().max(d.attn_in_rows())
                 + 2 * d.gdn_out().max(d.attn_out())
-                + 2 * d.attn_out()
-                + 4 * (d.experts + 1))
-            + pairs * (2 * d.moe_inter + 4 * d.hidden + 24)
+                + 2 * d.attn_out())
             + GdnPrefillScratch::bytes(d, max_tokens)
+            + MoeScratch::bytes(d, max_tokens)
     }
 }
 
@@ -93,14 +91,8 @@ impl CudaBackend {
             start += chunk.len();
         }
         let k = &self.kernels;
-        let last = scratch
-            .x
-            .view()
-            .shaped(&[scratch.max_tokens * self.dims.hidden]);
-        let last = last.range(
-            (tokens.len() - 1) % scratch.max_tokens * self.dims.hidden,
-            self.dims.hidden,
-        );
+        // The last chunk's last row of the residual stream.
+        let last = scratch.x.at((tokens.len() - 1) % scratch.max_tokens);
         k.embed_norm
             .rmsnorm(&last, &self.weights.final_norm.view(), &seq.xn.view(), 1)?;
         k.gemv.run(

@@ -237,6 +237,16 @@ pub struct MoeScratch {
 }
 
 impl MoeScratch {
+    /// GPU bytes `new` allocates for `max_tokens`.
+    pub fn bytes(d: &Dims, max_tokens: usize) -> usize {
+        let pairs = max_tokens * (d.top_k + 1);
+        4 * max_tokens * (d.experts + 1)
+            // ids, weights, sorted tokens and weights, pair rows
+            + 5 * 4 * pairs
+            + 4 * (3 * (d.experts + 1) + 4 * gemm::max_tiles(pairs, d.experts) + 1)
+            + pairs * (2 * d.moe_inter + 4 * d.hidden)
+    }
+
     pub fn new(gpu: &Arc<Gpu>, d: &Dims, max_tokens: usize) -> Result<MoeScratch> {
         let pairs = max_tokens * (d.top_k + 1);
         let i32t = |name: &str, n: usize| Tensor::new(gpu, name, DType::I32, &[n]);
