@@ -3,7 +3,8 @@
 //!
 //! - [`driver`]: the CUDA driver API loaded at run time (`libcuda.so.1`), one stream, graphs,
 //!   events, programmatic dependent launch; [`nvrtc`]: kernels compiled at run time for sm_90a
-//!   with the model's dimensions as `-D` constants ([`dims`]).
+//!   with the model's dimensions as `-D` constants ([`dims`]), cached on disk between runs
+//!   ([`cubin_cache`]).
 //! - [`kernels`]: one family per `.cu` file with its launcher (`embed_norm`, `gemv`, `gemm`
 //!   (tensor-core, prefill), `gdn`, `attention` (RoPE included), `moe`, `sampling`, `fill`);
 //!   launchers check every tensor's
@@ -23,6 +24,7 @@
 //! agreement with transformers on the H200; docs/PERFORMANCE.md has the figures.
 
 pub mod backend;
+pub mod cubin_cache;
 pub mod dims;
 pub mod driver;
 pub mod error;

@@ -96,6 +96,44 @@ impl Nvrtc {
         (a, b)
     }
 
+    /// Everything the compiler sees: the full source text and the options.
+    fn inputs(
+        name: &str,
+        source: &str,
+        arch: &str,
+        defines: &[(&str, i64)],
+    ) -> (String, Vec<String>) {
+        let full = format!("{COMMON}\n#line 1 \"{name}\"\n{source}");
+        let mut options = vec![
+            format!("--gpu-architecture={arch}"),
+            "--std=c++17".to_string(),
+            "-default-device".to_string(),
+            "--use_fast_math".to_string(),
+        ];
+        options.extend(defines.iter().map(|(k, v)| format!("-D{k}={v}")));
+        (full, options)
+    }
+
+    /// The key the cubin of `compile(name, source, arch, defines)` is cached under: every input
+    /// of the compile and the compiler's version, so nothing that changes the output can hit
+    /// a stale entry.
+    pub fn cache_key(
+        &self,
+        name: &str,
+        source: &str,
+        arch: &str,
+        defines: &[(&str, i64)],
+    ) -> Vec<u8> {
+        let (full, options) = Self::inputs(name, source, arch, defines);
+        let (major, minor) = self.version();
+        let mut key = format!("nvrtc {major}.{minor}\0{name}\0").into_bytes();
+        for part in std::iter::once(&full).chain(&options) {
+            key.extend_from_slice(part.as_bytes());
+            key.push(0);
+        }
+        key
+    }
+
     /// Compiles `source` (prefixed with the shared declarations) to a cubin for `arch`,
     /// with each `(name, value)` of `defines` as a `-D` macro.
     pub fn compile(
@@ -105,20 +143,15 @@ impl Nvrtc {
         arch: &str,
         defines: &[(&str, i64)],
     ) -> Result<Vec<u8>> {
-        let full = format!("{COMMON}\n#line 1 \"{name}\"\n{source}");
-        let csrc =
-            CString::new(full).map_err(|_| CudaError::Invalid(format!("{name} contains NUL")))?;
-        let cname =
-            CString::new(name).map_err(|_| CudaError::Invalid(format!("{name} contains NUL")))?;
-        let mut options: Vec<CString> = vec![
-            CString::new(format!("--gpu-architecture={arch}")).unwrap(),
-            CString::new("--std=c++17").unwrap(),
-            CString::new("-default-device").unwrap(),
-            CString::new("--use_fast_math").unwrap(),
-        ];
-        for (k, v) in defines {
-            options.push(CString::new(format!("-D{k}={v}")).unwrap());
-        }
+        let (full, options) = Self::inputs(name, source, arch, defines);
+        let nul = |_| CudaError::Invalid(format!("{name} contains NUL"));
+        let csrc = CString::new(full).map_err(nul)?;
+        let cname = CString::new(name).map_err(nul)?;
+        let options: Vec<CString> = options
+            .into_iter()
+            .map(CString::new)
+            .collect::<std::result::Result<_, _>>()
+            .map_err(nul)?;
         let opt_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
         let err = |call, code| CudaError::Nvrtc {
             call,

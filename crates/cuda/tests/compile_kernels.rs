@@ -76,3 +76,27 @@ fn a_broken_source_reports_the_compiler_log() {
         "{msg}"
     );
 }
+
+#[test]
+fn the_cache_key_changes_with_every_compile_input() {
+    let Ok(nvrtc) = Nvrtc::get() else {
+        eprintln!("SKIPPED the_cache_key_changes_with_every_compile_input: no NVRTC");
+        return;
+    };
+    let (name, source) = SOURCES[0];
+    let full = Dims::qwen36_35b_a3b().defines();
+    let key = |name: &str, source: &str, arch: &str, defines: &[(&str, i64)]| {
+        nvrtc.cache_key(name, source, arch, defines)
+    };
+    let base = key(name, source, TARGET_ARCH, &full);
+    assert_eq!(base, key(name, source, TARGET_ARCH, &full), "deterministic");
+    let edited = format!("{source}\n// edited");
+    for other in [
+        key(name, source, TARGET_ARCH, &tiny().defines()),
+        key(name, &edited, TARGET_ARCH, &full),
+        key(name, source, "sm_90", &full),
+        key("other.cu", source, TARGET_ARCH, &full),
+    ] {
+        assert_ne!(base, other);
+    }
+}

@@ -12,6 +12,7 @@ pub mod sampling;
 
 use std::sync::Arc;
 
+use crate::cubin_cache::CubinCache;
 use crate::dims::Dims;
 use crate::driver::{Gpu, Module};
 use crate::error::Result;
@@ -29,16 +30,31 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("fill.cu", include_str!("fill.cu")),
 ];
 
-/// Compiles one family for `dims` and loads it on `gpu`.
+/// Compiles one family for `dims` (or takes the cubin a previous run cached) and loads it on
+/// `gpu`. A cached cubin the driver refuses is recompiled and replaced.
 pub(crate) fn load(gpu: &Arc<Gpu>, name: &str, source: &str, dims: &Dims) -> Result<Module> {
     let started = std::time::Instant::now();
-    let cubin = Nvrtc::get()?.compile(name, source, TARGET_ARCH, &dims.defines())?;
+    let nvrtc = Nvrtc::get()?;
+    let defines = dims.defines();
+    let compile = || nvrtc.compile(name, source, TARGET_ARCH, &defines);
+    let cache = CubinCache::from_env();
+    let key = nvrtc.cache_key(name, source, TARGET_ARCH, &defines);
+    let (cubin, cached) = cache.get_or_compile(&key, compile)?;
     tracing::debug!(
         kernel = name,
+        cached,
         ms = started.elapsed().as_millis() as u64,
         "compiled"
     );
-    gpu.load_module(&cubin)
+    match gpu.load_module(&cubin) {
+        Err(e) if cached => {
+            tracing::warn!(kernel = name, "cached cubin refused ({e}); recompiling");
+            let cubin = compile()?;
+            cache.put(&key, &cubin);
+            gpu.load_module(&cubin)
+        }
+        loaded => loaded,
+    }
 }
 
 /// All kernel families, compiled for one model.
