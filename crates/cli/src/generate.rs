@@ -13,7 +13,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use lily_cpu::CpuModel;
 use lily_cuda::CudaBackend;
-use lily_engine::{argmax, generate, GenerateOptions};
+use lily_engine::{generate, GenerateOptions, Greedy};
 use lily_model::{Backend, ChatOptions, ChatTemplate, Config, Message, Tokenizer, Weights};
 
 use crate::backend_choice::{self, BackendKind, RunOn};
@@ -156,7 +156,7 @@ where
         prompt,
         max_seq,
         &options,
-        argmax,
+        &mut Greedy,
         |token| {
             let written = match &mut decoder {
                 // The stop token ends the answer; it is not part of its text.

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use lily_cpu::{CpuModel, Outputs};
-use lily_engine::{argmax, generate, GenerateOptions};
+use lily_engine::{generate, GenerateOptions, Greedy};
 use lily_model::{Backend, Checkpoint};
 
 /// Bound on logits and hidden states for f32 compute on the same weights as transformers.
@@ -96,7 +96,7 @@ fn check_greedy(g: &Golden, name: &str) {
         &g.prompt,
         max_seq,
         &options,
-        argmax,
+        &mut Greedy,
         |t| {
             got.push(t);
             std::ops::ControlFlow::Continue(())

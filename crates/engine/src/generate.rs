@@ -4,7 +4,7 @@
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
-use lily_model::Backend;
+use lily_model::{Backend, PickRule};
 
 pub struct GenerateOptions {
     /// Most tokens to generate (the stop token, if one ends the run, counts).
@@ -46,32 +46,48 @@ impl GenerateStats {
     }
 }
 
-/// Index of the largest logit; the lowest index wins a tie so that greedy output is
-/// deterministic across backends.
-pub fn argmax(logits: &[f32]) -> u32 {
-    let mut best = 0;
-    for (i, &x) in logits.iter().enumerate() {
-        if x > logits[best] {
-            best = i;
-        }
+pub use lily_model::pick::argmax;
+
+/// How `generate` chooses each token: on the backend's side under a rule (only the id comes
+/// back: the GPU copies 4 bytes instead of a 1 MB logits vector), or on the host from the
+/// logits (penalties, masks, logprobs).
+pub trait Pick {
+    /// The rule for the backend to apply to the next token's logits, or `None` when this token
+    /// needs the logits on the host (then `pick` is called with them).
+    fn rule(&mut self) -> Option<PickRule>;
+    /// The next token from its logits.
+    fn pick(&mut self, logits: &[f32]) -> u32;
+}
+
+/// Greedy decoding, always on the backend's side.
+pub struct Greedy;
+
+impl Pick for Greedy {
+    fn rule(&mut self) -> Option<PickRule> {
+        Some(PickRule::GREEDY)
     }
-    best as u32
+    fn pick(&mut self, logits: &[f32]) -> u32 {
+        argmax(logits)
+    }
 }
 
 /// Runs `prompt` through `seq` (which may already hold a cached prefix) and generates.
-/// `pick` chooses the next token from the logits (greedy: `argmax`; the sampler otherwise);
-/// `on_token` sees each generated token as soon as it exists.
+/// `picker` chooses each next token (`Greedy`, or the server's sampler); `on_token` sees each
+/// generated token as soon as it exists.
 pub fn generate<B: Backend>(
     backend: &B,
     seq: &mut B::Sequence,
     prompt: &[u32],
     max_seq: usize,
     options: &GenerateOptions,
-    mut pick: impl FnMut(&[f32]) -> u32,
+    picker: &mut impl Pick,
     mut on_token: impl FnMut(u32) -> ControlFlow<()>,
 ) -> Result<GenerateStats, B::Error> {
     let start = Instant::now();
-    let mut logits = backend.prefill(seq, prompt)?;
+    let mut next = match picker.rule() {
+        Some(rule) => backend.prefill_pick(seq, prompt, &rule)?,
+        None => picker.pick(&backend.prefill(seq, prompt)?),
+    };
     let mut stats = GenerateStats {
         prompt_tokens: prompt.len(),
         generated_tokens: 0,
@@ -81,7 +97,7 @@ pub fn generate<B: Backend>(
     };
     let mut decode_start = start;
     while stats.generated_tokens < options.max_tokens {
-        let token = pick(&logits);
+        let token = next;
         stats.generated_tokens += 1;
         if stats.generated_tokens == 1 {
             stats.prefill_time = start.elapsed();
@@ -102,7 +118,10 @@ pub fn generate<B: Backend>(
             stats.stop = StopReason::ContextFull;
             break;
         }
-        logits = backend.decode(seq, token)?;
+        next = match picker.rule() {
+            Some(rule) => backend.decode_pick(seq, token, &rule)?,
+            None => picker.pick(&backend.decode(seq, token)?),
+        };
     }
     stats.decode_time = decode_start.elapsed();
     Ok(stats)

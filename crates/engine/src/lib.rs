@@ -6,6 +6,6 @@ pub mod prefix_cache;
 pub mod reasoning;
 pub mod sampling;
 pub mod text_stream;
-pub mod tool_choice;
 pub mod tool_calls;
-pub use generate::{argmax, generate, GenerateOptions, GenerateStats, StopReason};
+pub mod tool_choice;
+pub use generate::{argmax, generate, GenerateOptions, GenerateStats, Greedy, Pick, StopReason};

@@ -5,6 +5,8 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use lily_model::PickRule;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct SamplingParams {
     /// 0 means greedy (argmax after penalties and mask).
@@ -57,18 +59,15 @@ impl SplitMix64 {
 }
 
 /// One request's sampler: the parameters, the random stream and the counts of generated
-/// tokens that the penalties need.
+/// tokens that the penalties need. The draw itself is `PickRule` (lily-model), which a backend
+/// may also apply on its side when no penalty or mask changes the logits.
 pub struct Sampler {
     params: SamplingParams,
     rng: SplitMix64,
     counts: HashMap<u32, u32>,
-    /// Per-token weights of the in-order draw, kept between calls (one vocabulary of f32).
+    /// Per-token weights of the draw, kept between calls (one vocabulary of f32).
     weights: Vec<f32>,
 }
-
-/// When only top-p is set, the nucleus is almost always inside the few hundred most likely
-/// tokens; selecting those first avoids sorting the whole 248K vocabulary every step.
-const NUCLEUS_PRESELECT: usize = 1024;
 
 impl Sampler {
     pub fn new(params: SamplingParams) -> Self {
@@ -78,7 +77,12 @@ impl Sampler {
                 .map(|d| d.as_nanos() as u64)
                 .unwrap_or(0)
         });
-        Self { params, rng: SplitMix64(seed), counts: HashMap::new(), weights: Vec::new() }
+        Self {
+            params,
+            rng: SplitMix64(seed),
+            counts: HashMap::new(),
+            weights: Vec::new(),
+        }
     }
 
     pub fn params(&self) -> &SamplingParams {
@@ -88,6 +92,30 @@ impl Sampler {
     /// Records a generated token for the presence and frequency penalties.
     pub fn observe(&mut self, token: u32) {
         *self.counts.entry(token).or_insert(0) += 1;
+    }
+
+    /// The next token's rule: greedy, or a draw with the next number of the seeded stream.
+    /// Greedy draws no number, so a request's stream does not depend on how it is split.
+    fn next_rule(&mut self) -> PickRule {
+        let p = &self.params;
+        if p.temperature <= 0.0 {
+            return PickRule::GREEDY;
+        }
+        PickRule {
+            temperature: p.temperature,
+            top_k: p.top_k.min(u32::MAX as usize) as u32,
+            top_p: p.top_p,
+            min_p: p.min_p,
+            u: self.rng.next_f64(),
+        }
+    }
+
+    /// The next token's rule for a backend to apply to its own logits, when the pick depends on
+    /// nothing else (no penalties; the caller knows whether it needs a mask or the logits).
+    /// Consumes the stream exactly as `pick` would, so either path gives the same tokens.
+    pub fn backend_rule(&mut self) -> Option<PickRule> {
+        let p = &self.params;
+        (p.presence_penalty == 0.0 && p.frequency_penalty == 0.0).then(|| self.next_rule())
     }
 
     /// Chooses the next token. `allowed`, when given, masks out every token that is `false`;
@@ -114,99 +142,8 @@ impl Sampler {
                 }
             }
         }
-        if p.temperature <= 0.0 {
-            return crate::argmax(&scores);
-        }
-        if p.top_k == 0 && p.top_p >= 1.0 {
-            self.sample_in_order(&scores)
-        } else {
-            self.sample(&scores)
-        }
-    }
-
-    /// The draw when no top-k or top-p reorders the candidates: they are every token with a
-    /// nonzero weight (at least min-p) in id order, so the total and the walk run over the
-    /// logits directly, with no candidate list and no sort (~2 MB and a 248K-element sort per
-    /// token at the real vocabulary). Same weights, same f64 sums in the same order, same draw
-    /// as `sample`.
-    fn sample_in_order(&mut self, scores: &[f32]) -> u32 {
-        let (inv_t, min_p) = (1.0 / self.params.temperature, self.params.min_p);
-        let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        self.weights.clear();
-        self.weights.extend(scores.iter().map(|&x| {
-            let w = ((x - max) * inv_t).exp();
-            if w > 0.0 && w >= min_p { w } else { 0.0 }
-        }));
-        let total: f64 = self.weights.iter().map(|&w| w as f64).sum();
-        let mut r = self.rng.next_f64() * total;
-        let mut last = None;
-        for (i, &w) in self.weights.iter().enumerate() {
-            if w > 0.0 {
-                r -= w as f64;
-                if r < 0.0 {
-                    return i as u32;
-                }
-                last = Some(i as u32);
-            }
-        }
-        last.unwrap_or_else(|| crate::argmax(scores))
-    }
-
-    fn sample(&mut self, scores: &[f32]) -> u32 {
-        let p = self.params.clone();
-        let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        // Weights relative to the best token: exp((x - max) / T), so the best has weight 1.
-        let inv_t = 1.0 / p.temperature;
-        let mut candidates: Vec<(u32, f32)> = scores
-            .iter()
-            .enumerate()
-            .filter_map(|(i, &x)| {
-                let w = ((x - max) * inv_t).exp();
-                // min-p compares with the best token, whose weight is exactly 1.
-                (w > 0.0 && w >= p.min_p).then_some((i as u32, w))
-            })
-            .collect();
-        let by_weight = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if p.top_k > 0 && candidates.len() > p.top_k {
-            candidates.select_nth_unstable_by(p.top_k - 1, by_weight);
-            candidates.truncate(p.top_k);
-        }
-        if p.top_p < 1.0 {
-            let total: f32 = candidates.iter().map(|c| c.1).sum();
-            let target = p.top_p * total;
-            if candidates.len() > NUCLEUS_PRESELECT {
-                // In place, not on a copy: if the head falls short, the full sort below orders
-                // by a total order (weight, then id), so the permutation does not matter.
-                candidates.select_nth_unstable_by(NUCLEUS_PRESELECT - 1, by_weight);
-                let head_mass: f32 = candidates[..NUCLEUS_PRESELECT].iter().map(|c| c.1).sum();
-                if head_mass >= target {
-                    candidates.truncate(NUCLEUS_PRESELECT);
-                }
-            }
-            candidates.sort_unstable_by(by_weight);
-            let mut mass = 0.0;
-            let mut keep = candidates.len();
-            for (i, c) in candidates.iter().enumerate() {
-                mass += c.1;
-                if mass >= target {
-                    keep = i + 1;
-                    break;
-                }
-            }
-            candidates.truncate(keep);
-        } else {
-            // The draw walks the candidates in order; fix the order so a seed means one thing.
-            candidates.sort_unstable_by_key(|c| c.0);
-        }
-        let total: f64 = candidates.iter().map(|c| c.1 as f64).sum();
-        let mut r = self.rng.next_f64() * total;
-        for &(token, w) in &candidates {
-            r -= w as f64;
-            if r < 0.0 {
-                return token;
-            }
-        }
-        candidates.last().map_or_else(|| crate::argmax(scores), |c| c.0)
+        let rule = self.next_rule();
+        rule.pick(&scores, &mut self.weights)
     }
 }
 
@@ -222,12 +159,22 @@ pub struct TokenLogprob {
 
 pub fn token_logprob(logits: &[f32], token: u32, top_n: usize) -> TokenLogprob {
     let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let log_z = max + logits.iter().map(|&x| ((x - max) as f64).exp()).sum::<f64>().ln() as f32;
-    let logprob = logits.get(token as usize).map_or(f32::NEG_INFINITY, |&x| x - log_z);
+    let log_z = max
+        + logits
+            .iter()
+            .map(|&x| ((x - max) as f64).exp())
+            .sum::<f64>()
+            .ln() as f32;
+    let logprob = logits
+        .get(token as usize)
+        .map_or(f32::NEG_INFINITY, |&x| x - log_z);
     let mut top: Vec<(u32, f32)> = Vec::new();
     if top_n > 0 {
-        let mut all: Vec<(u32, f32)> =
-            logits.iter().enumerate().map(|(i, &x)| (i as u32, x - log_z)).collect();
+        let mut all: Vec<(u32, f32)> = logits
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| (i as u32, x - log_z))
+            .collect();
         let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
         let n = top_n.min(all.len());
         if n < all.len() {
@@ -237,7 +184,11 @@ pub fn token_logprob(logits: &[f32], token: u32, top_n: usize) -> TokenLogprob {
         all.sort_unstable_by(order);
         top = all;
     }
-    TokenLogprob { token, logprob, top }
+    TokenLogprob {
+        token,
+        logprob,
+        top,
+    }
 }
 
 #[cfg(test)]
@@ -245,7 +196,11 @@ mod tests {
     use super::*;
 
     fn params(temperature: f32) -> SamplingParams {
-        SamplingParams { temperature, seed: Some(7), ..Default::default() }
+        SamplingParams {
+            temperature,
+            seed: Some(7),
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -262,7 +217,10 @@ mod tests {
     fn same_seed_same_tokens_and_different_seed_differs() {
         let logits: Vec<f32> = (0..50).map(|i| ((i * 37) % 11) as f32 * 0.3).collect();
         let run = |seed| {
-            let mut s = Sampler::new(SamplingParams { seed: Some(seed), ..params(1.0) });
+            let mut s = Sampler::new(SamplingParams {
+                seed: Some(seed),
+                ..params(1.0)
+            });
             (0..64).map(|_| s.pick(&logits, None)).collect::<Vec<_>>()
         };
         assert_eq!(run(1), run(1));
@@ -280,87 +238,69 @@ mod tests {
             }
             seen
         };
-        assert_eq!(draw(SamplingParams { top_k: 2, ..params(1.0) }), [true, true, false, false, false]);
-        assert_eq!(draw(SamplingParams { min_p: 0.5, ..params(1.0) }), [true, true, false, false, true]);
+        assert_eq!(
+            draw(SamplingParams {
+                top_k: 2,
+                ..params(1.0)
+            }),
+            [true, true, false, false, false]
+        );
+        assert_eq!(
+            draw(SamplingParams {
+                min_p: 0.5,
+                ..params(1.0)
+            }),
+            [true, true, false, false, true]
+        );
         // Tokens 0 and 1 hold more than half the mass: top_p 0.5 keeps just them.
-        assert_eq!(draw(SamplingParams { top_p: 0.5, ..params(1.0) }), [true, true, false, false, false]);
+        assert_eq!(
+            draw(SamplingParams {
+                top_p: 0.5,
+                ..params(1.0)
+            }),
+            [true, true, false, false, false]
+        );
         let all = draw(params(1.0));
-        assert!(all[2], "token 2 should be reachable without filters: {all:?}");
+        assert!(
+            all[2],
+            "token 2 should be reachable without filters: {all:?}"
+        );
     }
 
     #[test]
-    fn the_in_order_draw_equals_the_general_one() {
-        // Logits with a wide spread (some weights underflow to zero) and ties.
-        let logits: Vec<f32> = (0..3000).map(|i| ((i * 7919) % 263) as f32 * 0.37 - 60.0).collect();
-        for (temperature, min_p) in [(1.0, 0.0), (0.7, 0.0), (1.3, 0.05), (0.05, 0.0)] {
-            for seed in 0..40 {
-                let p = SamplingParams { temperature, min_p, seed: Some(seed), ..Default::default() };
-                let (mut fast, mut general) = (Sampler::new(p.clone()), Sampler::new(p));
-                for _ in 0..5 {
-                    assert_eq!(
-                        fast.sample_in_order(&logits),
-                        general.sample(&logits),
-                        "temperature {temperature}, min_p {min_p}, seed {seed}"
-                    );
-                }
-            }
+    fn the_backend_rule_draws_what_pick_draws() {
+        let logits: Vec<f32> = (0..300).map(|i| ((i * 7919) % 263) as f32 * 0.05).collect();
+        let p = SamplingParams {
+            top_p: 0.9,
+            ..params(0.8)
+        };
+        let (mut host, mut rules) = (Sampler::new(p.clone()), Sampler::new(p));
+        let mut scratch = Vec::new();
+        for _ in 0..50 {
+            let rule = rules.backend_rule().expect("no penalties");
+            assert_eq!(host.pick(&logits, None), rule.pick(&logits, &mut scratch));
         }
-    }
-
-    /// Nucleus sampling written out plainly: every weight, one full sort, the cut, the walk.
-    fn nucleus_reference(logits: &[f32], temperature: f32, top_p: f32, u: f64) -> u32 {
-        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let mut c: Vec<(u32, f32)> = logits
-            .iter()
-            .enumerate()
-            .map(|(i, &x)| (i as u32, ((x - max) / temperature).exp()))
-            .filter(|c| c.1 > 0.0)
-            .collect();
-        let target = top_p * c.iter().map(|c| c.1).sum::<f32>();
-        c.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        let mut mass = 0.0;
-        let keep = c.iter().position(|x| {
-            mass += x.1;
-            mass >= target
+        let mut penalised = Sampler::new(SamplingParams {
+            presence_penalty: 0.1,
+            ..params(1.0)
         });
-        c.truncate(keep.map_or(c.len(), |k| k + 1));
-        let mut r = u * c.iter().map(|x| x.1 as f64).sum::<f64>();
-        for &(token, w) in &c {
-            r -= w as f64;
-            if r < 0.0 {
-                return token;
-            }
-        }
-        c.last().unwrap().0
-    }
-
-    #[test]
-    fn the_preselected_nucleus_draw_equals_a_full_sort() {
-        // More tokens than the preselection holds; a flat tail so that at high top_p the
-        // nucleus does not fit in the preselected head and the full sort is taken.
-        let logits: Vec<f32> = (0..5000).map(|i| ((i * 7919) % 409) as f32 * 0.011).collect();
-        for (temperature, top_p) in [(1.0, 0.9), (0.7, 0.5), (0.3, 0.95), (1.0, 0.999)] {
-            for seed in 0..30 {
-                let p = SamplingParams { temperature, top_p, seed: Some(seed), ..Default::default() };
-                let mut s = Sampler::new(p);
-                let u = SplitMix64(seed).next_f64();
-                assert_eq!(
-                    s.pick(&logits, None),
-                    nucleus_reference(&logits, temperature, top_p, u),
-                    "temperature {temperature}, top_p {top_p}, seed {seed}"
-                );
-            }
-        }
+        assert_eq!(penalised.backend_rule(), None);
     }
 
     #[test]
     fn penalties_push_away_repeated_tokens() {
         let logits = [1.0, 0.9, 0.0];
-        let mut s = Sampler::new(SamplingParams { presence_penalty: 0.5, ..params(0.0) });
+        let mut s = Sampler::new(SamplingParams {
+            presence_penalty: 0.5,
+            ..params(0.0)
+        });
         assert_eq!(s.pick(&logits, None), 0);
         s.observe(0);
         assert_eq!(s.pick(&logits, None), 1);
-        let mut f = Sampler::new(SamplingParams { frequency_penalty: 0.6, ..params(0.0) });
+        let mut f = Sampler::new(SamplingParams {
+            frequency_penalty: 0.6,
+            ..params(0.0)
+        });
         f.observe(0);
         assert_eq!(f.pick(&logits, None), 1);
         f.observe(1);

@@ -1,6 +1,8 @@
 //! The seam between "what the model is" and "how it runs". The CPU reference and the CUDA
 //! backend implement the same trait, so the engine, the server and the tests are written once.
 
+use crate::PickRule;
+
 /// One way to run the model. The backend owns the weights; a `Sequence` owns one sequence's
 /// state (KV cache of the attention layers, recurrent and conv state of the GDN layers).
 pub trait Backend {
@@ -23,6 +25,27 @@ pub trait Backend {
 
     /// One decode step: appends `token` and returns the logits of the next position.
     fn decode(&self, seq: &mut Self::Sequence, token: u32) -> Result<Vec<f32>, Self::Error>;
+
+    /// `prefill`, returning the next token chosen under `rule` instead of the logits. A backend
+    /// that can choose where its logits are (the GPU) overrides this and copies only the id.
+    fn prefill_pick(
+        &self,
+        seq: &mut Self::Sequence,
+        tokens: &[u32],
+        rule: &PickRule,
+    ) -> Result<u32, Self::Error> {
+        Ok(rule.pick(&self.prefill(seq, tokens)?, &mut Vec::new()))
+    }
+
+    /// `decode`, returning the next token chosen under `rule` instead of the logits.
+    fn decode_pick(
+        &self,
+        seq: &mut Self::Sequence,
+        token: u32,
+        rule: &PickRule,
+    ) -> Result<u32, Self::Error> {
+        Ok(rule.pick(&self.decode(seq, token)?, &mut Vec::new()))
+    }
 
     /// Number of tokens the sequence holds.
     fn position(&self, seq: &Self::Sequence) -> usize;

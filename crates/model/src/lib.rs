@@ -8,6 +8,7 @@
 //!   (`Weights`), shape-checked against the config.
 //! - `error`: `ModelError`, naming the file, field or tensor at fault.
 //! - `backend`: the `Backend` trait.
+//! - `pick`: `PickRule`, the choice of the next token from logits, as a backend may apply it.
 //! - `tokenizer`: the Qwen3.5/3.6 byte-level BPE (`Tokenizer`, `StreamDecoder`).
 //! - `chat`: OpenAI-style messages rendered by the checkpoint's chat template (`ChatTemplate`).
 
@@ -15,14 +16,16 @@ pub mod backend;
 pub mod chat;
 pub mod config;
 pub mod error;
+pub mod pick;
 pub mod tensor;
 pub mod tokenizer;
 pub mod weights;
 
 pub use backend::Backend;
+pub use chat::{ChatError, ChatOptions, ChatTemplate, Message};
 pub use config::{Config, LayerKind};
 pub use error::ModelError;
+pub use pick::PickRule;
 pub use tensor::{DType, Tensor};
-pub use weights::{Checkpoint, Weights};
-pub use chat::{ChatError, ChatOptions, ChatTemplate, Message};
 pub use tokenizer::{StreamDecoder, Tokenizer, TokenizerError};
+pub use weights::{Checkpoint, Weights};

@@ -15,8 +15,8 @@ use lily_engine::prefix_cache::PrefixCache;
 use lily_engine::sampling::{token_logprob, Sampler, TokenLogprob};
 use lily_engine::tool_calls::ParameterTypes;
 use lily_engine::tool_choice::ForcedToolCall;
-use lily_engine::{generate, GenerateOptions, StopReason};
-use lily_model::Backend;
+use lily_engine::{generate, GenerateOptions, Pick, StopReason};
+use lily_model::{Backend, PickRule};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::error::ApiError;
@@ -229,6 +229,49 @@ struct Run {
     sent_tokens: usize,
 }
 
+/// A job's token choice: on the backend's side (only the id comes back) unless this token needs
+/// the logits here: a constraint's mask, logprobs, or penalties.
+struct JobPicker<'a> {
+    run: &'a RefCell<Run>,
+    tokens: &'a TokenTable,
+    stop_ids: &'a [u32],
+    top_logprobs: Option<usize>,
+}
+
+impl JobPicker<'_> {
+    fn mask(&self, r: &Run) -> Option<Vec<bool>> {
+        match (&r.forced_call, &r.constraint) {
+            _ if r.output.in_reasoning() => None,
+            (Some(forced), _) => Some(forced.allowed_tokens(&self.tokens.bytes, &self.tokens.index)),
+            (None, Some(machine)) => {
+                Some(machine.allowed_tokens(&self.tokens.constraint_bytes, &self.tokens.constraint_index, self.stop_ids))
+            }
+            (None, None) => None,
+        }
+    }
+}
+
+impl Pick for JobPicker<'_> {
+    fn rule(&mut self) -> Option<PickRule> {
+        let mut r = self.run.borrow_mut();
+        let masked = !r.output.in_reasoning() && (r.forced_call.is_some() || r.constraint.is_some());
+        if self.top_logprobs.is_some() || masked {
+            return None;
+        }
+        r.sampler.backend_rule()
+    }
+
+    fn pick(&mut self, logits: &[f32]) -> u32 {
+        let mut r = self.run.borrow_mut();
+        let mask = self.mask(&r);
+        let token = r.sampler.pick(logits, mask.as_deref());
+        if let Some(n) = self.top_logprobs {
+            r.logprob = Some(token_logprob(logits, token, n));
+        }
+        token
+    }
+}
+
 impl<B: Backend> Worker<B> {
     /// Restores the longest cached prefix of `prompt` and prefills up to (not including) its
     /// last token, snapshotting on the way. Returns how many tokens came from the cache.
@@ -289,21 +332,7 @@ impl<B: Backend> Worker<B> {
         let tokens = self.tokens.clone();
         let stop_ids = self.config.stop_ids.clone();
         let top_logprobs = job.params.logprobs;
-        let pick = |logits: &[f32]| {
-            let mut r = run.borrow_mut();
-            let r = &mut *r;
-            let mask = match (&r.forced_call, &r.constraint) {
-                _ if r.output.in_reasoning() => None,
-                (Some(forced), _) => Some(forced.allowed_tokens(&tokens.bytes, &tokens.index)),
-                (None, Some(machine)) => Some(machine.allowed_tokens(&tokens.constraint_bytes, &tokens.constraint_index, &stop_ids)),
-                (None, None) => None,
-            };
-            let token = r.sampler.pick(logits, mask.as_deref());
-            if let Some(n) = top_logprobs {
-                r.logprob = Some(token_logprob(logits, token, n));
-            }
-            token
-        };
+        let mut picker = JobPicker { run: &run, tokens: &tokens, stop_ids: &stop_ids, top_logprobs };
         let on_token = |token: u32| {
             let mut r = run.borrow_mut();
             let r = &mut *r;
@@ -355,7 +384,7 @@ impl<B: Backend> Worker<B> {
             }
             ControlFlow::Continue(())
         };
-        let stats = generate(&self.backend, &mut self.seq, &job.prompt[job.prompt.len() - 1..], self.config.max_seq, &options, pick, on_token)?;
+        let stats = generate(&self.backend, &mut self.seq, &job.prompt[job.prompt.len() - 1..], self.config.max_seq, &options, &mut picker, on_token)?;
         let mut r = run.into_inner();
         if r.client_gone {
             self.metrics.cancelled();

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lily_cpu::CpuModel;
-use lily_engine::{argmax, generate, GenerateOptions};
+use lily_engine::{generate, GenerateOptions, Greedy};
 use lily_server::{EngineSpec, ServerConfig};
 use serde_json::json;
 use support::ByteModel;
@@ -40,7 +40,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn raw(model: &CpuModel, prompt: &[u32]) -> (Duration, Duration, usize) {
     let mut seq = model.new_sequence(1024).unwrap();
     let options = GenerateOptions { max_tokens: NEW_TOKENS, stop_ids: vec![] };
-    let stats = generate(model, &mut seq, prompt, 1024, &options, argmax, |_| ControlFlow::Continue(())).unwrap();
+    let stats = generate(model, &mut seq, prompt, 1024, &options, &mut Greedy, |_| ControlFlow::Continue(())).unwrap();
     let per = stats.decode_time / (stats.generated_tokens.max(2) - 1) as u32;
     (stats.prefill_time, per, stats.generated_tokens)
 }
