@@ -309,7 +309,10 @@ extern "C" __global__ void gdn_prefill_ring(const float* __restrict__ proj, floa
 #define GDN_KP (GDN_KDP + 4)
 #define GDN_AP (GDN_CH + 4)
 #define GDN_CHUNK_THREADS 256
-#define GDN_SOLVE_FLOATS (2 * GDN_CH * GDN_KP + GDN_CH * GDN_AP + 2 * GDN_CH)
+// gdn_chunk_solve's q rows are dead once P is written; T = (I + A)^-1 goes over them, split
+// into its tf32 halves (two [GDN_CH][GDN_AP] arrays).
+#define GDN_QT_FLOATS (GDN_CH * GDN_KP > 2 * GDN_CH * GDN_AP ? GDN_CH * GDN_KP : 2 * GDN_CH * GDN_AP)
+#define GDN_SOLVE_FLOATS (GDN_CH * GDN_KP + GDN_QT_FLOATS + GDN_CH * GDN_AP + 3 * GDN_CH)
 // gdn_chunk_scan: value columns per block, and the row stride of its [.][GDN_SC] tiles, which
 // puts the 4 rows of a tf32 B fragment on different banks.
 #define GDN_SC 32
@@ -376,7 +379,9 @@ __device__ __forceinline__ void gdn_mma3(float c[4], const Tf32Split a[4], const
 // tokens t: W [tokens, V, KD], U [tokens, V, VD], row t of the chunk's P [tokens, V, GDN_CH]
 // (only its 4-column groups up to the diagonal; the diagonal group is zero right of it) and
 // G [tokens, V].
-extern "C" __global__ void __launch_bounds__(GDN_CHUNK_THREADS)
+// Two blocks per SM (the shared memory allows two): the substitution keeps only two warps of a
+// block busy, the other block fills the SM meanwhile.
+extern "C" __global__ void __launch_bounds__(GDN_CHUNK_THREADS, 2)
 gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, const float* __restrict__ vv,
                 const float* __restrict__ beta, const float* __restrict__ log_decay, float* __restrict__ w_out,
                 float* __restrict__ u_out, float* __restrict__ p_out, float* __restrict__ g_out, int tokens) {
@@ -384,10 +389,13 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     pdl_launch_next();
     pdl_wait();
     float* ks = gdn_solve_smem;        // k rows [GDN_CH][GDN_KP]
-    float* qs = ks + GDN_CH * GDN_KP;  // q rows
-    float* as = qs + GDN_CH * GDN_KP;  // A [GDN_CH][GDN_AP]
+    float* qs = ks + GDN_CH * GDN_KP;  // q rows; later T's tf32 halves
+    float* as = qs + GDN_QT_FLOATS;    // A [GDN_CH][GDN_AP]
     float* bs = as + GDN_CH * GDN_AP;  // beta [GDN_CH]
     float* gs = bs + GDN_CH;           // G [GDN_CH]
+    float* wsc = gs + GDN_CH;          // beta Gam, W's right-hand side scale per row
+    unsigned* th = reinterpret_cast<unsigned*>(qs);
+    unsigned* tl = th + GDN_CH * GDN_AP;
     const int tid = threadIdx.x;
     const int h = blockIdx.y, kh = h / (GDN_VALUE_HEADS / GDN_KEY_HEADS);
     const int t0 = blockIdx.x * GDN_CH, n = min(GDN_CH, tokens - t0);
@@ -399,18 +407,36 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
         const int r = i / F4, c = 4 * (i % F4);
         if (r < n && c < GDN_KEY_DIM) {
             const long at = ((long)(t0 + r) * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + c;
-            *reinterpret_cast<float4*>(ks + r * GDN_KP + c) = gdn_ld4(kn + at);
-            *reinterpret_cast<float4*>(qs + r * GDN_KP + c) = gdn_ld4(qn + at);
+            gdn_cp16(ks + r * GDN_KP + c, kn + at);
+            gdn_cp16(qs + r * GDN_KP + c, qn + at);
         } else {
             gdn_zero4(ks + r * GDN_KP + c);
             gdn_zero4(qs + r * GDN_KP + c);
         }
     }
+    asm volatile("cp.async.commit_group;" ::: "memory");
     if (tid < GDN_CH) {
         const long at = (long)(t0 + tid) * GDN_VALUE_HEADS + h;
         bs[tid] = tid < n ? beta[at] : 0.f;
         gs[tid] = tid < n ? log_decay[at] : 0.f;
     }
+    // This warp's first n-tile of [U | W] (a U tile for the full model) takes its right-hand side
+    // from v in global memory: those loads are issued now, so that their latency passes under
+    // the products and the substitution instead of stalling the last product (the kernel's main
+    // stall when they were loaded there). More tiles' worth of registers would spill.
+    const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+    constexpr int UT = (GDN_VALUE_DIM + 7) / 8, NT = UT + GDN_KDP / 8, MT = GDN_CH / 16;
+    constexpr int NQ = (NT + GDN_CHUNK_THREADS / 32 - 1) / (GDN_CHUNK_THREADS / 32);
+    auto v_at = [&](int nt, int j) {
+        const int col = 8 * nt + g;
+        return j < n && col < GDN_VALUE_DIM ? vv[((long)(t0 + j) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col] : 0.f;
+    };
+    float vpre[GDN_CH / 8][2];
+#pragma unroll
+    for (int k8 = 0; k8 < GDN_CH / 8; k8++)
+#pragma unroll
+        for (int r = 0; r < 2; r++) vpre[k8][r] = warp < UT ? v_at(warp, 8 * k8 + t + 4 * r) : 0.f;
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
     __syncthreads();
     if (tid == 0) {
         float acc = 0.f;
@@ -426,8 +452,7 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     // fragment, spread over the warps. P is written for every column of those tiles, which covers
     // the 4-column groups up to the diagonal that gdn_chunk_scan reads.
     {
-        const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-        constexpr int MT = GDN_CH / 16, TRI = MT * (MT + 1);  // the sum over mt of 2 mt + 2
+        constexpr int TRI = MT * (MT + 1);  // the sum over mt of 2 mt + 2
         for (int idx = warp; idx < TRI; idx += GDN_CHUNK_THREADS / 32) {
             int mt = 0;
             while (idx >= (mt + 1) * (mt + 2)) mt++;
@@ -459,20 +484,16 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     if (tid < n) g_out[(long)(t0 + tid) * GDN_VALUE_HEADS + h] = gs[tid];
     __syncthreads();
 
-    // [U | W] = (I + A)^-1 [beta v | beta Gam k] by forward substitution. The columns are
-    // independent: one per thread, held in registers (the loops unroll fully, so x is indexed by
-    // constants), four partial sums per row to shorten the dependent chain.
-    for (int col = tid; col < GDN_VALUE_DIM + GDN_KEY_DIM; col += GDN_CHUNK_THREADS) {
-        const bool is_v = col < GDN_VALUE_DIM;
-        const int kc = col - GDN_VALUE_DIM;
+    // [U | W] = T [beta v | beta Gam k] with T = (I + A)^-1 (unit lower triangular). T comes from
+    // forward substitution on the identity's 64 columns (one per thread, held in registers: the
+    // loops unroll fully, so x is indexed by constants; four partial sums per row shorten the
+    // chain), stored as tf32 halves; the product runs on the tensor cores. Substituting the 256
+    // right-hand columns directly was 4x the FMAs and the kernel's main cost.
+    if (tid < GDN_CH) wsc[tid] = bs[tid] * expf(gs[tid]);
+    if (tid < GDN_CH) {
         float x[GDN_CH];
 #pragma unroll
-        for (int i = 0; i < GDN_CH; i++) {
-            if (is_v)
-                x[i] = i < n ? bs[i] * vv[((long)(t0 + i) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col] : 0.f;
-            else
-                x[i] = bs[i] * expf(gs[i]) * ks[i * GDN_KP + kc];
-        }
+        for (int i = 0; i < GDN_CH; i++) x[i] = i == tid ? 1.f : 0.f;
 #pragma unroll
         for (int i = 1; i < GDN_CH; i++) {
             float acc[4] = {x[i], 0.f, 0.f, 0.f};
@@ -482,13 +503,63 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
         }
 #pragma unroll
         for (int i = 0; i < GDN_CH; i++) {
-            if (i >= n) break;
-            const long row = (long)(t0 + i) * GDN_VALUE_HEADS + h;
-            if (is_v)
-                u_out[row * GDN_VALUE_DIM + col] = x[i];
-            else
-                w_out[row * GDN_KEY_DIM + kc] = x[i];
+            const Tf32Split v = gdn_split(x[i]);
+            th[i * GDN_AP + tid] = v.hi;
+            tl[i * GDN_AP + tid] = v.lo;
         }
+    }
+    __syncthreads();
+
+    // n-tiles of 8 columns: U's (VD rounded up to 8), then W's (KD rounded up to 16; k's padding
+    // columns are zero). Each warp takes whole n-tiles, all four m-tiles of rows; T's zero upper
+    // triangle skips the k-steps right of an m-tile's last row.
+#pragma unroll 1
+    for (int q = 0; q < NQ; q++) {
+        const int nt = warp + 8 * q;
+        if (nt >= NT) break;
+        const bool is_u = nt < UT;
+        const int col = 8 * (is_u ? nt : nt - UT) + g;
+        float acc[MT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[mt][e] = 0.f;
+#pragma unroll
+        for (int k0 = 0; k0 < GDN_CH; k0 += 8) {
+            float bv[2];
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                const int j = k0 + t + 4 * r;
+                if (!is_u)
+                    bv[r] = wsc[j] * ks[j * GDN_KP + col];
+                else if (q == 0)
+                    bv[r] = bs[j] * vpre[k0 / 8][r];
+                else
+                    bv[r] = bs[j] * v_at(nt, j);
+            }
+            const Tf32Split b[2] = {gdn_split(bv[0]), gdn_split(bv[1])};
+#pragma unroll
+            for (int mt = k0 / 16; mt < MT; mt++) {
+                const int a0 = (16 * mt + g) * GDN_AP + k0 + t;
+                const Tf32Split a[4] = {{th[a0], tl[a0]},
+                                        {th[a0 + 8 * GDN_AP], tl[a0 + 8 * GDN_AP]},
+                                        {th[a0 + 4], tl[a0 + 4]},
+                                        {th[a0 + 8 * GDN_AP + 4], tl[a0 + 8 * GDN_AP + 4]}};
+                gdn_mma3(acc[mt], a, b);
+            }
+        }
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = 16 * mt + g + 8 * (e >> 1), c = col - g + 2 * t + (e & 1);
+                if (i >= n) continue;
+                const long row = (long)(t0 + i) * GDN_VALUE_HEADS + h;
+                if (is_u && c < GDN_VALUE_DIM)
+                    u_out[row * GDN_VALUE_DIM + c] = acc[mt][e];
+                else if (!is_u && c < GDN_KEY_DIM)
+                    w_out[row * GDN_KEY_DIM + c] = acc[mt][e];
+            }
     }
 }
 

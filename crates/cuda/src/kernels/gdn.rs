@@ -27,10 +27,12 @@ fn key_row_stride(d: &Dims) -> usize {
     d.gdn_key_dim.div_ceil(16) * 16 + 4
 }
 
-/// Dynamic shared memory of gdn_chunk_solve (GDN_SOLVE_FLOATS): the chunk's k and q rows, A,
-/// beta and the running log decay.
+/// Dynamic shared memory of gdn_chunk_solve (GDN_SOLVE_FLOATS): the chunk's k rows, its q rows
+/// (later T's two tf32 halves, whichever is larger), A, and beta, the running log decay and
+/// beta Gam per token.
 fn solve_shared_bytes(d: &Dims) -> u32 {
-    (4 * (2 * CHUNK * key_row_stride(d) + CHUNK * (CHUNK + 4) + 2 * CHUNK)) as u32
+    let q_or_t = (CHUNK * key_row_stride(d)).max(2 * CHUNK * (CHUNK + 4));
+    (4 * (CHUNK * key_row_stride(d) + q_or_t + CHUNK * (CHUNK + 4) + 3 * CHUNK)) as u32
 }
 
 /// Dynamic shared memory of gdn_chunk_scan (GDN_SCAN_FLOATS): the block's columns of S (rows
