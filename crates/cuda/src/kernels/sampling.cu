@@ -530,7 +530,8 @@ sample_draw(const float* __restrict__ logits, int n, const PickRuleDev* rule, vo
         }
         const double total = __shfl_sync(0xffffffffu, inc, 31);
         const double r = rule->u * total;
-        double run = inc - mine;
+        double run = __shfl_up_sync(0xffffffffu, inc, 1);
+        if (lane == 0) run = 0.0;
         int found = -1;
         double found_r = 0.0;
         int last_nonzero = -1;
@@ -602,8 +603,10 @@ sample_draw(const float* __restrict__ logits, int n, const PickRuleDev* rule, vo
     __syncthreads();
     if (lane == 31) part[warp] = inc;
     __syncthreads();
-    double run = inc - tsum;
+    double run = 0.0;
     for (int q = 0; q < warp; q++) run += part[q];
+    const double before = __shfl_up_sync(0xffffffffu, inc, 1);
+    if (lane > 0) run += before;
     const double r = pick_r;
     int mine = 0x7fffffff, mine_last = -1;
     for (int j = 0; j < 4; j++) {
