@@ -411,12 +411,13 @@ sample_select(int n, const PickRuleDev* rule, void* scratch, int pass) {
                     unsigned k = take < 1.0 ? 1u : take > (double)have ? have : (unsigned)take;
                     // The block holding the k-th such token, in block order.
                     const int blocks = gridDim.x;
+                    const volatile unsigned* bins = s.block_bins;
                     int found = -1;
                     unsigned rank = 0;
                     unsigned seen = 0;
                     for (int base = 0; base < blocks && found < 0; base += 32) {
                         const int blk = base + (int)threadIdx.x;
-                        const unsigned c = blk < blocks ? s.block_bins[blk * SAMPLE_BINS + b] : 0u;
+                        const unsigned c = blk < blocks ? bins[blk * SAMPLE_BINS + b] : 0u;
                         unsigned inc = c;
 #pragma unroll
                         for (int o = 1; o < 32; o <<= 1) {
