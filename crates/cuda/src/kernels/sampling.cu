@@ -1,4 +1,5 @@
-// Greedy pick on the GPU and the end of a decode step. Needs: nothing but the common header.
+// The token pick on the GPU (greedy argmax, or one draw under a PickRule) and the end of a decode
+// step. Needs: nothing but the common header.
 //
 // The argmax is an atomicMax over 64-bit keys: the float's bits mapped to an unsigned order in
 // the high word, the complement of the index in the low word, so the largest logit wins and the
