@@ -1,16 +1,60 @@
-//! Launchers for sampling.cu: greedy argmax on the GPU and the end-of-step bookkeeping.
+//! Launchers for sampling.cu: the token pick on the GPU (greedy argmax, or one draw under a
+//! `PickRule` read from device memory, so a captured step graph serves every rule) and the
+//! end-of-step bookkeeping.
 
 use std::sync::Arc;
 
+use lily_model::PickRule;
+
 use crate::dims::Dims;
-use crate::driver::{Function, Gpu, KernelArgs, Module};
-use crate::error::Result;
+use crate::driver::{DevicePtr, Function, Gpu, KernelArgs, Module};
+use crate::error::{CudaError, Result};
 use crate::tensor::{DType, View};
+
+/// Bytes of the device rule (`PickRuleDev` in sampling.cu).
+pub const RULE_BYTES: usize = 24;
+
+/// Tokens per block of the draw kernels and histogram bins of the radix select (sampling.cu's
+/// SAMPLE_CHUNK and SAMPLE_BINS).
+const CHUNK: usize = 1024;
+const BINS: usize = 1024;
+const THREADS: u32 = 256;
+
+/// The largest vocabulary the draw handles: its masses are 44-bit fixed point summed in 63 bits.
+pub const MAX_VOCAB: usize = 1 << 19;
+
+/// The radix select's passes: 3 digits of 10 bits for top-k, then 3 for top-p.
+const SELECT_PASSES: i32 = 6;
+
+/// `rule` as the device reads it: `{ float temperature; int top_k; float top_p; float min_p;
+/// double u; }`, little-endian. A top_k beyond i32 keeps every token, as it does on the host.
+pub fn rule_bytes(rule: &PickRule) -> [u8; RULE_BYTES] {
+    let mut b = [0u8; RULE_BYTES];
+    b[0..4].copy_from_slice(&rule.temperature.to_le_bytes());
+    b[4..8].copy_from_slice(&(rule.top_k.min(i32::MAX as u32) as i32).to_le_bytes());
+    b[8..12].copy_from_slice(&rule.top_p.to_le_bytes());
+    b[12..16].copy_from_slice(&rule.min_p.to_le_bytes());
+    b[16..24].copy_from_slice(&rule.u.to_le_bytes());
+    b
+}
+
+/// Bytes of the draw's scratch for `vocab` tokens (mirrors `sample_scratch` in sampling.cu):
+/// state, histogram, per-block keys, sums and bin counts, and the weights. Allocate it as a U64
+/// tensor of `scratch_bytes(vocab) / 8` elements.
+pub fn scratch_bytes(vocab: usize) -> usize {
+    let blocks = vocab.div_ceil(CHUNK);
+    let bytes = 64 + 12 * BINS + 16 * blocks + 4 * BINS * blocks + 4 * vocab;
+    bytes.next_multiple_of(8)
+}
 
 pub struct Sampling {
     gpu: Arc<Gpu>,
     _module: Module,
     argmax: Function,
+    max: Function,
+    weights: Function,
+    select: Function,
+    draw: Function,
     finish: Function,
 }
 
@@ -20,6 +64,10 @@ impl Sampling {
         Ok(Sampling {
             gpu: gpu.clone(),
             argmax: module.function("argmax")?,
+            max: module.function("sample_max")?,
+            weights: module.function("sample_weights")?,
+            select: module.function("sample_select")?,
+            draw: module.function("sample_draw")?,
             finish: module.function("finish_step")?,
             _module: module,
         })
@@ -30,8 +78,53 @@ impl Sampling {
         let n = logits.shape.iter().product::<usize>();
         let l = logits.expect(DType::F32, &[n])?;
         let b = best.expect(DType::U64, &[1])?;
+        self.launch_argmax(l, n, 0, b)
+    }
+
+    /// The next token under the rule in `rule` (U64 [3], bytes from `rule_bytes`, rewritten by
+    /// the host before each replay): greedy, or one draw, exactly as `PickRule::pick`. Leaves
+    /// the pick in `best` as an argmax key (`best` must hold 0, as finish_step leaves it).
+    /// `scratch` is U64 [scratch_bytes(vocab) / 8], one per sequence; it needs no clearing.
+    pub fn pick(&self, logits: &View, rule: &View, scratch: &View, best: &View) -> Result<()> {
+        let n = logits.shape.iter().product::<usize>();
+        if n == 0 || n > MAX_VOCAB {
+            return Err(CudaError::Invalid(format!(
+                "{logits}: {n} logits; the GPU draw handles 1 to {MAX_VOCAB}"
+            )));
+        }
+        let l = logits.expect(DType::F32, &[n])?;
+        let r = rule.expect(DType::U64, &[RULE_BYTES / 8])?;
+        let s = scratch.expect(DType::U64, &[scratch_bytes(n) / 8])?;
+        let b = best.expect(DType::U64, &[1])?;
+        self.launch_argmax(l, n, r, b)?;
+        let grid = (n.div_ceil(CHUNK) as u32, 1, 1);
+        let n = n as i32;
+        for f in [&self.max, &self.weights] {
+            let mut args = KernelArgs::new().ptr(l).i32(n).ptr(r).ptr(s);
+            self.gpu.launch(f, grid, THREADS, 0, &mut args)?;
+        }
+        for pass in 0..SELECT_PASSES {
+            let mut args = KernelArgs::new().i32(n).ptr(r).ptr(s).i32(pass);
+            self.gpu.launch(&self.select, grid, THREADS, 0, &mut args)?;
+        }
+        let mut args = KernelArgs::new().ptr(l).i32(n).ptr(r).ptr(s).ptr(b);
+        self.gpu.launch(&self.draw, grid, THREADS, 0, &mut args)
+    }
+
+    /// `rule` 0 (null): always greedy.
+    fn launch_argmax(
+        &self,
+        logits: DevicePtr,
+        n: usize,
+        rule: DevicePtr,
+        best: DevicePtr,
+    ) -> Result<()> {
         let blocks = n.div_ceil(256 * 8).clamp(1, 1024) as u32;
-        let mut args = KernelArgs::new().ptr(l).i32(n as i32).ptr(b);
+        let mut args = KernelArgs::new()
+            .ptr(logits)
+            .i32(n as i32)
+            .ptr(rule)
+            .ptr(best);
         self.gpu
             .launch(&self.argmax, (blocks, 1, 1), 256, 0, &mut args)
     }
@@ -50,5 +143,34 @@ impl Sampling {
         let e = prompt_end.expect(DType::I32, &[1])?;
         let mut args = KernelArgs::new().ptr(b).ptr(ids.ptr).ptr(p).ptr(e);
         self.gpu.launch(&self.finish, (1, 1, 1), 1, 0, &mut args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_bytes_follow_the_device_layout() {
+        let b = rule_bytes(&PickRule {
+            temperature: 0.7,
+            top_k: u32::MAX,
+            top_p: 0.9,
+            min_p: 0.05,
+            u: 0.25,
+        });
+        assert_eq!(f32::from_le_bytes(b[0..4].try_into().unwrap()), 0.7);
+        assert_eq!(i32::from_le_bytes(b[4..8].try_into().unwrap()), i32::MAX);
+        assert_eq!(f32::from_le_bytes(b[8..12].try_into().unwrap()), 0.9);
+        assert_eq!(f32::from_le_bytes(b[12..16].try_into().unwrap()), 0.05);
+        assert_eq!(f64::from_le_bytes(b[16..24].try_into().unwrap()), 0.25);
+    }
+
+    #[test]
+    fn scratch_holds_the_weights_and_per_block_bins() {
+        // 243 blocks at the real vocabulary: ~1 MB of weights and ~1 MB of bin counts.
+        let n = 248_320;
+        assert_eq!(scratch_bytes(n), 64 + 12 * 1024 + 243 * (16 + 4096) + 4 * n);
+        assert_eq!(scratch_bytes(3) % 8, 0);
     }
 }

@@ -1,0 +1,530 @@
+//! The token pick on the GPU (`Sampling::pick`) against `PickRule::pick`, the host reference:
+//! greedy takes the argmax path exactly; a draw picks the host's token except where the host's
+//! own arithmetic sits within 1e-9 of a boundary (those are counted and must stay rare).
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{download, gpu, upload, Rng};
+use lily_cuda::dims::Dims;
+use lily_cuda::driver::Gpu;
+use lily_cuda::kernels::sampling::{rule_bytes, scratch_bytes, Sampling, RULE_BYTES};
+use lily_cuda::tensor::{DType, Tensor};
+use lily_model::PickRule;
+
+/// A decision closer than this (relative to the mass in play) to a boundary may go either way:
+/// the GPU sums in another order (and top-p masses in fixed point).
+const BOUNDARY: f64 = 1e-9;
+/// Mismatches explained by a boundary that a run may show before the test fails.
+const HANDFUL: usize = 5;
+
+/// One vocabulary's buffers on the GPU.
+struct Setup {
+    gpu: Arc<Gpu>,
+    k: Sampling,
+    n: usize,
+    logits: Tensor,
+    rule: Tensor,
+    scratch: Tensor,
+    best: Tensor,
+}
+
+impl Setup {
+    fn new(gpu: &Arc<Gpu>, k: Sampling, logits: &[f32]) -> Setup {
+        let n = logits.len();
+        let scratch = Tensor::new(gpu, "scratch", DType::U64, &[scratch_bytes(n) / 8]).unwrap();
+        // Poisoned: the draw must not depend on what the scratch held before.
+        gpu.memset_u32(scratch.ptr(), 0x7fc0_0000, scratch.bytes() / 4)
+            .unwrap();
+        Setup {
+            gpu: gpu.clone(),
+            k,
+            n,
+            logits: upload(gpu, "logits", DType::F32, &[n], logits),
+            rule: Tensor::new(gpu, "rule", DType::U64, &[RULE_BYTES / 8]).unwrap(),
+            scratch,
+            best: upload(gpu, "best", DType::U64, &[1], &[0.0]),
+        }
+    }
+
+    fn set_rule(&self, rule: &PickRule) {
+        self.gpu.upload(self.rule.ptr(), &rule_bytes(rule)).unwrap();
+    }
+
+    fn launch(&self) {
+        self.k
+            .pick(
+                &self.logits.view(),
+                &self.rule.view(),
+                &self.scratch.view(),
+                &self.best.view(),
+            )
+            .unwrap();
+    }
+
+    /// The token in `best`, which is then cleared as finish_step leaves it.
+    fn take_best(&self) -> u32 {
+        let mut b = [0u8; 8];
+        self.gpu.download(&mut b, self.best.ptr()).unwrap();
+        self.gpu.memset_u32(self.best.ptr(), 0, 2).unwrap();
+        let key = u64::from_le_bytes(b);
+        assert_ne!(key, 0, "nothing wrote best");
+        0xffff_ffff - (key & 0xffff_ffff) as u32
+    }
+
+    fn pick(&self, rule: &PickRule) -> u32 {
+        self.set_rule(rule);
+        self.launch();
+        self.take_best()
+    }
+
+    /// The weights the last draw computed (the scratch's last region; see sample_scratch).
+    fn weights(&self) -> Vec<f32> {
+        let mut b = vec![0u8; self.scratch.bytes()];
+        self.gpu.download(&mut b, self.scratch.ptr()).unwrap();
+        let blocks = self.n.div_ceil(1024);
+        let at = 64 + 12 * 1024 + blocks * (16 + 4 * 1024);
+        b[at..at + 4 * self.n]
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+}
+
+/// The host's draw laid out for boundary distances: the weights (step 2), the kept tokens in id
+/// order with their running f64 sums, and how close the top-k / top-p cuts came to going the
+/// other way.
+struct Draw {
+    weights: Vec<f32>,
+    kept: Vec<u32>,
+    running: Vec<f64>,
+    /// Relative distance of the top-p mass at the cut from its target (infinite: no top-p cut).
+    p_margin: f64,
+    /// Whether the token just inside a cut and the one just outside differ by at most one ulp
+    /// (a 1-ulp difference between the host's expf and the GPU's exp can swap them).
+    ulp_close_cut: bool,
+}
+
+fn ulp_close(a: f32, b: f32) -> bool {
+    a != b && a.to_bits().abs_diff(b.to_bits()) <= 1
+}
+
+fn host_draw(logits: &[f32], r: &PickRule) -> Draw {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let inv_t = 1.0 / r.temperature;
+    let weights: Vec<f32> = logits
+        .iter()
+        .map(|&x| {
+            let w = ((x - max) * inv_t).exp();
+            if w > 0.0 && w >= r.min_p {
+                w
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let mut c: Vec<(u32, f32)> = weights
+        .iter()
+        .enumerate()
+        .filter(|(_, &w)| w > 0.0)
+        .map(|(i, &w)| (i as u32, w))
+        .collect();
+    c.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut ulp_close_cut = false;
+    let k = r.top_k as usize;
+    if k > 0 && c.len() > k {
+        ulp_close_cut |= ulp_close(c[k - 1].1, c[k].1);
+        c.truncate(k);
+    }
+    let mut p_margin = f64::INFINITY;
+    if r.top_p < 1.0 && !c.is_empty() {
+        let total: f64 = c.iter().map(|c| c.1 as f64).sum();
+        let target = r.top_p as f64 * total;
+        let mut mass = 0.0f64;
+        let end = c
+            .iter()
+            .position(|x| {
+                mass += x.1 as f64;
+                mass >= target
+            })
+            .unwrap_or(c.len() - 1);
+        let before = mass - c[end].1 as f64;
+        p_margin = (mass - target).min(target - before).abs() / total;
+        if end + 1 < c.len() {
+            ulp_close_cut |= ulp_close(c[end].1, c[end + 1].1);
+        }
+        c.truncate(end + 1);
+    }
+    c.sort_unstable_by_key(|x| x.0);
+    let mut sum = 0.0f64;
+    let running = c
+        .iter()
+        .map(|x| {
+            sum += x.1 as f64;
+            sum
+        })
+        .collect();
+    Draw {
+        weights,
+        kept: c.iter().map(|x| x.0).collect(),
+        running,
+        p_margin,
+        ulp_close_cut,
+    }
+}
+
+impl Draw {
+    /// The pick for `u` (as the host walks it) and the relative distance of u * total from the
+    /// nearest boundary between two kept tokens.
+    fn pick(&self, u: f64) -> Option<(u32, f64)> {
+        let total = *self.running.last()?;
+        let r = u * total;
+        let j = self
+            .running
+            .iter()
+            .position(|&s| s > r)
+            .unwrap_or(self.kept.len() - 1);
+        let mut margin = (self.running[j] - r).abs();
+        if j > 0 {
+            margin = margin.min((r - self.running[j - 1]).abs());
+        }
+        Some((self.kept[j], margin / total))
+    }
+}
+
+/// Logits like a model's: flat (std ~0.5) or peaked (std ~5), with ties planted at the top and
+/// inside, and a few -inf entries.
+fn logits(rng: &mut Rng, n: usize, std: f32) -> Vec<f32> {
+    // Uniform in [-a, a) has std a / sqrt(3).
+    let mut x = rng.vec(n, std * 3f32.sqrt());
+    let at = |rng: &mut Rng| ((rng.next() * 0.5 + 0.5) * n as f32) as usize % n;
+    if n >= 16 {
+        let top = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        for _ in 0..3 {
+            let i = at(rng);
+            x[i] = top;
+        }
+        for _ in 0..n / 16 {
+            let (i, j) = (at(rng), at(rng));
+            x[i] = x[j];
+        }
+        for _ in 0..3 {
+            let i = at(rng);
+            x[i] = f32::NEG_INFINITY;
+        }
+    }
+    x
+}
+
+fn rules(rng: &mut Rng) -> Vec<PickRule> {
+    let mut out = Vec::new();
+    for temperature in [0.3, 0.7, 1.0, 1.5] {
+        for top_k in [0, 1, 5, 50, 5000] {
+            for top_p in [1.0, 0.95, 0.5, 0.1] {
+                for min_p in [0.0, 0.05] {
+                    for u in [0.0, 0.999_999, 0.5, rng.next().abs() as f64, {
+                        let v = rng.next().abs() as f64;
+                        v * v
+                    }] {
+                        out.push(PickRule {
+                            temperature,
+                            top_k,
+                            top_p,
+                            min_p,
+                            u,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn load(gpu: &Arc<Gpu>) -> Sampling {
+    Sampling::load(gpu, &Dims::qwen36_35b_a3b()).unwrap()
+}
+
+/// Every rule on one set of logits; returns (picks compared, mismatches at a boundary).
+fn compare_all(s: &Setup, logits: &[f32], rng: &mut Rng, what: &str) -> (usize, usize) {
+    let mut host_scratch = Vec::new();
+    let (mut compared, mut excused) = (0, 0);
+    let rules = rules(rng);
+    let mut checked_weights = Vec::new();
+    for group in rules.chunks(5) {
+        let draw = host_draw(logits, &group[0]);
+        for r in group {
+            let want = r.pick(logits, &mut host_scratch);
+            let got = s.pick(r);
+            compared += 1;
+            let (ours, margin) = draw.pick(r.u).unwrap_or((want, f64::INFINITY));
+            let borderline = margin < BOUNDARY || draw.p_margin < BOUNDARY || draw.ulp_close_cut;
+            // The host sums the top-p mass in another order than this test's plain walk: they
+            // may only disagree at a boundary.
+            assert!(
+                ours == want || borderline,
+                "{what}: the test's walk picks {ours}, the host {want} for {r:?}"
+            );
+            if got == want {
+                continue;
+            }
+            assert!(
+                borderline,
+                "{what}: GPU picked {got}, host {want} for {r:?} (draw margin {margin:.2e}, \
+                 top-p margin {:.2e}, kept {})",
+                draw.p_margin,
+                draw.kept.len()
+            );
+            eprintln!(
+                "{what}: GPU {got} vs host {want} at a boundary for {r:?} (draw margin \
+                 {margin:.2e}, top-p margin {:.2e}, 1-ulp cut {})",
+                draw.p_margin, draw.ulp_close_cut
+            );
+            excused += 1;
+        }
+        let key = (group[0].temperature.to_bits(), group[0].min_p.to_bits());
+        if !checked_weights.contains(&key) {
+            checked_weights.push(key);
+            check_weights(&s.weights(), &draw.weights, what, &group[0]);
+        }
+    }
+    (compared, excused)
+}
+
+/// The GPU's exp is rounded once from f64; the host's expf may be one ulp off that. Anything
+/// more, or more than a few in a thousand, is a bug.
+fn check_weights(gpu: &[f32], host: &[f32], what: &str, r: &PickRule) {
+    let mut off = 0;
+    for (i, (g, h)) in gpu.iter().zip(host).enumerate() {
+        if g.to_bits() != h.to_bits() {
+            assert!(
+                g.to_bits().abs_diff(h.to_bits()) <= 1,
+                "{what}: weight {i} is {g:e} on the GPU, {h:e} on the host (T {}, min_p {})",
+                r.temperature,
+                r.min_p
+            );
+            off += 1;
+        }
+    }
+    assert!(
+        off <= gpu.len() / 300 + 1,
+        "{what}: {off} of {} weights differ by an ulp",
+        gpu.len()
+    );
+}
+
+#[test]
+fn draws_match_the_host_pick_at_every_vocabulary_size() {
+    let Some(gpu) = gpu("gpu draw") else { return };
+    let mut rng = Rng::new("gpu draw");
+    let (mut compared, mut excused) = (0, 0);
+    for n in [248_320, 64, 1000, 1025, 3] {
+        for std in [0.5, 5.0] {
+            let x = logits(&mut rng, n, std);
+            let s = Setup::new(&gpu, load(&gpu), &x);
+            let what = format!("vocab {n}, std {std}");
+            let (c, e) = compare_all(&s, &x, &mut rng, &what);
+            eprintln!("{what}: {c} picks, {e} at a boundary");
+            compared += c;
+            excused += e;
+        }
+    }
+    eprintln!("{compared} picks, {excused} mismatches at a boundary");
+    assert!(
+        excused <= HANDFUL,
+        "{excused} mismatches at a boundary: more than rounding explains"
+    );
+}
+
+#[test]
+fn greedy_rules_take_the_argmax_exactly() {
+    let Some(gpu) = gpu("gpu greedy") else { return };
+    let mut rng = Rng::new("gpu greedy");
+    for n in [248_320, 64, 1025] {
+        for std in [0.5, 5.0] {
+            let x = logits(&mut rng, n, std);
+            let s = Setup::new(&gpu, load(&gpu), &x);
+            let want = lily_model::pick::argmax(&x);
+            for temperature in [0.0, -1.0] {
+                for u in [0.0, 0.7] {
+                    let r = PickRule {
+                        temperature,
+                        top_k: 5,
+                        top_p: 0.5,
+                        min_p: 0.05,
+                        u,
+                    };
+                    assert_eq!(s.pick(&r), want, "vocab {n}, std {std}, {r:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn planted_top_ties_keep_the_lowest_ids() {
+    let Some(gpu) = gpu("gpu ties") else { return };
+    // Seven tokens share the largest logit; top_k 5 keeps the five lowest ids among them, and
+    // sweeping u reaches exactly those (in id order).
+    let n = 248_320;
+    let mut x: Vec<f32> = (0..n).map(|i| -20.0 + (i % 97) as f32 * 0.01).collect();
+    let tied = [9, 1030, 50_000, 123_456, 200_001, 248_000, 248_319];
+    for &i in &tied {
+        x[i] = 3.0;
+    }
+    let s = Setup::new(&gpu, load(&gpu), &x);
+    for (j, u) in [0.0, 0.21, 0.41, 0.61, 0.81, 0.999_999]
+        .into_iter()
+        .enumerate()
+    {
+        let r = PickRule {
+            temperature: 1.0,
+            top_k: 5,
+            top_p: 1.0,
+            min_p: 0.0,
+            u,
+        };
+        assert_eq!(s.pick(&r) as usize, tied[j.min(4)], "u {u}");
+    }
+}
+
+#[test]
+fn all_minus_infinity_falls_back_to_the_argmax() {
+    let Some(gpu) = gpu("gpu no candidate") else {
+        return;
+    };
+    let x = vec![f32::NEG_INFINITY; 1500];
+    let s = Setup::new(&gpu, load(&gpu), &x);
+    let r = PickRule {
+        temperature: 1.0,
+        top_k: 0,
+        top_p: 0.9,
+        min_p: 0.0,
+        u: 0.5,
+    };
+    assert_eq!(s.pick(&r), r.pick(&x, &mut Vec::new()));
+}
+
+/// The step graph is captured once; the rule is only rewritten in device memory between
+/// replays, and finish_step consumes the pick and clears `best`.
+#[test]
+fn one_captured_graph_serves_every_rule() {
+    let Some(gpu) = gpu("gpu graph") else { return };
+    let mut rng = Rng::new("gpu graph");
+    let n = 248_320;
+    let x = logits(&mut rng, n, 2.0);
+    let s = Setup::new(&gpu, load(&gpu), &x);
+    let ids = upload(&gpu, "ids", DType::I32, &[4], &[7.0, -1.0, -1.0, -1.0]);
+    let pos = upload(&gpu, "pos", DType::I32, &[1], &[0.0]);
+    let end = upload(&gpu, "end", DType::I32, &[1], &[1.0]);
+    let graph = gpu
+        .capture(|| {
+            s.k.pick(
+                &s.logits.view(),
+                &s.rule.view(),
+                &s.scratch.view(),
+                &s.best.view(),
+            )?;
+            s.k.finish_step(&s.best.view(), &ids.view(), &pos.view(), &end.view())
+        })
+        .unwrap();
+    let mut host_scratch = Vec::new();
+    for r in [
+        PickRule::GREEDY,
+        PickRule {
+            temperature: 0.8,
+            top_k: 40,
+            top_p: 0.9,
+            min_p: 0.0,
+            u: 0.37,
+        },
+        PickRule {
+            temperature: 1.2,
+            top_k: 0,
+            top_p: 1.0,
+            min_p: 0.0,
+            u: 0.9,
+        },
+        PickRule {
+            u: 0.3,
+            ..PickRule::GREEDY
+        },
+    ] {
+        gpu.memset_u32(pos.ptr(), 0, 1).unwrap();
+        s.set_rule(&r);
+        graph.launch().unwrap();
+        gpu.synchronize().unwrap();
+        let want = r.pick(&x, &mut host_scratch);
+        assert_eq!(download(&gpu, &ids)[1], want as f32, "{r:?}");
+        assert_eq!(download(&gpu, &pos), vec![1.0]);
+        assert_eq!(download(&gpu, &s.best), vec![0.0], "best is cleared");
+    }
+}
+
+#[test]
+#[ignore = "benchmark: run on the GPU with --ignored --nocapture"]
+fn bench_sampling() {
+    let Some(gpu) = gpu("bench_sampling") else {
+        return;
+    };
+    let mut rng = Rng::new("bench_sampling");
+    let n = 248_320;
+    let x = logits(&mut rng, n, 2.0);
+    let s = Setup::new(&gpu, load(&gpu), &x);
+    let t = |temperature| PickRule {
+        temperature,
+        ..PickRule::GREEDY
+    };
+    for (what, r) in [
+        ("greedy", PickRule::GREEDY),
+        ("temperature 1", t(1.0)),
+        (
+            "top_p 0.9",
+            PickRule {
+                top_p: 0.9,
+                ..t(1.0)
+            },
+        ),
+        (
+            "top_k 50",
+            PickRule {
+                top_k: 50,
+                ..t(1.0)
+            },
+        ),
+        (
+            "top_k 50 + top_p 0.9",
+            PickRule {
+                top_k: 50,
+                top_p: 0.9,
+                ..t(1.0)
+            },
+        ),
+    ] {
+        let r = PickRule { u: 0.5, ..r };
+        s.set_rule(&r);
+        s.launch();
+        gpu.synchronize().unwrap();
+        let reps = 200;
+        let (a, b) = (gpu.event().unwrap(), gpu.event().unwrap());
+        a.record().unwrap();
+        for _ in 0..reps {
+            s.launch();
+        }
+        b.record().unwrap();
+        let ms = b.since(&a).unwrap();
+        gpu.profile_start();
+        s.launch();
+        let times = gpu.profile_finish().unwrap();
+        let kernels: Vec<String> = times
+            .iter()
+            .map(|(label, ms)| format!("{} {:.1}", label.split(' ').next().unwrap(), ms * 1e3))
+            .collect();
+        eprintln!(
+            "pick at vocab {n}, {what}: {:.1} us per pick (eager launches; per kernel us: {})",
+            ms * 1e3 / reps as f32,
+            kernels.join(", ")
+        );
+    }
+}
