@@ -1,6 +1,7 @@
 //! `lily bench`: the benchmark contract of DESIGN.md §3 on the CUDA backend.
 //!
-//! Batch 1, greedy; synthetic prompt token i = ((i * 2654435761) mod 2^32) mod vocab; for each
+//! Batch 1, greedy (or, with --temperature, every token drawn on the GPU under that rule with
+//! a fixed uniform 0.5, so rounds still repeat); synthetic prompt token i = ((i * 2654435761) mod 2^32) mod vocab; for each
 //! context an exact-shape warm-up, then rounds of one measured prefill (prompt tokens / time to
 //! first token) and exactly `steps` measured decode steps; the median over rounds is reported
 //! and the generated ids' digest must repeat across rounds. Each decode figure is given as a
@@ -14,7 +15,7 @@ use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
 use lily_cuda::driver::Gpu;
 use lily_cuda::{CudaBackend, Dims};
-use lily_model::Backend;
+use lily_model::{Backend, PickRule};
 
 #[derive(ClapArgs)]
 pub struct Args {
@@ -46,6 +47,16 @@ pub struct Args {
     /// per-kernel table.
     #[arg(long)]
     profile: bool,
+    /// Draw every token on the GPU at this temperature instead of the greedy pick (the draw's
+    /// uniform number is fixed at 0.5 so that rounds repeat).
+    #[arg(long, default_value_t = 0.0)]
+    temperature: f32,
+    /// Nucleus of the draw (with --temperature).
+    #[arg(long, default_value_t = 1.0)]
+    top_p: f32,
+    /// Top-k of the draw (with --temperature; 0: off).
+    #[arg(long, default_value_t = 0)]
+    top_k: u32,
     /// Where to write the results as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -113,6 +124,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.rounds == 0 || args.steps == 0 {
         bail!("--rounds and --steps must be at least 1");
     }
+    let rule = PickRule { temperature: args.temperature, top_k: args.top_k, top_p: args.top_p, min_p: 0.0, u: 0.5 };
+    let pick = if rule.is_greedy() {
+        "greedy".to_string()
+    } else {
+        format!("GPU draw (temperature {}, top_p {}, top_k {}, u 0.5)", rule.temperature, rule.top_p, rule.top_k)
+    };
     let started = Instant::now();
     let (backend, precision) = match (&args.model, args.synthetic) {
         (Some(dir), _) => (
@@ -137,7 +154,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         gpu.driver_version
     );
     println!(
-        "# batch 1, greedy, {} decode steps, median of {} rounds; ceilings {} TB/s, {} TFLOP/s",
+        "# batch 1, {pick}, {} decode steps, median of {} rounds; ceilings {} TB/s, {} TFLOP/s",
         args.steps, args.rounds, args.bandwidth_tbs, args.matrix_tflops
     );
     println!("| context | prefill tok/s | of matrix rate | decode tok/s | ceiling tok/s | of ceiling | digest |");
@@ -148,12 +165,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let tokens = prompt(context, d.vocab);
         let mut seq = backend.new_sequence(context + args.steps + 1)?;
         // Exact-shape warm-up.
+        backend.set_rule(&seq, &rule)?;
         backend.prefill_tokens(&mut seq, &tokens)?;
         backend.run_steps(&mut seq, args.steps)?;
         backend.ids(&seq, 0..1)?;
         let (mut prefill, mut decode, mut digests) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..args.rounds {
             backend.clear(&mut seq)?;
+            backend.set_rule(&seq, &rule)?;
             let t0 = Instant::now();
             backend.prefill_tokens(&mut seq, &tokens)?;
             backend.ids(&seq, context..context + 1)?;
@@ -172,6 +191,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if args.profile {
             profiles.push((format!("decode step at context {context}"), backend.profile_step(&mut seq)?));
             backend.clear(&mut seq)?;
+            backend.set_rule(&seq, &rule)?;
             gpu.synchronize()?;
             gpu.profile_start();
             let prefilled = backend.prefill_tokens(&mut seq, &tokens);

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use lily_model::{Backend, Config, Weights};
+use lily_model::{Backend, Config, PickRule, Weights};
 
 use crate::dims::{Dims, ATTN_SPLITS};
 use crate::driver::{Gpu, Graph};
@@ -15,6 +15,7 @@ use crate::error::{CudaError, Result};
 use crate::kernels::attention::AttnDecodeArgs;
 use crate::kernels::gdn::GdnDecodeArgs;
 use crate::kernels::moe::MoeArgs;
+use crate::kernels::sampling::{rule_bytes, scratch_bytes as pick_scratch_bytes, RULE_BYTES};
 use crate::kernels::Kernels;
 use crate::prefill::{PrefillScratch, PREFILL_CHUNK};
 use crate::tensor::{DType, Tensor};
@@ -82,7 +83,7 @@ impl CudaBackend {
                 + d.gdn_in_rows()
                 + d.attn_in_rows()
                 + 2 * d.attn_heads * ATTN_SPLITS * (d.attn_head_dim + 2));
-        kv + gdn + scratch + 4 * (max_seq + 1)
+        kv + gdn + scratch + pick_scratch_bytes(d.vocab) + RULE_BYTES + 4 * (max_seq + 1)
     }
 
     /// Replays `seq`'s step graph `n` times without waiting: each replay runs the token at the
@@ -151,6 +152,21 @@ impl CudaBackend {
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect())
+    }
+
+    /// Sets the rule the sequence's steps (and its next prefill) apply to pick each token; waits
+    /// for queued work (the upload is synchronous).
+    pub fn set_rule(&self, seq: &CudaSequence, rule: &PickRule) -> Result<()> {
+        self.gpu.upload(seq.rule.ptr(), &rule_bytes(rule))
+    }
+
+    /// The token the last step or prefill picked (the sequence's next input); waits for it.
+    fn last_pick(&self, seq: &CudaSequence) -> Result<u32> {
+        let id = self.ids(seq, seq.position..seq.position + 1)?[0];
+        if id as usize >= self.dims.vocab {
+            return Err(CudaError::Invalid(format!("the GPU picked token {id}, outside the vocabulary")));
+        }
+        Ok(id)
     }
 
     /// Records one decode step's launches on the stream (run directly, or under capture).
@@ -242,7 +258,8 @@ impl CudaBackend {
         k.embed_norm.rmsnorm(&x, &w.final_norm.view(), &xn, 1)?;
         k.gemv
             .run(&w.lm_head.view(), &xn, &s.logits.view(), false)?;
-        k.sampling.argmax(&s.logits.view(), &s.best.view())?;
+        k.sampling
+            .pick(&s.logits.view(), &s.rule.view(), &s.pick_scratch.view(), &s.best.view())?;
         k.sampling
             .finish_step(&s.best.view(), &s.ids.view(), &pos, &s.prompt_end.view())
     }
@@ -250,7 +267,7 @@ impl CudaBackend {
     /// Clears a sequence's recurrent state, conv ring and position (the KV cache needs no
     /// clearing: positions past the sequence's length are never read).
     fn reset(&self, s: &mut CudaSequence) -> Result<()> {
-        for t in [&s.gdn_state, &s.conv_ring, &s.pos, &s.prompt_end] {
+        for t in [&s.gdn_state, &s.conv_ring, &s.pos, &s.prompt_end, &s.rule] {
             self.gpu.memset_u32(t.ptr(), 0, t.bytes() / 4)?;
         }
         self.gpu.memset_u32(s.best.ptr(), 0, 2)?;
@@ -295,6 +312,8 @@ pub struct CudaSequence {
     pub(crate) pos: Tensor,
     pub(crate) prompt_end: Tensor,
     pub(crate) best: Tensor,
+    /// The `PickRule` the step applies to its logits (sampling.rs's layout; zero: greedy).
+    pub(crate) rule: Tensor,
     // Per-step scratch.
     x: Tensor,
     pub(crate) xn: Tensor,
@@ -312,6 +331,7 @@ pub struct CudaSequence {
     expert_weights: Tensor,
     expert_h: Tensor,
     pub(crate) logits: Tensor,
+    pub(crate) pick_scratch: Tensor,
     /// The captured step; set by `new_sequence` once the buffers above exist.
     graph: Option<Graph>,
 }
@@ -385,6 +405,7 @@ impl Backend for CudaBackend {
             pos: Tensor::new(g, "pos", DType::I32, &[1])?,
             prompt_end: Tensor::new(g, "prompt_end", DType::I32, &[1])?,
             best: Tensor::new(g, "argmax", DType::U64, &[1])?,
+            rule: Tensor::new(g, "pick_rule", DType::U64, &[RULE_BYTES / 8])?,
             x: f32t("x", &[d.hidden])?,
             xn: bf16t("xn", &[d.hidden])?,
             gdn_proj: f32t("gdn_proj", &[d.gdn_in_rows()])?,
@@ -404,6 +425,7 @@ impl Backend for CudaBackend {
             expert_weights: f32t("expert_weights", &[d.top_k + 1])?,
             expert_h: f32t("expert_h", &[d.top_k + 1, d.moe_inter])?,
             logits: f32t("logits", &[d.vocab])?,
+            pick_scratch: Tensor::new(g, "pick_scratch", DType::U64, &[pick_scratch_bytes(d.vocab) / 8])?,
             graph: None,
         };
         self.reset(&mut seq)?;
@@ -426,6 +448,25 @@ impl Backend for CudaBackend {
         self.queue_prompt(seq, &[token])?;
         self.run_steps(seq, 1)?;
         self.logits(seq)
+    }
+
+    fn prefill_pick(&self, seq: &mut CudaSequence, tokens: &[u32], rule: &PickRule) -> Result<u32> {
+        if tokens.is_empty() {
+            return Err(CudaError::Invalid(
+                "prefill needs at least one token".into(),
+            ));
+        }
+        self.set_rule(seq, rule)?;
+        self.prefill_tokens(seq, tokens)?;
+        self.last_pick(seq)
+    }
+
+    /// The step picks on the GPU; only the id (4 bytes) comes back instead of the logits.
+    fn decode_pick(&self, seq: &mut CudaSequence, token: u32, rule: &PickRule) -> Result<u32> {
+        self.set_rule(seq, rule)?;
+        self.queue_prompt(seq, &[token])?;
+        self.run_steps(seq, 1)?;
+        self.last_pick(seq)
     }
 
     fn position(&self, seq: &CudaSequence) -> usize {

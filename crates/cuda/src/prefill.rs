@@ -68,8 +68,8 @@ impl PrefillScratch {
 }
 
 impl CudaBackend {
-    /// Runs `tokens` through the model from the sequence's position and leaves the greedy pick
-    /// after the last one as the next input; nothing waits for the GPU.
+    /// Runs `tokens` through the model from the sequence's position and leaves the pick under
+    /// the sequence's rule after the last one as the next input; nothing waits for the GPU.
     pub fn prefill_tokens(&self, seq: &mut CudaSequence, tokens: &[u32]) -> Result<()> {
         if tokens.is_empty() {
             return Err(CudaError::Invalid(
@@ -101,7 +101,12 @@ impl CudaBackend {
             &seq.logits.view(),
             false,
         )?;
-        k.sampling.argmax(&seq.logits.view(), &seq.best.view())?;
+        k.sampling.pick(
+            &seq.logits.view(),
+            &seq.rule.view(),
+            &seq.pick_scratch.view(),
+            &seq.best.view(),
+        )?;
         // finish_step advances from the last prompt token's position.
         self.gpu.memset_u32(seq.pos.ptr(), (start - 1) as u32, 1)?;
         k.sampling.finish_step(

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use common::*;
 use lily_cpu::CpuModel;
 use lily_cuda::{CudaBackend, CudaError};
-use lily_model::Backend;
+use lily_model::{Backend, PickRule};
 
 const BOUND: f32 = 3e-2;
 
@@ -173,6 +173,45 @@ fn restoring_a_snapshot_replays_the_same_logits() {
         .map(|&t| gpu.decode(&mut s, t).unwrap())
         .collect();
     assert_eq!(first, again);
+}
+
+/// Generation with the pick on the GPU (only the id comes back): each pick is the host's
+/// `PickRule::pick` on the logits the same step left in GPU memory, for greedy and sampled rules,
+/// through a multi-token prefill, a one-token prefill and decode steps; switching rules between
+/// steps takes effect at once.
+#[test]
+fn picks_on_the_gpu_are_the_host_picks_of_the_same_logits() {
+    if gpu("gpu_pick").is_none() {
+        return;
+    }
+    let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
+    let rules = [
+        PickRule::GREEDY,
+        PickRule { temperature: 0.8, top_k: 0, top_p: 1.0, min_p: 0.0, u: 0.37 },
+        PickRule { temperature: 1.2, top_k: 20, top_p: 0.9, min_p: 0.0, u: 0.91 },
+        PickRule { temperature: 0.5, top_k: 0, top_p: 0.5, min_p: 0.05, u: 0.05 },
+    ];
+    let mut scratch = Vec::new();
+    let mut boundary = 0;
+    for (prompt, steps) in [(&[1u32, 2, 3, 4, 5][..], 12), (&[7u32][..], 6)] {
+        let mut s = gpu.new_sequence(64).unwrap();
+        let mut token = gpu.prefill_pick(&mut s, prompt, &rules[1]).unwrap();
+        let mut expected = rules[1].pick(&gpu.logits(&s).unwrap(), &mut scratch);
+        for step in 0..=steps {
+            if token != expected {
+                boundary += 1;
+            }
+            if step == steps {
+                break;
+            }
+            let rule = PickRule { u: (step as f64 * 0.618).fract(), ..rules[step % rules.len()] };
+            token = gpu.decode_pick(&mut s, token, &rule).unwrap();
+            expected = rule.pick(&gpu.logits(&s).unwrap(), &mut scratch);
+        }
+        assert_eq!(gpu.position(&s), prompt.len() + steps);
+    }
+    // A draw may differ only where u lands within rounding of a boundary between two tokens.
+    assert!(boundary <= 1, "{boundary} of 20 GPU picks differ from the host's");
 }
 
 #[test]

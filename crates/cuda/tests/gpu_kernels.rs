@@ -19,7 +19,7 @@ use lily_cuda::kernels::embed_norm::EmbedNorm;
 use lily_cuda::kernels::gdn::{Gdn, GdnDecodeArgs};
 use lily_cuda::kernels::gemv::Gemv;
 use lily_cuda::kernels::moe::{Moe, MoeArgs};
-use lily_cuda::kernels::sampling::Sampling;
+use lily_cuda::kernels::sampling::{scratch_bytes, Sampling, RULE_BYTES};
 use lily_cuda::tensor::{DType, Tensor};
 
 #[test]
@@ -665,8 +665,13 @@ fn argmax_takes_the_largest_logit_and_the_lowest_index_on_a_tie() {
     let expected = lily_engine::argmax(&logits);
     assert_eq!(expected as usize, a);
     let best = upload(&gpu, "best", DType::U64, &[1], &[0.0]);
-    k.argmax(
+    // An all-zero rule is greedy.
+    let rule = upload(&gpu, "rule", DType::U64, &[RULE_BYTES / 8], &[0.0; RULE_BYTES / 8]);
+    let scratch = poisoned(&gpu, "scratch", DType::U64, &[scratch_bytes(d.vocab) / 8]);
+    k.pick(
         &upload(&gpu, "logits", DType::F32, &[d.vocab], &logits).view(),
+        &rule.view(),
+        &scratch.view(),
         &best.view(),
     )
     .unwrap();

@@ -24,12 +24,12 @@ __device__ __forceinline__ u64 argmax_key(float v, int i) {
 }
 
 // best must be 0 before the launch (finish_step resets it). Grid-stride over n logits. Does
-// nothing unless `rule` is null or greedy.
+// nothing unless the rule is greedy.
 extern "C" __global__ void argmax(const float* __restrict__ logits, int n, const PickRuleDev* rule,
                                   u64* best) {
     pdl_launch_next();
     pdl_wait();
-    if (rule && !rule_is_greedy(rule)) return;
+    if (!rule_is_greedy(rule)) return;
     u64 k = 0;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         const float v = logits[i];

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use lily_model::PickRule;
 
 use crate::dims::Dims;
-use crate::driver::{DevicePtr, Function, Gpu, KernelArgs, Module};
+use crate::driver::{Function, Gpu, KernelArgs, Module};
 use crate::error::{CudaError, Result};
 use crate::tensor::{DType, View};
 
@@ -73,14 +73,6 @@ impl Sampling {
         })
     }
 
-    /// best = max over logits of (value, lowest index) as a packed key; `best` must hold 0.
-    pub fn argmax(&self, logits: &View, best: &View) -> Result<()> {
-        let n = logits.shape.iter().product::<usize>();
-        let l = logits.expect(DType::F32, &[n])?;
-        let b = best.expect(DType::U64, &[1])?;
-        self.launch_argmax(l, n, 0, b)
-    }
-
     /// The next token under the rule in `rule` (U64 [3], bytes from `rule_bytes`, rewritten by
     /// the host before each replay): greedy, or one draw, exactly as `PickRule::pick`. Leaves
     /// the pick in `best` as an argmax key (`best` must hold 0, as finish_step leaves it).
@@ -96,7 +88,9 @@ impl Sampling {
         let r = rule.expect(DType::U64, &[RULE_BYTES / 8])?;
         let s = scratch.expect(DType::U64, &[scratch_bytes(n) / 8])?;
         let b = best.expect(DType::U64, &[1])?;
-        self.launch_argmax(l, n, r, b)?;
+        let blocks = n.div_ceil(256 * 8).clamp(1, 1024) as u32;
+        let mut args = KernelArgs::new().ptr(l).i32(n as i32).ptr(r).ptr(b);
+        self.gpu.launch(&self.argmax, (blocks, 1, 1), 256, 0, &mut args)?;
         let grid = (n.div_ceil(CHUNK) as u32, 1, 1);
         let n = n as i32;
         for f in [&self.max, &self.weights] {
@@ -109,24 +103,6 @@ impl Sampling {
         }
         let mut args = KernelArgs::new().ptr(l).i32(n).ptr(r).ptr(s).ptr(b);
         self.gpu.launch(&self.draw, grid, THREADS, 0, &mut args)
-    }
-
-    /// `rule` 0 (null): always greedy.
-    fn launch_argmax(
-        &self,
-        logits: DevicePtr,
-        n: usize,
-        rule: DevicePtr,
-        best: DevicePtr,
-    ) -> Result<()> {
-        let blocks = n.div_ceil(256 * 8).clamp(1, 1024) as u32;
-        let mut args = KernelArgs::new()
-            .ptr(logits)
-            .i32(n as i32)
-            .ptr(rule)
-            .ptr(best);
-        self.gpu
-            .launch(&self.argmax, (blocks, 1, 1), 256, 0, &mut args)
     }
 
     /// Writes the picked token to ids[pos + 1] (unless that is still a prompt position),
