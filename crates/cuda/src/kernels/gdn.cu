@@ -318,7 +318,7 @@ extern "C" __global__ void gdn_prefill_ring(const float* __restrict__ proj, floa
 #define GDN_SC 32
 #define GDN_SCP (GDN_SC + 8)
 #define GDN_SCAN_FLOATS \
-    (GDN_KDP * GDN_SCP + 3 * GDN_CH * GDN_KP + GDN_CH * GDN_AP + 4 * GDN_CH * GDN_SCP + 2 * GDN_CH)
+    (3 * GDN_KDP * GDN_SCP + 3 * GDN_CH * GDN_KP + GDN_CH * GDN_AP + 4 * GDN_CH * GDN_SCP + 2 * GDN_CH)
 
 __device__ __forceinline__ unsigned gdn_smem_addr(const void* p) {
     unsigned r;
@@ -577,7 +577,11 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
     pdl_launch_next();
     pdl_wait();
     float* ss = gdn_scan_smem;               // S [GDN_KDP][GDN_SCP], rows past KD zero
-    float* ws = ss + GDN_KDP * GDN_SCP;      // W rows [GDN_CH][GDN_KP], columns past KD zero
+    // S's tf32 halves, written with S: step 1's 8 warps read S as their B operand, and splitting
+    // it there cost each of them the same ALU work (the kernel is bound by issue).
+    unsigned* sh = reinterpret_cast<unsigned*>(ss + GDN_KDP * GDN_SCP);
+    unsigned* sl = sh + GDN_KDP * GDN_SCP;
+    float* ws = ss + 3 * GDN_KDP * GDN_SCP;  // W rows [GDN_CH][GDN_KP], columns past KD zero
     float* qs = ws + GDN_CH * GDN_KP;        // q rows
     float* ks = qs + GDN_CH * GDN_KP;        // k rows
     float* ps = ks + GDN_CH * GDN_KP;        // P [GDN_CH][GDN_AP]
@@ -596,10 +600,22 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
     float* S = state + (long)h * GDN_KEY_DIM * GDN_VALUE_DIM + col0 + c4;
 
     // The padding (rows of S, columns of the k/q/W rows past KD) is zeroed once; no copy writes it.
-    for (int i = tid; i < GDN_KDP * GDN_SCP + 3 * GDN_CH * GDN_KP; i += GDN_CHUNK_THREADS) gdn_scan_smem[i] = 0.f;
+    for (int i = tid; i < 3 * GDN_KDP * GDN_SCP + 3 * GDN_CH * GDN_KP; i += GDN_CHUNK_THREADS) gdn_scan_smem[i] = 0.f;
     __syncthreads();
+    auto put_s = [&](int at, float x) {
+        const Tf32Split v = gdn_split(x);
+        ss[at] = x;
+        sh[at] = v.hi;
+        sl[at] = v.lo;
+    };
     for (int k = ty; k < GDN_KEY_DIM; k += 32)
-        if (live) *reinterpret_cast<float4*>(ss + k * GDN_SCP + c4) = gdn_ld4(S + (long)k * GDN_VALUE_DIM);
+        if (live) {
+            const float4 v = gdn_ld4(S + (long)k * GDN_VALUE_DIM);
+            put_s(k * GDN_SCP + c4, v.x);
+            put_s(k * GDN_SCP + c4 + 1, v.y);
+            put_s(k * GDN_SCP + c4 + 2, v.z);
+            put_s(k * GDN_SCP + c4 + 3, v.w);
+        }
 
     // Staging, in two cp.async groups per chunk so that each loads while the block computes:
     // group A (W, q and U rows: step 1's inputs) is issued once step 1 of the previous chunk has
@@ -689,8 +705,8 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
                                         gdn_split(A[8 * GDN_KP + k0 + 4])};
 #pragma unroll
                 for (int nt = 0; nt < GDN_SC / 8; nt++) {
-                    const float* B = ss + (k0 + t) * GDN_SCP + 8 * nt + g;
-                    const Tf32Split b[2] = {gdn_split(B[0]), gdn_split(B[4 * GDN_SCP])};
+                    const int at = (k0 + t) * GDN_SCP + 8 * nt + g;
+                    const Tf32Split b[2] = {{sh[at], sl[at]}, {sh[at + 4 * GDN_SCP], sl[at + 4 * GDN_SCP]}};
                     gdn_mma3(acc[nt], a, b);
                 }
             }
@@ -781,7 +797,7 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
                 for (int nt = 0; nt < GDN_SC / 8; nt++)
 #pragma unroll
                     for (int i = 0; i < 4; i++)
-                        ss[(16 * mt + g + 8 * (i >> 1)) * GDN_SCP + 8 * nt + 2 * t + (i & 1)] = acc[nt][i];
+                        put_s((16 * mt + g + 8 * (i >> 1)) * GDN_SCP + 8 * nt + 2 * t + (i & 1), acc[nt][i]);
             }
         }
         // The next chunk's k rows, P and decay factors go over this chunk's, and it reads all of S.
