@@ -23,8 +23,9 @@
 // The swizzle atoms must start on 1024-byte boundaries: the extra 1 KB lets the kernel align.
 #define GEMM_SMEM (GEMM_STAGES * GEMM_STAGE_BYTES + 1024)
 
-// Epilogues: f32 store or accumulate; SwiGLU of interleaved gate/up columns to bf16; f32 store
-// scaled per row (a pair's routing weight).
+// Epilogues: f32 store or accumulate; SwiGLU of interleaved gate/up columns to bf16; bf16 store
+// scaled per row (a pair's routing weight: the MoE pair outputs, which moe_combine sums in f32;
+// in f32 they were 600 MB per layer at 8K tokens, written here and read back there).
 #define EPI_F32 0
 #define EPI_SWIGLU 1
 #define EPI_SCALED 2
@@ -174,13 +175,23 @@ __device__ __forceinline__ void gemm_tile(const bf16* __restrict__ A, const int*
                                         ((unsigned)f2bf(silu(gate[1]) * up[1]) << 16);
                 *reinterpret_cast<unsigned*>(H + (long)row * half_n + unit) = packed;
             }
+        } else if constexpr (EPI == EPI_SCALED) {
+            const float s = scale[row];
+#pragma unroll
+            for (int i = 0; i < GEMM_BN / 8; i++) {
+                const int col = n0 + i * 8 + t2;
+                if (col >= N) continue;
+                const float* v = &d[4 * i + half * 2];
+                // N is even (the launcher checks), so the pair is whole and 4-byte aligned.
+                *reinterpret_cast<unsigned*>(H + (long)row * N + col) =
+                    (unsigned)f2bf(v[0] * s) | ((unsigned)f2bf(v[1] * s) << 16);
+            }
         } else {
-            const float s = EPI == EPI_SCALED ? scale[row] : 1.f;
 #pragma unroll
             for (int i = 0; i < GEMM_BN / 8; i++) {
                 const int col = n0 + i * 8 + t2;
                 float* y = Y + (long)row * N + col;
-                float2 v = make_float2(d[4 * i + half * 2] * s, d[4 * i + half * 2 + 1] * s);
+                float2 v = make_float2(d[4 * i + half * 2], d[4 * i + half * 2 + 1]);
                 if ((N & 1) == 0 && col + 1 < N) {
                     // Both columns in one 8-byte store (N even keeps it aligned).
                     if (accumulate) {
@@ -241,16 +252,16 @@ gemm_moe_gate_up(const bf16* __restrict__ x, const int* __restrict__ sorted_toke
                           nullptr, 0);
 }
 
-// out[p] = weight[p] * (down_e . h[p]) for every sorted pair p, f32.
+// out[p] = bf16(weight[p] * (down_e . h[p])) for every sorted pair p.
 // down: [NUM_EXPERTS][N][inter], shared_down: [N][inter]. grid (max tiles, N / 256).
 extern "C" __global__ void __launch_bounds__(GEMM_THREADS)
 gemm_moe_down(const bf16* __restrict__ h, const bf16* __restrict__ down, const bf16* __restrict__ shared_down,
               const int4* __restrict__ tiles, const int* __restrict__ ntiles, const float* __restrict__ weight,
-              float* __restrict__ out, int N, int inter) {
+              bf16* __restrict__ out, int N, int inter) {
     pdl_launch_next();
     pdl_wait();
     ExpertTile t;
     if (!expert_tile(tiles, ntiles, down, shared_down, (long)N * inter, t)) return;
-    gemm_tile<EPI_SCALED>(h, nullptr, t.b, t.row0, t.row_end, N, inter, blockIdx.y * GEMM_BN, out, nullptr, weight,
+    gemm_tile<EPI_SCALED>(h, nullptr, t.b, t.row0, t.row_end, N, inter, blockIdx.y * GEMM_BN, nullptr, out, weight,
                           0);
 }

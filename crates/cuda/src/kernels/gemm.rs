@@ -150,7 +150,7 @@ impl Gemm {
 
     /// out[p] = weight[p] * (down_e h[p]) for each sorted row p. h: BF16 [pairs, inter];
     /// down: BF16 [experts, hidden, inter]; shared_down: BF16 [hidden, inter]; weight: F32
-    /// [pairs]; out: F32 [pairs, hidden].
+    /// [pairs]; out: BF16 [pairs, hidden] (hidden even).
     pub fn moe_down(
         &self,
         h: &View,
@@ -170,7 +170,12 @@ impl Gemm {
         let table = tiles.tiles.expect(DType::I32, &[n_tiles, 4])?;
         let count = tiles.count.expect(DType::I32, &[1])?;
         let weight = weight.expect(DType::F32, &[pairs])?;
-        let out = out.expect(DType::F32, &[pairs, hid])?;
+        let out = out.expect(DType::BF16, &[pairs, hid])?;
+        if hid % 2 != 0 {
+            return Err(CudaError::Invalid(format!(
+                "{out}: the expert outputs are stored in column pairs; hidden {hid} is odd"
+            )));
+        }
         let mut args = KernelArgs::new()
             .ptr(hp)
             .ptr(down)

@@ -266,8 +266,9 @@ extern "C" __global__ void moe_scatter(const int* __restrict__ ids, const float*
     pair_row[i] = p;
 }
 
-// x[t] += the token's SLOTS pair outputs (already weighted), in slot order. grid tokens.
-extern "C" __global__ void moe_combine(const float* __restrict__ pair_out, const int* __restrict__ pair_row,
+// x[t] += the token's SLOTS pair outputs (already weighted, bf16), in slot order, in f32.
+// grid tokens.
+extern "C" __global__ void moe_combine(const bf16* __restrict__ pair_out, const int* __restrict__ pair_row,
                                        float* __restrict__ x) {
     pdl_launch_next();
     pdl_wait();
@@ -280,11 +281,11 @@ extern "C" __global__ void moe_combine(const float* __restrict__ pair_out, const
         float4 sum = xr[c];
 #pragma unroll
         for (int s = 0; s < SLOTS; s++) {
-            const float4 v = reinterpret_cast<const float4*>(pair_out + (long)rows[s] * HIDDEN)[c];
-            sum.x += v.x;
-            sum.y += v.y;
-            sum.z += v.z;
-            sum.w += v.w;
+            const uint2 v = reinterpret_cast<const uint2*>(pair_out + (long)rows[s] * HIDDEN)[c];
+            sum.x += __uint_as_float(v.x << 16);
+            sum.y += __uint_as_float(v.x & 0xffff0000u);
+            sum.z += __uint_as_float(v.y << 16);
+            sum.w += __uint_as_float(v.y & 0xffff0000u);
         }
         xr[c] = sum;
     }

@@ -244,7 +244,7 @@ impl MoeScratch {
             // ids, weights, sorted tokens and weights, pair rows
             + 5 * 4 * pairs
             + 4 * (3 * (d.experts + 1) + 4 * gemm::max_tiles(pairs, d.experts) + 1)
-            + pairs * (2 * d.moe_inter + 4 * d.hidden)
+            + pairs * (2 * d.moe_inter + 2 * d.hidden)
     }
 
     pub fn new(gpu: &Arc<Gpu>, d: &Dims, max_tokens: usize) -> Result<MoeScratch> {
@@ -276,7 +276,7 @@ impl MoeScratch {
             sorted_weight: Tensor::new(gpu, "sorted weights", DType::F32, &[pairs])?,
             pair_row: i32t("pair rows", pairs)?,
             h: Tensor::new(gpu, "expert h", DType::BF16, &[pairs, d.moe_inter])?,
-            pair_out: Tensor::new(gpu, "expert outputs", DType::F32, &[pairs, d.hidden])?,
+            pair_out: Tensor::new(gpu, "expert outputs", DType::BF16, &[pairs, d.hidden])?,
         })
     }
 }
