@@ -142,6 +142,30 @@ fn same_seed_same_output() {
     assert_ne!(a, sample(43));
 }
 
+/// Requests that need only the logits' pick leave it to the backend (on the GPU: 4 bytes back
+/// per token instead of the logits); logprobs need the logits on the host. Both paths draw the
+/// same tokens from the same seed.
+#[test]
+fn plain_sampling_picks_on_the_backend_and_logprobs_on_the_host_with_the_same_draws() {
+    let s = TestServer::start(config());
+    let run = |logprobs: bool| {
+        let before = s.picked.load(Ordering::Relaxed);
+        let body = json!({
+            "model": MODEL, "messages": [{"role": "user", "content": "say:</think>the quick brown fox jumps"}],
+            "temperature": 1.3, "top_p": 0.9, "top_k": 40, "seed": 7, "max_tokens": 30, "logprobs": logprobs,
+            "chat_template_kwargs": {"enable_thinking": false}
+        });
+        let r = s.post("/v1/chat/completions", &body).json();
+        let tokens = r["usage"]["completion_tokens"].as_u64().unwrap() as usize;
+        (content(&r).to_string(), tokens, s.picked.load(Ordering::Relaxed) - before)
+    };
+    let (plain, tokens, picked) = run(false);
+    assert_eq!(picked, tokens, "every token of a plain sampled request is picked by the backend");
+    let (with_logprobs, _, picked) = run(true);
+    assert_eq!(picked, 0, "logprobs need the logits on the host");
+    assert_eq!(plain, with_logprobs, "the same seed draws the same tokens on either path");
+}
+
 #[test]
 fn logprobs_report_the_chosen_token_and_alternatives() {
     let s = TestServer::start(config());

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use lily_model::Backend;
+use lily_model::{Backend, PickRule};
 use lily_server::request::{ChatMessage, Role};
 use lily_server::{EngineSpec, ServerConfig, TextModel};
 use serde_json::Value;
@@ -105,6 +105,9 @@ pub struct ScriptedSeq {
 pub struct ScriptedBackend {
     /// Prompt tokens run through `prefill`, to see what the prefix cache saves.
     pub prefilled: Arc<AtomicUsize>,
+    /// Tokens the backend picked itself (`prefill_pick`/`decode_pick`), as the GPU does,
+    /// rather than returning logits for the host to pick from.
+    pub picked: Arc<AtomicUsize>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -172,6 +175,14 @@ impl Backend for ScriptedBackend {
         seq.decoded += 1;
         Ok(self.logits(seq))
     }
+    fn prefill_pick(&self, seq: &mut ScriptedSeq, tokens: &[u32], rule: &PickRule) -> Result<u32, SeqFull> {
+        self.picked.fetch_add(1, Ordering::Relaxed);
+        Ok(rule.pick(&self.prefill(seq, tokens)?, &mut Vec::new()))
+    }
+    fn decode_pick(&self, seq: &mut ScriptedSeq, token: u32, rule: &PickRule) -> Result<u32, SeqFull> {
+        self.picked.fetch_add(1, Ordering::Relaxed);
+        Ok(rule.pick(&self.decode(seq, token)?, &mut Vec::new()))
+    }
     fn position(&self, seq: &ScriptedSeq) -> usize {
         seq.tokens.len()
     }
@@ -186,6 +197,7 @@ impl Backend for ScriptedBackend {
 pub struct TestServer {
     pub addr: SocketAddr,
     pub prefilled: Arc<AtomicUsize>,
+    pub picked: Arc<AtomicUsize>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -200,13 +212,15 @@ impl TestServer {
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
         let counter = prefilled.clone();
+        let picked = Arc::new(AtomicUsize::new(0));
+        let picked_counter = picked.clone();
         let thread = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
                 let engine = EngineSpec {
-                    make_backend: move || Ok::<_, SeqFull>(ScriptedBackend { prefilled: counter }),
+                    make_backend: move || Ok::<_, SeqFull>(ScriptedBackend { prefilled: counter, picked: picked_counter }),
                     snapshot_bytes: Box::new(|_: &ScriptedBackend, position| 64 + position * 4),
                 };
                 let shutdown = async move {
@@ -216,7 +230,7 @@ impl TestServer {
             });
         });
         let addr = addr_rx.recv().unwrap();
-        Self { addr, prefilled, shutdown: Some(shutdown_tx), thread: Some(thread) }
+        Self { addr, prefilled, picked, shutdown: Some(shutdown_tx), thread: Some(thread) }
     }
 
     /// Sends the shutdown signal and waits for the server to finish.
