@@ -1,5 +1,7 @@
-//! `lily generate`: greedy generation from a prompt (CUDA or the CPU reference), streaming text (or
-//! token ids) to stdout as tokens are produced and reporting prefill and decode speed on stderr.
+//! `lily generate`: generation from a prompt (CUDA or the CPU reference), greedy or sampled
+//! (temperature, top-k, top-p, min-p, seed; on CUDA the draw runs on the GPU), streaming text
+//! (or token ids) to stdout as tokens are produced and reporting prefill and decode speed on
+//! stderr.
 //!
 //! A text prompt becomes one user message rendered through the checkpoint's chat template and
 //! encoded with its tokenizer. A checkpoint without tokenizer files still runs from
@@ -13,8 +15,9 @@ use anyhow::{bail, Context};
 use clap::Args;
 use lily_cpu::CpuModel;
 use lily_cuda::CudaBackend;
-use lily_engine::{generate, GenerateOptions, Greedy};
-use lily_model::{Backend, ChatOptions, ChatTemplate, Config, Message, Tokenizer, Weights};
+use lily_engine::sampling::{Sampler, SamplingParams};
+use lily_engine::{generate, GenerateOptions, Pick};
+use lily_model::{Backend, ChatOptions, ChatTemplate, Config, Message, PickRule, Tokenizer, Weights};
 
 use crate::backend_choice::{self, BackendKind, RunOn};
 
@@ -50,9 +53,59 @@ pub struct GenerateArgs {
     /// Which backend runs the model.
     #[arg(long, value_enum, default_value_t = BackendKind::Auto)]
     backend: BackendKind,
+    /// Sampling temperature; 0 is greedy.
+    #[arg(long, default_value_t = 0.0)]
+    temperature: f32,
+    /// Keep the smallest set of tokens whose probability reaches this (1: off).
+    #[arg(long, default_value_t = 1.0)]
+    top_p: f32,
+    /// Keep the k most likely tokens (0: off).
+    #[arg(long, default_value_t = 0)]
+    top_k: usize,
+    /// Drop tokens less likely than this times the most likely one (0: off).
+    #[arg(long, default_value_t = 0.0)]
+    min_p: f32,
+    /// Seed of the draws (the same seed gives the same tokens); default: from the clock.
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+impl GenerateArgs {
+    fn sampling(&self) -> anyhow::Result<SamplingParams> {
+        if !(self.temperature.is_finite() && self.temperature >= 0.0) {
+            bail!("--temperature must be a number >= 0, got {}", self.temperature);
+        }
+        if !(self.top_p > 0.0 && self.top_p <= 1.0) {
+            bail!("--top-p must be in (0, 1], got {}", self.top_p);
+        }
+        if !(0.0..=1.0).contains(&self.min_p) {
+            bail!("--min-p must be in [0, 1], got {}", self.min_p);
+        }
+        Ok(SamplingParams {
+            temperature: self.temperature,
+            top_p: self.top_p,
+            top_k: self.top_k,
+            min_p: self.min_p,
+            seed: self.seed,
+            ..SamplingParams::default()
+        })
+    }
+}
+
+/// The CLI's token choice: every token under the sampler's rule, picked where the logits are.
+struct Draw(Sampler);
+
+impl Pick for Draw {
+    fn rule(&mut self) -> Option<PickRule> {
+        self.0.backend_rule()
+    }
+    fn pick(&mut self, logits: &[f32]) -> u32 {
+        self.0.pick(logits, None)
+    }
 }
 
 pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
+    let sampling = args.sampling()?;
     let dir = &args.model;
     let config = Config::load(dir).with_context(|| format!("loading {}", dir.display()))?;
     // The tokenizer is found before the weights load, so that a missing one fails at once.
@@ -113,22 +166,23 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
         RunOn::Cuda(gpu) => {
             let model = CudaBackend::from_weights(gpu, &config, &weights)
                 .with_context(|| format!("loading {} onto the GPU", dir.display()))?;
-            stream_generation(&model, &config, &prompt, text_tokenizer, args.max_tokens)
+            stream_generation(&model, &config, &prompt, text_tokenizer, args.max_tokens, sampling)
         }
         RunOn::Cpu => {
             let model = CpuModel::new(config.clone(), weights);
-            stream_generation(&model, &config, &prompt, text_tokenizer, args.max_tokens)
+            stream_generation(&model, &config, &prompt, text_tokenizer, args.max_tokens, sampling)
         }
     }
 }
 
-/// Generates greedily on `model`, writing each token (as text or as its id) as it comes.
+/// Generates on `model` under `sampling`, writing each token (as text or as its id) as it comes.
 fn stream_generation<B: Backend>(
     model: &B,
     config: &Config,
     prompt: &[u32],
     text_tokenizer: Option<&Tokenizer>,
     max_tokens: usize,
+    sampling: SamplingParams,
 ) -> anyhow::Result<()>
 where
     B::Error: Send + Sync + 'static,
@@ -156,7 +210,7 @@ where
         prompt,
         max_seq,
         &options,
-        &mut Greedy,
+        &mut Draw(Sampler::new(sampling)),
         |token| {
             let written = match &mut decoder {
                 // The stop token ends the answer; it is not part of its text.

@@ -1,5 +1,5 @@
 //! `lily generate` end to end on a golden fixture: the streamed ids are transformers' greedy
-//! continuation, generation stops at the checkpoint's eos id, a text prompt goes through the
+//! continuation, generation stops at the checkpoint's eos id, seeded sampling repeats, a text prompt goes through the
 //! chat template and tokenizer to transformers' ids and streams back as text, and text prompts
 //! without a tokenizer are refused with a clear message.
 
@@ -73,6 +73,30 @@ fn streams_the_greedy_continuation_and_stops_on_eos() {
         stderr.contains("prefill:") && stderr.contains("tok/s") && stderr.contains("StopId"),
         "{stderr}"
     );
+}
+
+/// Sampled generation: the same seed gives the same ids, another seed other ids, and bad
+/// sampling flags are refused before the model loads.
+#[test]
+fn sampled_generation_repeats_with_its_seed_and_bad_flags_are_refused() {
+    let (dir, prompt, _) = fixture("linear3_full1");
+    let ids = prompt.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(",");
+    let sample = |seed: &str| {
+        let (ok, stdout, stderr) = run(&[
+            "generate", "--model", dir.to_str().unwrap(), "--prompt-ids", &ids, "--max-tokens", "24",
+            "--print-ids", "--backend", "cpu", "--temperature", "1.5", "--top-p", "0.95", "--seed", seed,
+        ]);
+        assert!(ok, "{stderr}");
+        stdout
+    };
+    let a = sample("1");
+    assert_eq!(a, sample("1"));
+    assert_ne!(a, sample("2"));
+    for (flag, value) in [("--temperature", "-1"), ("--top-p", "0"), ("--top-p", "1.5"), ("--min-p", "2")] {
+        let arg = format!("{flag}={value}");
+        let (ok, _, stderr) = run(&["generate", "--model", dir.to_str().unwrap(), "--prompt-ids", &ids, &arg]);
+        assert!(!ok && stderr.contains(flag), "{flag} {value}: {stderr}");
+    }
 }
 
 #[test]
