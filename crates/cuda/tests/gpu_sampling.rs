@@ -111,19 +111,8 @@ fn ulp_close(a: f32, b: f32) -> bool {
 }
 
 fn host_draw(logits: &[f32], r: &PickRule) -> Draw {
-    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let inv_t = 1.0 / r.temperature;
-    let weights: Vec<f32> = logits
-        .iter()
-        .map(|&x| {
-            let w = ((x - max) * inv_t).exp();
-            if w > 0.0 && w >= r.min_p {
-                w
-            } else {
-                0.0
-            }
-        })
-        .collect();
+    let mut weights = Vec::new();
+    r.weights(logits, &mut weights);
     let mut c: Vec<(u32, f32)> = weights
         .iter()
         .enumerate()

@@ -54,17 +54,7 @@ impl PickRule {
         if self.is_greedy() {
             return argmax(logits);
         }
-        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let (inv_t, min_p) = (1.0 / self.temperature, self.min_p);
-        scratch.clear();
-        scratch.extend(logits.iter().map(|&x| {
-            let w = ((x - max) * inv_t).exp();
-            if w > 0.0 && w >= min_p {
-                w
-            } else {
-                0.0
-            }
-        }));
+        self.weights(logits, scratch);
         if self.top_k > 0 || self.top_p < 1.0 {
             self.keep_top(scratch);
         }
@@ -81,6 +71,22 @@ impl PickRule {
             }
         }
         last.unwrap_or_else(|| argmax(logits))
+    }
+
+    /// Step 2: each token's weight, 0 where it is not a candidate, into `out`. Not for greedy
+    /// rules (their temperature is not a divisor).
+    pub fn weights(&self, logits: &[f32], out: &mut Vec<f32>) {
+        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let (inv_t, min_p) = (1.0 / self.temperature, self.min_p);
+        out.clear();
+        out.extend(logits.iter().map(|&x| {
+            let w = ((x - max) * inv_t).exp();
+            if w > 0.0 && w >= min_p {
+                w
+            } else {
+                0.0
+            }
+        }));
     }
 
     /// Zeroes the weights that top-k and top-p drop (steps 3 and 4).
