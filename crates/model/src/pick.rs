@@ -55,22 +55,14 @@ impl PickRule {
             return argmax(logits);
         }
         self.weights(logits, scratch);
-        if self.top_k > 0 || self.top_p < 1.0 {
-            self.keep_top(scratch);
-        }
-        let total: f64 = scratch.iter().map(|&w| w as f64).sum();
-        let mut r = self.u * total;
-        let mut last = None;
-        for (i, &w) in scratch.iter().enumerate() {
-            if w > 0.0 {
-                r -= w as f64;
-                if r < 0.0 {
-                    return i as u32;
-                }
-                last = Some(i as u32);
-            }
-        }
-        last.unwrap_or_else(|| argmax(logits))
+        let drawn = if self.top_k > 0 || self.top_p < 1.0 {
+            let mut kept = self.keep_top(scratch);
+            kept.sort_unstable_by_key(|c| c.0);
+            draw(self.u, kept.iter().copied())
+        } else {
+            draw(self.u, scratch.iter().enumerate().filter(|(_, &w)| w > 0.0).map(|(i, &w)| (i as u32, w)))
+        };
+        drawn.unwrap_or_else(|| argmax(logits))
     }
 
     /// Step 2: each token's weight, 0 where it is not a candidate, into `out`. Not for greedy
@@ -89,8 +81,8 @@ impl PickRule {
         }));
     }
 
-    /// Zeroes the weights that top-k and top-p drop (steps 3 and 4).
-    fn keep_top(&self, weights: &mut [f32]) {
+    /// The candidates top-k and top-p keep (steps 3 and 4), in no particular order.
+    fn keep_top(&self, weights: &[f32]) -> Vec<(u32, f32)> {
         let mut c: Vec<(u32, f32)> = weights
             .iter()
             .enumerate()
@@ -123,16 +115,24 @@ impl PickRule {
                 c.truncate(end + 1);
             }
         }
-        let mut keep = vec![false; weights.len()];
-        for &(i, _) in &c {
-            keep[i as usize] = true;
-        }
-        for (w, k) in weights.iter_mut().zip(keep) {
-            if !k {
-                *w = 0.0;
-            }
-        }
+        c
     }
+}
+
+/// Step 5 over `kept` (token, weight) in id order: the token whose weight takes `u` times the
+/// f64 total below zero, the last one if rounding never does, `None` if nothing is kept.
+fn draw(u: f64, kept: impl Iterator<Item = (u32, f32)> + Clone) -> Option<u32> {
+    let total: f64 = kept.clone().map(|c| c.1 as f64).sum();
+    let mut r = u * total;
+    let mut last = None;
+    for (i, w) in kept {
+        r -= w as f64;
+        if r < 0.0 {
+            return Some(i);
+        }
+        last = Some(i);
+    }
+    last
 }
 
 /// Index of the largest logit; the lowest index wins a tie so that greedy output is
