@@ -55,7 +55,7 @@ pub trait Pick {
     /// The rule for the backend to apply to the next token's logits, or `None` when this token
     /// needs the logits on the host (then `pick` is called with them).
     fn rule(&mut self) -> Option<PickRule>;
-    /// The next token from its logits.
+    /// The next token from its logits; called right after `rule` returned `None`.
     fn pick(&mut self, logits: &[f32]) -> u32;
 }
 

@@ -236,6 +236,8 @@ struct JobPicker<'a> {
     tokens: &'a TokenTable,
     stop_ids: &'a [u32],
     top_logprobs: Option<usize>,
+    /// The next token's constraint mask, made by `rule` (which it decides) for `pick`.
+    mask: Option<Vec<bool>>,
 }
 
 impl JobPicker<'_> {
@@ -254,8 +256,8 @@ impl JobPicker<'_> {
 impl Pick for JobPicker<'_> {
     fn rule(&mut self) -> Option<PickRule> {
         let mut r = self.run.borrow_mut();
-        let masked = !r.output.in_reasoning() && (r.forced_call.is_some() || r.constraint.is_some());
-        if self.top_logprobs.is_some() || masked {
+        self.mask = self.mask(&r);
+        if self.top_logprobs.is_some() || self.mask.is_some() {
             return None;
         }
         r.sampler.backend_rule()
@@ -263,7 +265,7 @@ impl Pick for JobPicker<'_> {
 
     fn pick(&mut self, logits: &[f32]) -> u32 {
         let mut r = self.run.borrow_mut();
-        let mask = self.mask(&r);
+        let mask = self.mask.take();
         let token = r.sampler.pick(logits, mask.as_deref());
         if let Some(n) = self.top_logprobs {
             r.logprob = Some(token_logprob(logits, token, n));
@@ -332,7 +334,7 @@ impl<B: Backend> Worker<B> {
         let tokens = self.tokens.clone();
         let stop_ids = self.config.stop_ids.clone();
         let top_logprobs = job.params.logprobs;
-        let mut picker = JobPicker { run: &run, tokens: &tokens, stop_ids: &stop_ids, top_logprobs };
+        let mut picker = JobPicker { run: &run, tokens: &tokens, stop_ids: &stop_ids, top_logprobs, mask: None };
         let on_token = |token: u32| {
             let mut r = run.borrow_mut();
             let r = &mut *r;
