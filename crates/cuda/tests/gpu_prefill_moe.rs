@@ -30,6 +30,8 @@ fn gemm_matches_cpu_products_at_projection_shapes() {
         (300, 1024, 2048),
         // K shorter than one 64-wide step (the tiny fixtures' expert intermediate).
         (50, 64, 32),
+        // More tiles (9 x 17) than an H200 has multiprocessors: blocks take several in turn.
+        (1100, 4100, 520),
     ] {
         let w = rng.vec_bf16(n * k, 1.0 / (k as f32).sqrt());
         let x = rng.vec_bf16(m * k, 1.0);
@@ -157,5 +159,85 @@ fn bench_gemm_8k() {
             "gemm {name} {m}x{n}x{k}: {:.3} ms, {tflops:.1} TFLOP/s",
             s * 1e3
         );
+    }
+}
+
+/// The MoE block of one layer at the model's dims for an 8K chunk (seeded uniform weights and
+/// inputs, so the routing spreads over all experts): total and per kernel, with the grouped
+/// GEMMs' rate counted over the real (token, expert) rows, not the padded tiles.
+#[test]
+#[ignore]
+fn bench_moe_prefill_8k() {
+    let Some(gpu) = gpu("bench_moe_prefill_8k") else {
+        return;
+    };
+    let d = Dims::qwen36_35b_a3b();
+    let tokens = 8192;
+    let (e, hid, inter) = (d.experts, d.hidden, d.moe_inter);
+    let gemm = Gemm::load(&gpu, &d).unwrap();
+    let k = Moe::load(&gpu, &d).unwrap();
+    let fill = lily_cuda::kernels::fill::Fill::load(&gpu, &d).unwrap();
+    let tensor = |name: &str, dtype: DType, shape: &[usize], seed: u32, scale: f32| {
+        let t = lily_cuda::tensor::Tensor::new(&gpu, name, dtype, shape).unwrap();
+        fill.uniform(&t.view(), seed, 0.0, scale).unwrap();
+        t
+    };
+    let s = 1.0 / (hid as f32).sqrt();
+    let router = tensor("router", DType::BF16, &[e + 1, hid], 1, s);
+    let gate_up = tensor("gate_up", DType::BF16, &[e, 2 * inter, hid], 2, s);
+    let down = tensor("down", DType::BF16, &[e, hid, inter], 3, 1.0 / (inter as f32).sqrt());
+    let shared_gate_up = tensor("shared_gate_up", DType::BF16, &[2 * inter, hid], 4, s);
+    let shared_down = tensor("shared_down", DType::BF16, &[hid, inter], 5, 1.0 / (inter as f32).sqrt());
+    let xn = tensor("xn", DType::BF16, &[tokens, hid], 6, 1.0);
+    let x = tensor("x", DType::F32, &[tokens, hid], 7, 1.0);
+    let scratch = MoeScratch::new(&gpu, &d, tokens).unwrap();
+    let run = || {
+        k.prefill(
+            &gemm,
+            &MoePrefillArgs {
+                xn: &xn.view(),
+                router: &router.view(),
+                gate_up: &gate_up.view(),
+                down: &down.view(),
+                shared_gate_up: &shared_gate_up.view(),
+                shared_down: &shared_down.view(),
+                x: &x.view(),
+                tokens,
+            },
+            &scratch,
+        )
+        .unwrap()
+    };
+    run();
+    gpu.synchronize().unwrap();
+    let reps = 10;
+    let (begin, end) = (gpu.event().unwrap(), gpu.event().unwrap());
+    begin.record().unwrap();
+    for _ in 0..reps {
+        run();
+    }
+    end.record().unwrap();
+    let ms = end.since(&begin).unwrap() / reps as f32;
+    assert!(
+        download(&gpu, &x).iter().all(|v| v.is_finite()),
+        "the benchmark's output has NaN or infinity"
+    );
+    eprintln!(
+        "moe prefill, {tokens} tokens, {}: {ms:.3} ms per layer",
+        gpu.name
+    );
+    gpu.profile_start();
+    run();
+    let times = gpu.profile_finish().unwrap();
+    for (label, ms) in &times {
+        eprintln!("  {label}: {ms:.3} ms");
+    }
+    let pairs = (tokens * (d.top_k + 1)) as f64;
+    for (kernel, flops) in [
+        ("gemm_moe_gate_up", 2.0 * pairs * (2 * inter * hid) as f64),
+        ("gemm_moe_down", 2.0 * pairs * (hid * inter) as f64),
+    ] {
+        let ms = mean_ms(&times, kernel) as f64;
+        eprintln!("  {kernel}: {:.1} TFLOP/s over the real rows", flops / (ms / 1e3) / 1e12);
     }
 }

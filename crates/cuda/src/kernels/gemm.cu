@@ -2,16 +2,21 @@
 // accumulation, on Hopper's warpgroup MMA (wgmma, operands read straight from shared memory).
 // B is a weight matrix as the checkpoint stores it (row-major [out, in]), so both operands are
 // K-major. A block computes a 128 x 256 tile with two warpgroups (64 rows each, m64n256k16);
-// K moves in steps of 64 through a 4-stage cp.async ring. Each stage holds 128-byte rows in the
-// 128-byte swizzle (16-byte chunk c of row r stored at chunk c ^ (r % 8)), the layout the
-// wgmma descriptors name, so the tensor cores read it without bank conflicts.
+// K moves in steps of 64 through a 4-stage cp.async ring; the grid is persistent (one block
+// per SM, taking tile after tile, the ring running on across tiles). Each stage holds 128-byte
+// rows in the 128-byte swizzle (16-byte chunk c of row r stored at chunk c ^ (r % 8)), the
+// layout the wgmma descriptors name, so the tensor cores read it without bank conflicts.
 // The tile is wide because the products are bound by the bytes moved from L2 to the SMs, not by
 // the MMAs: 128 x 128 tiles of the expert GEMMs moved ~9 TB/s at 8K tokens; 128 x 256 moves a
 // third less per flop.
 // M, N and K are guarded (K a multiple of 8: partial K tiles are zero-filled).
 // The grouped variants run the MoE over (token, expert) pairs sorted by expert: a tile table
-// says which expert and which sorted rows each block takes; expert NUM_EXPERTS is the shared
+// says which expert and which sorted rows each tile takes; expert NUM_EXPERTS is the shared
 // expert (its weights are passed separately).
+// What earlier kernels wrote (the tile table and its count, the row map, the routing weights) is
+// read with __ldcg, from L2: a block starts before the previous kernel ends (programmatic
+// dependent launch), so that data is not read-only for the kernel's lifetime, which the
+// read-only path (ld.global.nc, what a const __restrict__ load becomes) assumes.
 // Needs: NUM_EXPERTS.
 
 #define GEMM_BM 128
@@ -80,103 +85,39 @@ __device__ __forceinline__ int b_row(int n0, int c, int half_n, bool& ok, int N)
     }
 }
 
-// One 128 x 256 tile: output rows [row0, row_end) (A row of output row r: rowmap[r] when
-// given, else r), columns from n0. N is B's row count.
+
+// One output tile: rows [row0, row_end) (A row of output row r: rowmap[r] when given, else r),
+// columns from n0, of the weights b (N rows of K).
+struct GemmJob {
+    int row0, row_end, n0;
+    const bf16* b;
+};
+
+// The tile's epilogue. Accumulator chunk i (columns 8i..8i+7) of warp w: d[4i + e] is row
+// 16w + lane/4 (+8 for e >= 2), column 8i + 2*(lane%4) + e%2.
 template <int EPI>
-__device__ __forceinline__ void gemm_tile(const bf16* __restrict__ A, const int* __restrict__ rowmap,
-                                          const bf16* __restrict__ B, int row0, int row_end, int N, int K, int n0,
-                                          float* __restrict__ Y, bf16* __restrict__ H,
-                                          const float* __restrict__ scale, int accumulate) {
-    constexpr int A_CHUNKS = GEMM_BM * 8 / GEMM_THREADS;  // 16-byte chunks per thread per stage
-    constexpr int B_CHUNKS = GEMM_BN * 8 / GEMM_THREADS;
-    extern __shared__ __align__(16) unsigned char gemm_smem[];
-    const unsigned base = (smem_addr(gemm_smem) + 1023) & ~1023u;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
-    const int half_n = N / 2;
-
-    // Chunk c of an operand tile is row c / 8, 16-byte column c % 8, stored swizzled.
-    const bf16* a_src[A_CHUNKS];
-    const bf16* b_src[B_CHUNKS];
-    bool a_ok[A_CHUNKS], b_ok[B_CHUNKS];
-    unsigned a_dst[A_CHUNKS], b_dst[B_CHUNKS];
-#pragma unroll
-    for (int i = 0; i < A_CHUNKS; i++) {
-        const int c = tid + i * GEMM_THREADS, r = c >> 3, kc = c & 7;
-        const int row = row0 + r;
-        a_ok[i] = row < row_end;
-        const long a_row = a_ok[i] ? (rowmap != nullptr ? rowmap[row] : row) : 0;
-        a_src[i] = A + a_row * K + kc * 8;
-        a_dst[i] = r * 128 + ((kc ^ (r & 7)) << 4);
-    }
-#pragma unroll
-    for (int i = 0; i < B_CHUNKS; i++) {
-        const int c = tid + i * GEMM_THREADS, r = c >> 3, kc = c & 7;
-        const int br = b_row<EPI>(n0, r, half_n, b_ok[i], N);
-        b_src[i] = B + (long)(b_ok[i] ? br : 0) * K + kc * 8;
-        b_dst[i] = r * 128 + ((kc ^ (r & 7)) << 4);
-    }
-    auto load = [&](int stage, int kt) {
-        const unsigned sa = base + stage * GEMM_STAGE_BYTES, sb = sa + GEMM_BM * GEMM_BK * 2;
-        const int k0 = kt * GEMM_BK;
-#pragma unroll
-        for (int i = 0; i < A_CHUNKS; i++) {
-            const bool k_ok = k0 + ((tid + i * GEMM_THREADS) & 7) * 8 < K;
-            cp_async16(sa + a_dst[i], a_src[i] + (k_ok ? k0 : 0), a_ok[i] && k_ok ? 16 : 0);
-        }
-#pragma unroll
-        for (int i = 0; i < B_CHUNKS; i++) {
-            const bool k_ok = k0 + ((tid + i * GEMM_THREADS) & 7) * 8 < K;
-            cp_async16(sb + b_dst[i], b_src[i] + (k_ok ? k0 : 0), b_ok[i] && k_ok ? 16 : 0);
-        }
-    };
-
-    float d[GEMM_BN / 2];
-#pragma unroll
-    for (int i = 0; i < GEMM_BN / 2; i++) d[i] = 0.f;
-    const int KT = (K + GEMM_BK - 1) / GEMM_BK;
-    // Loads run two tiles ahead: the stage a load overwrites was read by the MMAs of two tiles
-    // back, which every warpgroup has waited for before the barrier that precedes the load.
-    load(0, 0);
-    cp_async_commit();
-    if (KT > 1) load(1, 1);
-    cp_async_commit();
-    for (int kt = 0; kt < KT; kt++) {
-        cp_async_wait<1>();
-        fence_async_shared();
-        __syncthreads();
-        if (kt + 2 < KT) load((kt + 2) % GEMM_STAGES, kt + 2);
-        cp_async_commit();
-        const unsigned sa = base + (kt % GEMM_STAGES) * GEMM_STAGE_BYTES;
-        const unsigned sb = sa + GEMM_BM * GEMM_BK * 2;
-        const u64 da = smem_desc(sa + wg * 64 * 128), db = smem_desc(sb);
-        wgmma_fence();
-#pragma unroll
-        for (int k = 0; k < GEMM_BK / 16; k++) wgmma_m64n256k16(d, da + 2 * k, db + 2 * k, 1);
-        wgmma_commit();
-        wgmma_wait<1>();
-    }
-    wgmma_wait<0>();
-
-    // Accumulator chunk i (columns 8i..8i+7) of warp w: d[4i + e] is row 16w + lane/4 (+8 for
-    // e >= 2), column 8i + 2*(lane%4) + e%2.
-    const int g = lane >> 2, t2 = (lane & 3) * 2;
+__device__ __forceinline__ void gemm_store(const float d[GEMM_BN / 2], const GemmJob& j, int N,
+                                           float* __restrict__ Y, bf16* __restrict__ H,
+                                           const float* __restrict__ scale, int accumulate, int wg, int warp,
+                                           int lane, int half_n) {
+    const int g = lane >> 2, t2 = (lane & 3) * 2, n0 = j.n0;
 #pragma unroll
     for (int half = 0; half < 2; half++) {
-        const int row = row0 + wg * 64 + (warp & 3) * 16 + g + half * 8;
-        if (row >= row_end) continue;
+        const int row = j.row0 + wg * 64 + (warp & 3) * 16 + g + half * 8;
+        if (row >= j.row_end) continue;
         if constexpr (EPI == EPI_SWIGLU) {
 #pragma unroll
-            for (int j = 0; j < GEMM_BN / 16; j++) {
-                const int unit = n0 / 2 + j * 8 + t2;
+            for (int jj = 0; jj < GEMM_BN / 16; jj++) {
+                const int unit = n0 / 2 + jj * 8 + t2;
                 if (unit >= half_n) continue;
-                const float* gate = &d[8 * j + half * 2];
-                const float* up = &d[8 * j + 4 + half * 2];
+                const float* gate = &d[8 * jj + half * 2];
+                const float* up = &d[8 * jj + 4 + half * 2];
                 const unsigned packed = (unsigned)f2bf(silu(gate[0]) * up[0]) |
                                         ((unsigned)f2bf(silu(gate[1]) * up[1]) << 16);
                 *reinterpret_cast<unsigned*>(H + (long)row * half_n + unit) = packed;
             }
         } else if constexpr (EPI == EPI_SCALED) {
-            const float s = scale[row];
+            const float s = __ldcg(scale + row);
 #pragma unroll
             for (int i = 0; i < GEMM_BN / 8; i++) {
                 const int col = n0 + i * 8 + t2;
@@ -209,59 +150,195 @@ __device__ __forceinline__ void gemm_tile(const bf16* __restrict__ A, const int*
     }
 }
 
-// Y (+)= A B^T; grid (ceil(M / 128), ceil(N / 256)).
+// The product over every job a source names. The block is persistent: it takes jobs
+// blockIdx.x, blockIdx.x + gridDim.x, ... and its loads run two K steps ahead across job
+// boundaries, so the next tile's first stages are in flight while this tile's epilogue stores
+// (at K = 512, the experts' down projection, a tile is only 8 steps: the pipeline's fill and
+// the epilogue were about half of its time when each block took one tile).
+// Jobs: count() and get(j, job) (j < count).
+template <int EPI, class Jobs>
+__device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restrict__ A, const int* __restrict__ rowmap,
+                                          int N, int K, float* __restrict__ Y, bf16* __restrict__ H,
+                                          const float* __restrict__ scale, int accumulate) {
+    constexpr int A_CHUNKS = GEMM_BM * 8 / GEMM_THREADS;  // 16-byte chunks per thread per stage
+    constexpr int B_CHUNKS = GEMM_BN * 8 / GEMM_THREADS;
+    extern __shared__ __align__(16) unsigned char gemm_smem[];
+    const unsigned base = (smem_addr(gemm_smem) + 1023) & ~1023u;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
+    const int half_n = N / 2;
+    const int KT = (K + GEMM_BK - 1) / GEMM_BK;
+    const int count = jobs.count();
+
+    // Chunk c of an operand tile is row c / 8, 16-byte column c % 8, stored swizzled; a
+    // thread's chunks are the same in every stage and job.
+    unsigned a_dst[A_CHUNKS], b_dst[B_CHUNKS];
+#pragma unroll
+    for (int i = 0; i < A_CHUNKS; i++) {
+        const int c = tid + i * GEMM_THREADS, r = c >> 3;
+        a_dst[i] = r * 128 + (((c & 7) ^ (r & 7)) << 4);
+    }
+#pragma unroll
+    for (int i = 0; i < B_CHUNKS; i++) {
+        const int c = tid + i * GEMM_THREADS, r = c >> 3;
+        b_dst[i] = r * 128 + (((c & 7) ^ (r & 7)) << 4);
+    }
+
+    // The loader: the job and K step it loads next, and that job's source chunks at K step 0
+    // (a bit of *_ok clear: a row past the tile's end, zero-filled).
+    int l_job = blockIdx.x, l_kt = 0;
+    const bf16* a_src[A_CHUNKS];
+    const bf16* b_src[B_CHUNKS];
+    unsigned a_ok = 0, b_ok = 0;
+    auto start_job = [&]() {
+        if (l_job >= count) return;
+        GemmJob j;
+        jobs.get(l_job, j);
+        a_ok = b_ok = 0;
+#pragma unroll
+        for (int i = 0; i < A_CHUNKS; i++) {
+            const int c = tid + i * GEMM_THREADS, row = j.row0 + (c >> 3);
+            const bool ok = row < j.row_end;
+            const long a_row = ok ? (rowmap != nullptr ? __ldcg(rowmap + row) : row) : 0;
+            a_src[i] = A + a_row * K + (c & 7) * 8;
+            a_ok |= (unsigned)ok << i;
+        }
+#pragma unroll
+        for (int i = 0; i < B_CHUNKS; i++) {
+            const int c = tid + i * GEMM_THREADS;
+            bool ok;
+            const int br = b_row<EPI>(j.n0, c >> 3, half_n, ok, N);
+            b_src[i] = j.b + (long)(ok ? br : 0) * K + (c & 7) * 8;
+            b_ok |= (unsigned)ok << i;
+        }
+    };
+    // Issues the loader's next K step into `stage` (nothing past the last job) and moves on.
+    auto load_next = [&](int stage) {
+        if (l_job >= count) return;
+        const unsigned sa = base + stage * GEMM_STAGE_BYTES, sb = sa + GEMM_BM * GEMM_BK * 2;
+        const int k0 = l_kt * GEMM_BK;
+#pragma unroll
+        for (int i = 0; i < A_CHUNKS; i++) {
+            const bool ok = (a_ok >> i & 1) && k0 + ((tid + i * GEMM_THREADS) & 7) * 8 < K;
+            cp_async16(sa + a_dst[i], a_src[i] + (ok ? k0 : 0), ok ? 16 : 0);
+        }
+#pragma unroll
+        for (int i = 0; i < B_CHUNKS; i++) {
+            const bool ok = (b_ok >> i & 1) && k0 + ((tid + i * GEMM_THREADS) & 7) * 8 < K;
+            cp_async16(sb + b_dst[i], b_src[i] + (ok ? k0 : 0), ok ? 16 : 0);
+        }
+        if (++l_kt == KT) {
+            l_kt = 0;
+            l_job += gridDim.x;
+            start_job();
+        }
+    };
+
+    start_job();
+    int step = 0;  // K steps consumed by this block, over all its jobs: the ring position
+    load_next(0);
+    cp_async_commit();
+    load_next(1);
+    cp_async_commit();
+    GemmJob next;
+    if ((int)blockIdx.x < count) jobs.get(blockIdx.x, next);
+    for (int job = blockIdx.x; job < count; job += gridDim.x) {
+        // The following job's table entry is read now and used a tile later (no stall).
+        const GemmJob j = next;
+        if (job + (int)gridDim.x < count) jobs.get(job + gridDim.x, next);
+        // A warpgroup whose 64 rows are all past the tile's end (an expert's last tile) skips
+        // its MMAs: the tensor cores then serve the other warpgroup alone.
+        const bool live_rows = j.row0 + wg * 64 < j.row_end;
+        float d[GEMM_BN / 2];
+#pragma unroll
+        for (int i = 0; i < GEMM_BN / 2; i++) d[i] = 0.f;
+        // Loads run two steps ahead: the stage a load overwrites was read by the MMAs of two
+        // steps back, which every warpgroup has waited for before the barrier that precedes it.
+        for (int kt = 0; kt < KT; kt++, step++) {
+            cp_async_wait<1>();
+            fence_async_shared();
+            __syncthreads();
+            load_next((step + 2) % GEMM_STAGES);
+            cp_async_commit();
+            const unsigned sa = base + (step % GEMM_STAGES) * GEMM_STAGE_BYTES;
+            const unsigned sb = sa + GEMM_BM * GEMM_BK * 2;
+            const u64 da = smem_desc(sa + wg * 64 * 128), db = smem_desc(sb);
+            if (live_rows) {
+                wgmma_fence();
+#pragma unroll
+                for (int k = 0; k < GEMM_BK / 16; k++) wgmma_m64n256k16(d, da + 2 * k, db + 2 * k, 1);
+                wgmma_commit();
+                wgmma_wait<1>();
+            }
+        }
+        wgmma_wait<0>();
+        gemm_store<EPI>(d, j, N, Y, H, scale, accumulate, wg, warp, lane, half_n);
+    }
+    cp_async_wait<0>();
+}
+
+// The dense product's jobs: column tiles outer, row tiles inner, so the blocks running at one
+// time share a few column tiles of B (and all of A, which L2 holds at 8K tokens).
+struct DenseJobs {
+    const bf16* B;
+    int M, row_tiles, col_tiles;
+    __device__ int count() const { return row_tiles * col_tiles; }
+    __device__ void get(int j, GemmJob& job) const {
+        job.row0 = (j % row_tiles) * GEMM_BM;
+        job.row_end = M;
+        job.n0 = (j / row_tiles) * GEMM_BN;
+        job.b = B;
+    }
+};
+
+// Y (+)= A B^T; a persistent grid of at most ceil(M / 128) * ceil(N / 256) blocks.
 extern "C" __global__ void __launch_bounds__(GEMM_THREADS)
 gemm_bf16(const bf16* __restrict__ A, const bf16* __restrict__ B, float* __restrict__ Y, int M, int N, int K,
           int accumulate) {
     pdl_launch_next();
     pdl_wait();
-    gemm_tile<EPI_F32>(A, nullptr, B, blockIdx.x * GEMM_BM, M, N, K, blockIdx.y * GEMM_BN, Y, nullptr, nullptr,
-                       accumulate);
+    const DenseJobs jobs{B, M, (M + GEMM_BM - 1) / GEMM_BM, (N + GEMM_BN - 1) / GEMM_BN};
+    gemm_jobs<EPI_F32>(jobs, A, nullptr, N, K, Y, nullptr, nullptr, accumulate);
 }
 
-// A block of the grouped GEMM: which expert and which sorted rows (tiles[i] = expert, first
-// row, end row, unused), and that expert's weights.
-struct ExpertTile {
-    int expert, row0, row_end;
-    const bf16* b;
+// The grouped products' jobs: the tile table (tiles[i] = expert, first sorted row, end row,
+// unused; *ntiles of them) times the column tiles, column tiles inner, so the blocks running at
+// one time read a row tile's A from DRAM once (the down projection's A, the SwiGLU outputs, is
+// 75 MB at 8K tokens: more than L2 holds) and an expert's weights while its 2-3 row tiles run.
+struct ExpertJobs {
+    const int4* tiles;
+    const bf16 *experts, *shared;
+    long expert_elems;
+    int tile_count, col_tiles;
+    __device__ int count() const { return tile_count * col_tiles; }
+    __device__ void get(int j, GemmJob& job) const {
+        const int4 v = __ldcg(tiles + j / col_tiles);
+        job.row0 = v.y;
+        job.row_end = v.z;
+        job.n0 = (j % col_tiles) * GEMM_BN;
+        job.b = v.x == NUM_EXPERTS ? shared : experts + v.x * expert_elems;
+    }
 };
 
-__device__ __forceinline__ bool expert_tile(const int4* __restrict__ tiles, const int* __restrict__ ntiles,
-                                            const bf16* experts, const bf16* shared, long expert_elems,
-                                            ExpertTile& t) {
-    if ((int)blockIdx.x >= *ntiles) return false;
-    const int4 v = tiles[blockIdx.x];
-    t.expert = v.x;
-    t.row0 = v.y;
-    t.row_end = v.z;
-    t.b = v.x == NUM_EXPERTS ? shared : experts + v.x * expert_elems;
-    return true;
-}
-
 // h[p] = silu(x[token(p)] . gate_e) * (x[token(p)] . up_e) for every sorted pair p, bf16.
-// gate_up: [NUM_EXPERTS][2 inter][K], shared_gate_up: [2 inter][K]. grid (max tiles, 2 inter / 256).
+// gate_up: [NUM_EXPERTS][2 inter][K], shared_gate_up: [2 inter][K]. A persistent grid.
 extern "C" __global__ void __launch_bounds__(GEMM_THREADS)
 gemm_moe_gate_up(const bf16* __restrict__ x, const int* __restrict__ sorted_token, const bf16* __restrict__ gate_up,
                  const bf16* __restrict__ shared_gate_up, const int4* __restrict__ tiles,
                  const int* __restrict__ ntiles, bf16* __restrict__ h, int inter, int K) {
     pdl_launch_next();
     pdl_wait();
-    ExpertTile t;
-    if (!expert_tile(tiles, ntiles, gate_up, shared_gate_up, 2L * inter * K, t)) return;
-    gemm_tile<EPI_SWIGLU>(x, sorted_token, t.b, t.row0, t.row_end, 2 * inter, K, blockIdx.y * GEMM_BN, nullptr, h,
-                          nullptr, 0);
+    const ExpertJobs jobs{tiles, gate_up, shared_gate_up, 2L * inter * K, __ldcg(ntiles), (2 * inter + GEMM_BN - 1) / GEMM_BN};
+    gemm_jobs<EPI_SWIGLU>(jobs, x, sorted_token, 2 * inter, K, nullptr, h, nullptr, 0);
 }
 
 // out[p] = bf16(weight[p] * (down_e . h[p])) for every sorted pair p.
-// down: [NUM_EXPERTS][N][inter], shared_down: [N][inter]. grid (max tiles, N / 256).
+// down: [NUM_EXPERTS][N][inter], shared_down: [N][inter]. A persistent grid.
 extern "C" __global__ void __launch_bounds__(GEMM_THREADS)
 gemm_moe_down(const bf16* __restrict__ h, const bf16* __restrict__ down, const bf16* __restrict__ shared_down,
               const int4* __restrict__ tiles, const int* __restrict__ ntiles, const float* __restrict__ weight,
               bf16* __restrict__ out, int N, int inter) {
     pdl_launch_next();
     pdl_wait();
-    ExpertTile t;
-    if (!expert_tile(tiles, ntiles, down, shared_down, (long)N * inter, t)) return;
-    gemm_tile<EPI_SCALED>(h, nullptr, t.b, t.row0, t.row_end, N, inter, blockIdx.y * GEMM_BN, nullptr, out, weight,
-                          0);
+    const ExpertJobs jobs{tiles, down, shared_down, (long)N * inter, __ldcg(ntiles), (N + GEMM_BN - 1) / GEMM_BN};
+    gemm_jobs<EPI_SCALED>(jobs, h, nullptr, N, inter, nullptr, out, weight, 0);
 }

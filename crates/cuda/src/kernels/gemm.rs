@@ -71,6 +71,12 @@ impl Gemm {
         })
     }
 
+    /// The persistent grid for up to `jobs` tiles: one block per multiprocessor (a block's
+    /// shared memory fills one), fewer when there are fewer tiles.
+    fn blocks(&self, jobs: usize) -> u32 {
+        jobs.clamp(1, self.gpu.multiprocessors.max(1) as usize) as u32
+    }
+
     /// y = x w^T, or y += x w^T with `accumulate`. x: BF16 [m, k]; w: BF16 [n, k] (a weight as
     /// stored); y: F32 [m, n]; k a multiple of 8.
     pub fn run(&self, x: &View, w: &View, y: &View, accumulate: bool) -> Result<()> {
@@ -94,11 +100,7 @@ impl Gemm {
             .i32(accumulate as i32);
         self.gpu.launch(
             &self.dense,
-            (
-                m.div_ceil(TILE_ROWS) as u32,
-                n.div_ceil(TILE_COLS) as u32,
-                1,
-            ),
+            (self.blocks(m.div_ceil(TILE_ROWS) * n.div_ceil(TILE_COLS)), 1, 1),
             THREADS,
             SHARED_BYTES,
             &mut args,
@@ -141,7 +143,7 @@ impl Gemm {
             .i32(hid as i32);
         self.gpu.launch(
             &self.gate_up,
-            (n_tiles as u32, (2 * inter).div_ceil(TILE_COLS) as u32, 1),
+            (self.blocks(n_tiles * (2 * inter).div_ceil(TILE_COLS)), 1, 1),
             THREADS,
             SHARED_BYTES,
             &mut args,
@@ -188,7 +190,7 @@ impl Gemm {
             .i32(inter as i32);
         self.gpu.launch(
             &self.down,
-            (n_tiles as u32, hid.div_ceil(TILE_COLS) as u32, 1),
+            (self.blocks(n_tiles * hid.div_ceil(TILE_COLS)), 1, 1),
             THREADS,
             SHARED_BYTES,
             &mut args,

@@ -138,10 +138,29 @@ pub fn rel_error(ours: &[f32], reference: &[f32]) -> f32 {
 pub fn check(what: &str, ours: &[f32], reference: &[f32], bound: f32) {
     let e = rel_error(ours, reference);
     eprintln!("{what}: max relative error {e:.3e} (bound {bound:.0e})");
-    assert!(
-        e <= bound,
-        "{what}: relative error {e:.3e} exceeds {bound:.0e}"
-    );
+    if e > bound {
+        // Where it went wrong: the first and the worst element, and how many are off.
+        let scale = reference.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        let off = |i: usize| !((ours[i] - reference[i]).abs() <= bound * scale);
+        let bad: Vec<usize> = (0..ours.len()).filter(|&i| off(i)).collect();
+        let worst = (0..ours.len())
+            .max_by(|&a, &b| {
+                let d = |i: usize| (ours[i] - reference[i]).abs();
+                d(a).partial_cmp(&d(b)).unwrap_or(std::cmp::Ordering::Greater)
+            })
+            .unwrap_or(0);
+        panic!(
+            "{what}: relative error {e:.3e} exceeds {bound:.0e}: {} of {} elements off, first at {} \
+             ({} vs {}), worst at {worst} ({} vs {})",
+            bad.len(),
+            ours.len(),
+            bad[0],
+            ours[bad[0]],
+            reference[bad[0]],
+            ours[worst],
+            reference[worst]
+        );
+    }
 }
 
 /// A host tensor holding `values` rounded to bf16, for the CPU reference.
