@@ -1,95 +1,119 @@
 // BF16 matrix-vector product for decode: y[r] (+)= W[r,:] . x, W row-major bf16, x bf16, y f32.
-// One warp per row; every lane issues all of its 16-byte loads of W before the first use, so a
-// 4096-column row keeps 16 loads per lane in flight. x is staged once per block in shared memory.
+// Each warp takes GEMV_ROWS consecutive rows and every lane issues all of its 16-byte loads of
+// them before the first use: GEMV_LOADS loads per lane in flight (one 4096-column row, or two
+// 2048-column rows; a caller may take fewer rows per warp for more blocks). x is staged once per
+// block in shared memory.
 // `accumulate` adds into y: that is how the residual add rides on the output projections.
 // The `_normed` variant takes the f32 residual stream instead of x and applies the zero-centred
-// RMSNorm in its prologue (each block recomputes it: 8 KB from L2), which removes a launch per
-// norm; block 0 also writes the normed vector out when another kernel needs it (the experts).
+// RMSNorm in its prologue (each block recomputes it from L2, which removes a launch per norm;
+// 8 warps of up to 2 rows per block share one norm); block 0 also writes the normed vector out
+// when another kernel needs it (the experts).
 // Needs: HIDDEN, GDN_OUT (value heads * value dim), ATTN_OUT (heads * head dim).
 
-#define GEMV_WARPS 4
+#define GEMV_WARPS 8
+#define GEMV_LOADS 16
+#define GEMV_THREADS (GEMV_WARPS * 32)
+// 16-byte chunks of a row, each lane's share of them, and rows per warp (gemv.rs: rows_per_block).
+#define GEMV_CHUNKS(cols) ((cols) / 8)
+#define GEMV_PER_LANE(cols) ((GEMV_CHUNKS(cols) + 31) / 32)
+#define GEMV_ROWS(cols) (GEMV_PER_LANE(cols) >= GEMV_LOADS ? 1 : GEMV_LOADS / GEMV_PER_LANE(cols))
 
 // x = bf16(resid * rsqrt(mean(resid^2) + eps) * (1 + w)) into shared memory (and xn_out).
+// One pass: each thread keeps its chunks of resid in registers between the sum and the scaling.
 template <int COLS>
 __device__ __forceinline__ void stage_normed(uint4* xs, const float* __restrict__ resid, const bf16* __restrict__ w,
                                              bf16* __restrict__ xn_out, float eps) {
-    constexpr int CHUNKS = COLS / 8;
+    constexpr int CHUNKS = GEMV_CHUNKS(COLS), MINE = (CHUNKS + GEMV_THREADS - 1) / GEMV_THREADS;
     __shared__ float scratch[32];
     const float4* r4 = reinterpret_cast<const float4*>(resid);
+    float4 v[MINE][2];
     float ss = 0.f;
-    for (int c = threadIdx.x; c < CHUNKS; c += blockDim.x) {
-        const float4 a = r4[2 * c], b = r4[2 * c + 1];
-        ss += a.x * a.x + a.y * a.y + a.z * a.z + a.w * a.w + b.x * b.x + b.y * b.y + b.z * b.z + b.w * b.w;
+#pragma unroll
+    for (int j = 0; j < MINE; j++) {
+        const int c = threadIdx.x + j * GEMV_THREADS;
+        if (c < CHUNKS) {
+            v[j][0] = __ldcg(r4 + 2 * c);
+            v[j][1] = __ldcg(r4 + 2 * c + 1);
+            const float4 a = v[j][0], b = v[j][1];
+            ss += a.x * a.x + a.y * a.y + a.z * a.z + a.w * a.w + b.x * b.x + b.y * b.y + b.z * b.z + b.w * b.w;
+        }
     }
     const float r = rsqrtf(block_sum(ss, scratch) / COLS + eps);
-    for (int c = threadIdx.x; c < CHUNKS; c += blockDim.x) {
-        const float4 a = r4[2 * c], b = r4[2 * c + 1];
-        const float v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+    for (int j = 0; j < MINE; j++) {
+        const int c = threadIdx.x + j * GEMV_THREADS;
+        if (c >= CHUNKS) continue;
+        const float e[8] = {v[j][0].x, v[j][0].y, v[j][0].z, v[j][0].w, v[j][1].x, v[j][1].y, v[j][1].z, v[j][1].w};
         float wf[8];
         unpack8(reinterpret_cast<const uint4*>(w)[c], wf);
         unsigned packed[4];
 #pragma unroll
         for (int i = 0; i < 4; i++)
-            packed[i] = (unsigned)f2bf(v[2 * i] * r * (1.f + wf[2 * i])) |
-                        ((unsigned)f2bf(v[2 * i + 1] * r * (1.f + wf[2 * i + 1])) << 16);
+            packed[i] = (unsigned)f2bf(e[2 * i] * r * (1.f + wf[2 * i])) |
+                        ((unsigned)f2bf(e[2 * i + 1] * r * (1.f + wf[2 * i + 1])) << 16);
         const uint4 q = make_uint4(packed[0], packed[1], packed[2], packed[3]);
         xs[c] = q;
         if (xn_out != nullptr && blockIdx.x == 0) reinterpret_cast<uint4*>(xn_out)[c] = q;
     }
 }
 
-template <int COLS, bool NORMED>
+template <int COLS, bool NORMED, int ROWS = GEMV_ROWS(COLS)>
 __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16* __restrict__ x,
                                           const float* __restrict__ resid, const bf16* __restrict__ norm_w,
                                           bf16* __restrict__ xn_out, float eps,
                                           float* __restrict__ y, int rows, int accumulate) {
-    constexpr int CHUNKS = COLS / 8;                 // 16-byte chunks per row
-    constexpr int PER_LANE = (CHUNKS + 31) / 32;
+    constexpr int CHUNKS = GEMV_CHUNKS(COLS), PER_LANE = GEMV_PER_LANE(COLS);
     __shared__ uint4 xs[CHUNKS];
     pdl_launch_next();
     const int lane = threadIdx.x & 31;
-    const long row = (long)blockIdx.x * GEMV_WARPS + (threadIdx.x >> 5);
-    const bool valid = row < rows;
+    const long row0 = ((long)blockIdx.x * GEMV_WARPS + (threadIdx.x >> 5)) * ROWS;
     // The weights are issued before waiting for the previous kernel: they overlap its tail.
-    const uint4* wr = reinterpret_cast<const uint4*>(W + (valid ? row : 0) * COLS);
-    uint4 w[PER_LANE];
+    uint4 w[ROWS][PER_LANE];
 #pragma unroll
-    for (int i = 0; i < PER_LANE; i++) {
-        const int c = lane + 32 * i;
-        if (c < CHUNKS) w[i] = __ldg(wr + c);
+    for (int r = 0; r < ROWS; r++) {
+        const uint4* wr = reinterpret_cast<const uint4*>(W + (row0 + r < rows ? row0 + r : 0) * COLS);
+#pragma unroll
+        for (int i = 0; i < PER_LANE; i++) {
+            const int c = lane + 32 * i;
+            if (c < CHUNKS) w[r][i] = __ldg(wr + c);
+        }
     }
     pdl_wait();
     if constexpr (NORMED) {
         stage_normed<COLS>(xs, resid, norm_w, xn_out, eps);
     } else {
-        for (int c = threadIdx.x; c < CHUNKS; c += blockDim.x) xs[c] = reinterpret_cast<const uint4*>(x)[c];
+        for (int c = threadIdx.x; c < CHUNKS; c += blockDim.x) xs[c] = __ldcg(reinterpret_cast<const uint4*>(x) + c);
     }
     __syncthreads();
-    if (!valid) return;
-    float acc = 0.f;
 #pragma unroll
-    for (int i = 0; i < PER_LANE; i++) {
-        const int c = lane + 32 * i;
-        if (c < CHUNKS) acc += dot8(w[i], xs[c]);
+    for (int r = 0; r < ROWS; r++) {
+        const long row = row0 + r;
+        if (row >= rows) break;
+        float acc = 0.f;
+#pragma unroll
+        for (int i = 0; i < PER_LANE; i++) {
+            const int c = lane + 32 * i;
+            if (c < CHUNKS) acc += dot8(w[r][i], xs[c]);
+        }
+        acc = warp_sum(acc);
+        if (lane == 0) y[row] = accumulate ? y[row] + acc : acc;
     }
-    acc = warp_sum(acc);
-    if (lane == 0) y[row] = accumulate ? y[row] + acc : acc;
 }
 
-extern "C" __global__ void __launch_bounds__(GEMV_WARPS * 32)
+extern "C" __global__ void __launch_bounds__(GEMV_THREADS)
 gemv_hidden(const bf16* W, const bf16* x, float* y, int rows, int accumulate) {
     gemv_rows<HIDDEN, false>(W, x, nullptr, nullptr, nullptr, 0.f, y, rows, accumulate);
 }
-extern "C" __global__ void __launch_bounds__(GEMV_WARPS * 32)
+extern "C" __global__ void __launch_bounds__(GEMV_THREADS)
 gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* xn_out, float eps,
                    float* y, int rows, int accumulate) {
     gemv_rows<HIDDEN, true>(W, nullptr, resid, norm_w, xn_out, eps, y, rows, accumulate);
 }
-extern "C" __global__ void __launch_bounds__(GEMV_WARPS * 32)
+extern "C" __global__ void __launch_bounds__(GEMV_THREADS)
 gemv_gdn_out(const bf16* W, const bf16* x, float* y, int rows, int accumulate) {
     gemv_rows<GDN_OUT, false>(W, x, nullptr, nullptr, nullptr, 0.f, y, rows, accumulate);
 }
-extern "C" __global__ void __launch_bounds__(GEMV_WARPS * 32)
+extern "C" __global__ void __launch_bounds__(GEMV_THREADS)
 gemv_attn_out(const bf16* W, const bf16* x, float* y, int rows, int accumulate) {
     gemv_rows<ATTN_OUT, false>(W, x, nullptr, nullptr, nullptr, 0.f, y, rows, accumulate);
 }

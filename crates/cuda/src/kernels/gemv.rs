@@ -7,8 +7,17 @@ use crate::driver::{Function, Gpu, KernelArgs, Module};
 use crate::error::{CudaError, Result};
 use crate::tensor::{DType, View};
 
-/// Warps (rows) per block; must match GEMV_WARPS in gemv.cu.
-const WARPS: usize = 4;
+/// Warps per block and 16-byte loads each lane keeps in flight; must match GEMV_WARPS and
+/// GEMV_LOADS in gemv.cu.
+pub const WARPS: usize = 8;
+const LANE_LOADS: usize = 16;
+
+/// Rows a block of the row product takes at `cols` columns (GEMV_ROWS in gemv.cu per warp):
+/// as many whole rows per warp as keep each lane's LANE_LOADS loads in flight, at least one.
+pub fn rows_per_block(cols: usize) -> usize {
+    let per_lane = (cols / 8).div_ceil(32);
+    WARPS * (LANE_LOADS / per_lane).max(1)
+}
 
 pub struct Gemv {
     gpu: Arc<Gpu>,
@@ -72,7 +81,7 @@ impl Gemv {
             .i32(accumulate as i32);
         self.gpu.launch(
             f,
-            (rows.div_ceil(WARPS) as u32, 1, 1),
+            (rows.div_ceil(rows_per_block(cols)) as u32, 1, 1),
             (WARPS * 32) as u32,
             0,
             &mut args,
@@ -120,7 +129,7 @@ impl Gemv {
             .i32(accumulate as i32);
         self.gpu.launch(
             &self.normed,
-            (rows.div_ceil(WARPS) as u32, 1, 1),
+            (rows.div_ceil(rows_per_block(h)) as u32, 1, 1),
             (WARPS * 32) as u32,
             0,
             &mut args,

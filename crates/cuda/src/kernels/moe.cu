@@ -3,7 +3,8 @@
 // The shared expert runs as slot TOP_K of the same kernels as the routed ones (same shapes),
 // so a layer's 9 experts are one launch for gate|up and one for down.
 // Expert ids and weights stay on the GPU: the route kernel writes them, the expert kernels read
-// them, and the host never sees them.
+// them (from L2, __ldcg: under programmatic dependent launch they are not read-only for the
+// reader's lifetime, as the read-only path assumes), and the host never sees them.
 
 #define SLOTS (TOP_K + 1)
 #define MOE_WARPS 4
@@ -67,11 +68,13 @@ __device__ __forceinline__ void route_warp(const float* logits, int* __restrict_
 // is compiled in front of this file), and block 0 writing the normed x for the experts. The last
 // block to finish does the routing, which saves a launch per layer: `done` counts finished
 // blocks and is reset by that last block.
-extern "C" __global__ void __launch_bounds__(GEMV_WARPS * 32)
+extern "C" __global__ void __launch_bounds__(GEMV_THREADS)
 moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf16* __restrict__ norm_w,
            bf16* __restrict__ xn_out, float eps, float* logits, unsigned* done, int* __restrict__ ids,
            float* __restrict__ weights) {
-    gemv_rows<HIDDEN, true>(W, nullptr, resid, norm_w, xn_out, eps, logits, NUM_EXPERTS + 1, 0);
+    // One row per warp: the router's 257 rows are 1 MB, so its time is latency, and more blocks
+    // spread the loads over more SMs.
+    gemv_rows<HIDDEN, true, 1>(W, nullptr, resid, norm_w, xn_out, eps, logits, NUM_EXPERTS + 1, 0);
     __shared__ bool last;
     __threadfence();
     __syncthreads();
@@ -97,7 +100,7 @@ moe_gate_up(const bf16* __restrict__ gate_up, const bf16* __restrict__ shared_ga
     const int r = blockIdx.y * MOE_WARPS + (threadIdx.x >> 5);
     const bool valid = r < MOE_INTER;
     // Weights first (they need only the expert id), then x, so the loads overlap the staging.
-    const bf16* base = slot < TOP_K ? gate_up + (long)ids[slot] * 2 * MOE_INTER * HIDDEN : shared_gate_up;
+    const bf16* base = slot < TOP_K ? gate_up + (long)__ldcg(ids + slot) * 2 * MOE_INTER * HIDDEN : shared_gate_up;
     const int rr = valid ? r : 0;
     const uint4* g = reinterpret_cast<const uint4*>(base + (long)rr * HIDDEN);
     const uint4* u = reinterpret_cast<const uint4*>(base + (long)(MOE_INTER + rr) * HIDDEN);
@@ -147,7 +150,7 @@ moe_down(const bf16* __restrict__ down, const bf16* __restrict__ shared_down, co
     for (int j = 0; j < MY_SLOTS; j++) {
         const int s = group + j * DOWN_GROUPS;
         if (s >= SLOTS) break;
-        const bf16* base = s < TOP_K ? down + (long)ids[s] * HIDDEN * MOE_INTER : shared_down;
+        const bf16* base = s < TOP_K ? down + (long)__ldcg(ids + s) * HIDDEN * MOE_INTER : shared_down;
         const uint4* wr = reinterpret_cast<const uint4*>(base + (long)rr * MOE_INTER);
 #pragma unroll
         for (int i = 0; i < PER_LANE; i++) {
@@ -172,7 +175,7 @@ moe_down(const bf16* __restrict__ down, const bf16* __restrict__ shared_down, co
                 acc += wf[0] * a.x + wf[1] * a.y + wf[2] * a.z + wf[3] * a.w + wf[4] * b.x + wf[5] * b.y + wf[6] * b.z + wf[7] * b.w;
             }
         }
-        total += weights[s] * acc;
+        total += __ldcg(weights + s) * acc;
     }
     total = warp_sum(total);
     if (lane == 0) partial[local_row][group] = total;

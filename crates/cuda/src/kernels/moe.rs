@@ -7,9 +7,10 @@ use crate::dims::Dims;
 use crate::driver::{Function, Gpu, KernelArgs, Module};
 use crate::error::Result;
 use crate::kernels::gemm::{self, ExpertTiles, Gemm};
+use crate::kernels::gemv;
 use crate::tensor::{DType, Tensor, View};
 
-/// Warps per block; must match MOE_WARPS in moe.cu and GEMV_WARPS in gemv.cu.
+/// Warps per block; must match MOE_WARPS in moe.cu.
 const WARPS: usize = 4;
 
 /// moe.cu builds on gemv.cu's row product (the router), so it is compiled behind it.
@@ -97,10 +98,11 @@ impl Moe {
             .ptr(done)
             .ptr(ids)
             .ptr(weights);
+        // One router row per warp (moe_router).
         self.gpu.launch(
             &self.router,
-            ((e + 1).div_ceil(WARPS) as u32, 1, 1),
-            (WARPS * 32) as u32,
+            ((e + 1).div_ceil(gemv::WARPS) as u32, 1, 1),
+            (gemv::WARPS * 32) as u32,
             0,
             &mut args,
         )?;
