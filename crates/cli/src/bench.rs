@@ -60,6 +60,11 @@ pub struct Args {
     /// Where to write the results as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Skip every launch of this kernel, by name or by the label --profile prints ("name grid
+    /// XxYxZ"); repeatable. Times what a step costs without it (scripts/ablate_decode.py); the
+    /// generated tokens are then meaningless.
+    #[arg(long = "leave-out", value_name = "KERNEL")]
+    leave_out: Vec<String>,
 }
 
 struct Row {
@@ -145,6 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     tracing::info!("model ready in {:.1} s", started.elapsed().as_secs_f64());
     let d = backend.dims.clone();
     let gpu = &backend.gpu;
+    gpu.leave_out(args.leave_out.clone());
     let commit = option_env!("LILY_COMMIT").unwrap_or("unknown");
     println!(
         "# lily bench: {} ({}, {} SMs), driver {}, {precision}, commit {commit}",
@@ -157,6 +163,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "# batch 1, {pick}, {} decode steps, median of {} rounds; ceilings {} TB/s, {} TFLOP/s",
         args.steps, args.rounds, args.bandwidth_tbs, args.matrix_tflops
     );
+    if !args.leave_out.is_empty() {
+        println!("# left out of every step (timing only, the tokens are meaningless): {}", args.leave_out.join("; "));
+    }
     println!("| context | prefill tok/s | of matrix rate | decode tok/s | ceiling tok/s | of ceiling | digest |");
     println!("|---:|---:|---:|---:|---:|---:|---|");
     let mut rows = Vec::new();

@@ -125,6 +125,8 @@ pub struct Gpu {
     pdl_paused: std::sync::atomic::AtomicBool,
     /// While profiling: each launch's name, grid and (start, end) events.
     profile: Mutex<Option<Vec<(String, Handle, Handle)>>>,
+    /// Kernel names or launch labels whose launches are skipped (`leave_out`).
+    left_out: Mutex<Vec<String>>,
 }
 
 // The context and stream handles are usable from any thread once the context is current there;
@@ -161,6 +163,7 @@ impl Gpu {
             compute_capability: (0, 0),
             driver_version: 0,
             profile: Mutex::new(None),
+            left_out: Mutex::new(Vec::new()),
             pdl: std::env::var("LILY_PDL").map(|v| v != "0").unwrap_or(true),
             pdl_paused: std::sync::atomic::AtomicBool::new(false),
         };
@@ -319,6 +322,15 @@ impl Gpu {
         shared: u32,
         args: &mut KernelArgs,
     ) -> Result<()> {
+        {
+            let left_out = self.left_out.lock().unwrap_or_else(|p| p.into_inner());
+            if !left_out.is_empty() {
+                let label = format!("{} grid {}x{}x{}", f.name, grid.0, grid.1, grid.2);
+                if left_out.iter().any(|l| *l == f.name || *l == label) {
+                    return Ok(());
+                }
+            }
+        }
         let mut profile = self.profile.lock().unwrap_or_else(|p| p.into_inner());
         let events = match profile.as_mut() {
             Some(list) => {
@@ -396,6 +408,14 @@ impl Gpu {
         self.pdl_paused
             .store(true, std::sync::atomic::Ordering::Relaxed);
         PdlPause(self)
+    }
+
+    /// From now on, skips every launch of a kernel named in `labels`, by name or by the label
+    /// the profile prints (`name grid XxYxZ`, which tells apart the products one kernel serves).
+    /// A timing tool: what a step costs without those kernels (`lily bench --leave-out`); the
+    /// results of such a run are meaningless.
+    pub fn leave_out(&self, labels: Vec<String>) {
+        *self.left_out.lock().unwrap_or_else(|p| p.into_inner()) = labels;
     }
 
     /// Starts timing every launch with a pair of events (eager launches only, not graphs).
