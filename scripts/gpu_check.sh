@@ -10,7 +10,8 @@
 #   scripts/gpu_check.sh OUTDIR [DIR]              # DIR defaults to .gpu
 # Environment: CONTEXTS (default: the contract's 256 .. 131072), BENCH_FLAGS (e.g. --profile),
 # SKIP_TRANSFORMERS=1, TRANSFORMERS_CONTEXTS (default 1024,8192), SKIP_AGREEMENT=1,
-# AGREEMENT_LAYERS (default 8), GPU_BENCHES=1 (also the kernels' #[ignore]d micro-benchmarks).
+# AGREEMENT_LAYERS (default 8), GPU_BENCHES=1 (also the kernels' #[ignore]d micro-benchmarks),
+# ABLATION=1 (also each decode launch's marginal cost at 1K, scripts/ablate_decode.py, ~3 min).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -70,6 +71,11 @@ fi
 echo "== lily bench --synthetic"
 "$bin/lily" bench --synthetic --contexts "${CONTEXTS:-256,512,1024,2048,4096,8192,16384,32768,65536,131072}" --json "$out/bench.json" ${BENCH_FLAGS:-} \
     2> >(tee "$out/bench.err" >&2) | tee "$out/bench.md" || status=1
+
+if [ -n "${ABLATION:-}" ]; then
+    echo "== decode step ablation"
+    python3 "$here/scripts/ablate_decode.py" "$bin/lily" --context 1024 --min-us 50 2>&1 | tee "$out/ablation.md" || status=1
+fi
 
 if [ -z "${SKIP_TRANSFORMERS:-}" ]; then
     echo "== transformers on the same shapes"
