@@ -349,16 +349,7 @@ fn bench_gdn_prefill_8k() {
             })
             .unwrap()
     };
-    run();
-    gpu.synchronize().unwrap();
-    let reps = 10;
-    let (begin, end) = (gpu.event().unwrap(), gpu.event().unwrap());
-    begin.record().unwrap();
-    for _ in 0..reps {
-        run();
-    }
-    end.record().unwrap();
-    let ms = end.since(&begin).unwrap() / reps as f32;
+    let ms = mean_ms_of(&gpu, 10, run);
     assert!(
         download(&gpu, &out).iter().all(|x| x.is_finite()),
         "the benchmark's output has NaN or infinity"

@@ -208,16 +208,7 @@ fn bench_moe_prefill_8k() {
         )
         .unwrap()
     };
-    run();
-    gpu.synchronize().unwrap();
-    let reps = 10;
-    let (begin, end) = (gpu.event().unwrap(), gpu.event().unwrap());
-    begin.record().unwrap();
-    for _ in 0..reps {
-        run();
-    }
-    end.record().unwrap();
-    let ms = end.since(&begin).unwrap() / reps as f32;
+    let ms = mean_ms_of(&gpu, 10, run);
     assert!(
         download(&gpu, &x).iter().all(|v| v.is_finite()),
         "the benchmark's output has NaN or infinity"

@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{download, gpu, upload, Rng};
+use common::{download, gpu, mean_ms_of, upload, Rng};
 use lily_cuda::dims::Dims;
 use lily_cuda::driver::Gpu;
 use lily_cuda::kernels::sampling::{rule_bytes, scratch_bytes, Sampling, RULE_BYTES};
@@ -493,16 +493,7 @@ fn bench_sampling() {
     ] {
         let r = PickRule { u: 0.5, ..r };
         s.set_rule(&r);
-        s.launch();
-        gpu.synchronize().unwrap();
-        let reps = 200;
-        let (a, b) = (gpu.event().unwrap(), gpu.event().unwrap());
-        a.record().unwrap();
-        for _ in 0..reps {
-            s.launch();
-        }
-        b.record().unwrap();
-        let ms = b.since(&a).unwrap();
+        let us = 1e3 * mean_ms_of(&gpu, 200, || s.launch());
         gpu.profile_start();
         s.launch();
         let times = gpu.profile_finish().unwrap();
@@ -511,8 +502,7 @@ fn bench_sampling() {
             .map(|(label, ms)| format!("{} {:.1}", label.split(' ').next().unwrap(), ms * 1e3))
             .collect();
         eprintln!(
-            "pick at vocab {n}, {what}: {:.1} us per pick (eager launches; per kernel us: {})",
-            ms * 1e3 / reps as f32,
+            "pick at vocab {n}, {what}: {us:.1} us per pick (eager launches; per kernel us: {})",
             kernels.join(", ")
         );
     }

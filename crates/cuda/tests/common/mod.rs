@@ -234,3 +234,17 @@ pub fn mean_ms(times: &[(String, f32)], kernel: &str) -> f32 {
     assert!(!t.is_empty(), "no timed launch of {kernel}");
     t.iter().sum::<f32>() / t.len() as f32
 }
+
+/// Mean milliseconds of `run` over `reps` back-to-back calls on the stream, timed with events
+/// after one warm-up call.
+pub fn mean_ms_of(gpu: &Arc<Gpu>, reps: usize, mut run: impl FnMut()) -> f32 {
+    run();
+    gpu.synchronize().unwrap();
+    let (begin, end) = (gpu.event().unwrap(), gpu.event().unwrap());
+    begin.record().unwrap();
+    for _ in 0..reps {
+        run();
+    }
+    end.record().unwrap();
+    end.since(&begin).unwrap() / reps as f32
+}
