@@ -19,9 +19,13 @@ import sys
 
 
 def bench(lily, context, extra):
-    """Decode tok/s of `lily bench --synthetic` at `context`, and its stdout."""
+    """Decode tok/s of `lily bench --synthetic` at `context` (None if the run fails), and its
+    stdout (or stderr's tail)."""
     cmd = [lily, "bench", "--synthetic", "--contexts", str(context)] + extra
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        return None, run.stderr[-2000:]
+    out = run.stdout
     for line in out.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) >= 4 and cells[0] == str(context):
@@ -53,6 +57,8 @@ def main():
     a = ap.parse_args()
 
     full, profile_out = bench(a.lily, a.context, ["--profile"])
+    if full is None:
+        sys.exit(f"the profiled run failed:\n{profile_out}")
     launches = step_launches(profile_out, a.context)
     step_ms = 1e3 / full
     print(f"# decode step at context {a.context}: {full:.1f} tok/s, {step_ms:.3f} ms per step")
@@ -61,11 +67,16 @@ def main():
     for label, count, eager_us in launches:
         if count * eager_us < a.min_us:
             continue
-        without, _ = bench(a.lily, a.context, ["--leave-out", label])
+        without, err = bench(a.lily, a.context, ["--leave-out", label])
+        if without is None:
+            # Some launches cannot be left out (the step then fails its own checks).
+            print(f"| {label} | {count} | {eager_us:.2f} | failed: {err.strip().splitlines()[-1]} | | |", flush=True)
+            continue
         marginal = step_ms - 1e3 / without
         print(f"| {label} | {count} | {eager_us:.2f} | {without:.1f} | {marginal:.3f} | {1e3 * marginal / count:.2f} |",
               flush=True)
     again, _ = bench(a.lily, a.context, [])
+    again = float("nan") if again is None else again
     print(f"# the full step again at the end: {again:.1f} tok/s (run-to-run drift)")
 
 

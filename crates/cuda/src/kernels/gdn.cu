@@ -320,14 +320,6 @@ extern "C" __global__ void gdn_prefill_ring(const float* __restrict__ proj, floa
 #define GDN_SCAN_FLOATS \
     (3 * GDN_KDP * GDN_SCP + 3 * GDN_CH * GDN_KP + GDN_CH * GDN_AP + 4 * GDN_CH * GDN_SCP + 2 * GDN_CH)
 
-__device__ __forceinline__ unsigned gdn_smem_addr(const void* p) {
-    unsigned r;
-    asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(r) : "l"(p));
-    return r;
-}
-__device__ __forceinline__ void gdn_cp16(void* dst, const void* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(gdn_smem_addr(dst)), "l"(src) : "memory");
-}
 __device__ __forceinline__ float4 gdn_ld4(const float* p) { return *reinterpret_cast<const float4*>(p); }
 __device__ __forceinline__ void gdn_st4(float* p, float a, float b, float c, float d) {
     float4 v;
@@ -407,14 +399,14 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
         const int r = i / F4, c = 4 * (i % F4);
         if (r < n && c < GDN_KEY_DIM) {
             const long at = ((long)(t0 + r) * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + c;
-            gdn_cp16(ks + r * GDN_KP + c, kn + at);
-            gdn_cp16(qs + r * GDN_KP + c, qn + at);
+            cp_async16(ks + r * GDN_KP + c, kn + at);
+            cp_async16(qs + r * GDN_KP + c, qn + at);
         } else {
             gdn_zero4(ks + r * GDN_KP + c);
             gdn_zero4(qs + r * GDN_KP + c);
         }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");
+    cp_async_commit();
     if (tid < GDN_CH) {
         const long at = (long)(t0 + tid) * GDN_VALUE_HEADS + h;
         bs[tid] = tid < n ? beta[at] : 0.f;
@@ -436,7 +428,7 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     for (int k8 = 0; k8 < GDN_CH / 8; k8++)
 #pragma unroll
         for (int r = 0; r < 2; r++) vpre[k8][r] = warp < UT ? v_at(warp, 8 * k8 + t + 4 * r) : 0.f;
-    asm volatile("cp.async.wait_group 0;" ::: "memory");
+    cp_async_wait<0>();
     __syncthreads();
     if (tid == 0) {
         float acc = 0.f;
@@ -628,8 +620,8 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
             const int r = i / F4, cc = 4 * (i % F4);
             float *dw = ws + r * GDN_KP + cc, *dq = qs + r * GDN_KP + cc;
             if (r < n) {
-                gdn_cp16(dw, w_in + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_KEY_DIM + cc);
-                gdn_cp16(dq, qn + ((long)(t0 + r) * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + cc);
+                cp_async16(dw, w_in + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_KEY_DIM + cc);
+                cp_async16(dq, qn + ((long)(t0 + r) * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + cc);
             } else {
                 gdn_zero4(dw);
                 gdn_zero4(dq);
@@ -638,27 +630,27 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
         for (int i = tid; i < GDN_CH * (GDN_SC / 4); i += GDN_CHUNK_THREADS) {
             const int r = i / (GDN_SC / 4), cc = 4 * (i % (GDN_SC / 4));
             if (r < n && col0 + cc < GDN_VALUE_DIM)
-                gdn_cp16(us + r * GDN_SCP + cc,
+                cp_async16(us + r * GDN_SCP + cc,
                          u_in + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col0 + cc);
             else
                 gdn_zero4(us + r * GDN_SCP + cc);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");
+        cp_async_commit();
     };
     auto stage_b = [&](int t0, int n) {
         for (int i = tid; i < GDN_CH * F4; i += GDN_CHUNK_THREADS) {
             const int r = i / F4, cc = 4 * (i % F4);
             if (r < n)
-                gdn_cp16(ks + r * GDN_KP + cc, kn + ((long)(t0 + r) * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + cc);
+                cp_async16(ks + r * GDN_KP + cc, kn + ((long)(t0 + r) * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + cc);
             else
                 gdn_zero4(ks + r * GDN_KP + cc);
         }
         for (int i = tid; i < GDN_CH * (GDN_CH / 4); i += GDN_CHUNK_THREADS) {
             const int r = i / (GDN_CH / 4), cc = 4 * (i % (GDN_CH / 4));
             if (r < n && cc <= r)
-                gdn_cp16(ps + r * GDN_AP + cc, p_in + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_CH + cc);
+                cp_async16(ps + r * GDN_AP + cc, p_in + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_CH + cc);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");
+        cp_async_commit();
     };
     // The chunk's G (threads < GDN_CH, one token each; padding tokens take the last real one),
     // loaded a chunk ahead into registers and turned into gam and ed between chunks.
@@ -684,7 +676,7 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
         const int t1 = t0 + GDN_CH, n1 = min(GDN_CH, tokens - t1);
         const bool more = c + 1 < chunks;
         // Group A of this chunk is complete; B (issued last) may still be loading.
-        asm volatile("cp.async.wait_group 1;" ::: "memory");
+        cp_async_wait<1>();
         __syncthreads();
         float g_next = 0.f, last_next = 0.f;
         if (more && tid < GDN_CH) load_g(t1, n1, g_next, last_next);
@@ -724,7 +716,7 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
                     }
                 }
         }
-        asm volatile("cp.async.wait_group 0;" ::: "memory");
+        cp_async_wait<0>();
         __syncthreads();
         // Step 1's buffers are free: the next chunk's W, q and U load during steps 2 and 3.
         if (more) stage_a(t1, n1);

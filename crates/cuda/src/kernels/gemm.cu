@@ -35,20 +35,6 @@
 #define EPI_SWIGLU 1
 #define EPI_SCALED 2
 
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-    unsigned r;
-    asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(r) : "l"(p));
-    return r;
-}
-
-// 16 bytes global -> shared, bypassing L1; src_bytes 0 writes zeros (rows or K past the end).
-__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int src_bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
-
 // Shared-memory matrix descriptor: start address, leading byte offset (unused with the
 // 128-byte swizzle), stride byte offset 1024 (one 8-row swizzle atom), swizzle mode 1 (128 B).
 __device__ __forceinline__ u64 smem_desc(unsigned addr) {
@@ -163,7 +149,7 @@ __device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restri
     constexpr int A_CHUNKS = GEMM_BM * 8 / GEMM_THREADS;  // 16-byte chunks per thread per stage
     constexpr int B_CHUNKS = GEMM_BN * 8 / GEMM_THREADS;
     extern __shared__ __align__(16) unsigned char gemm_smem[];
-    const unsigned base = (smem_addr(gemm_smem) + 1023) & ~1023u;
+    const unsigned base = (smem_u32(gemm_smem) + 1023) & ~1023u;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
     const int half_n = N / 2;
     const int KT = (K + GEMM_BK - 1) / GEMM_BK;
@@ -219,12 +205,12 @@ __device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restri
 #pragma unroll
         for (int i = 0; i < A_CHUNKS; i++) {
             const bool ok = (a_ok >> i & 1) && k0 + ((tid + i * GEMM_THREADS) & 7) * 8 < K;
-            cp_async16(sa + a_dst[i], a_src[i] + (ok ? k0 : 0), ok ? 16 : 0);
+            cp_async16(sa + a_dst[i], a_src[i] + (ok ? k0 : 0), ok);
         }
 #pragma unroll
         for (int i = 0; i < B_CHUNKS; i++) {
             const bool ok = (b_ok >> i & 1) && k0 + ((tid + i * GEMM_THREADS) & 7) * 8 < K;
-            cp_async16(sb + b_dst[i], b_src[i] + (ok ? k0 : 0), ok ? 16 : 0);
+            cp_async16(sb + b_dst[i], b_src[i] + (ok ? k0 : 0), ok);
         }
         if (++l_kt == KT) {
             l_kt = 0;
