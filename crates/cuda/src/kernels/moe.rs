@@ -12,9 +12,8 @@ use crate::tensor::{DType, Tensor, View};
 
 /// Warps per block; must match MOE_WARPS in moe.cu.
 const WARPS: usize = 4;
-/// moe_down's block: DOWN_ROWS rows of DOWN_GROUPS warps each; must match moe.cu.
-const DOWN_GROUPS: usize = 4;
-const DOWN_ROWS: usize = 2;
+/// moe_down's block: DOWN_ROWS rows of a warp per slot each; must match moe.cu.
+const DOWN_ROWS: usize = 1;
 
 /// moe.cu builds on gemv.cu's row product (the router), so it is compiled behind it.
 pub const SOURCE: &str = concat!(include_str!("gemv.cu"), "\n", include_str!("moe.cu"));
@@ -132,7 +131,7 @@ impl Moe {
         self.gpu.launch(
             &self.down,
             (hid.div_ceil(DOWN_ROWS) as u32, 1, 1),
-            (DOWN_ROWS * DOWN_GROUPS * 32) as u32,
+            (DOWN_ROWS * (k + 1) * 32) as u32,
             0,
             &mut args,
         )
