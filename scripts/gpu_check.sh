@@ -11,7 +11,10 @@
 # Environment: CONTEXTS (default: the contract's 256 .. 131072), BENCH_FLAGS (e.g. --profile),
 # SKIP_TRANSFORMERS=1, TRANSFORMERS_CONTEXTS (default 1024,8192), SKIP_AGREEMENT=1,
 # AGREEMENT_LAYERS (default 8), GPU_BENCHES=1 (also the kernels' #[ignore]d micro-benchmarks),
-# ABLATION=1 (also each decode launch's marginal cost at 1K, scripts/ablate_decode.py, ~3 min).
+# ABLATION=1 (also each decode launch's marginal cost at 1K, scripts/ablate_decode.py, ~3 min),
+# SHAPES_SWEEP="gemv_warps=4 moe_warps=8,moe_down_rows=2 ..." (decode launch shapes to try, see
+# crates/cuda/src/shapes.rs: each runs the decode kernel tests and lily bench at 1K and 128K,
+# twice, interleaved with the defaults; ~1 min per shape).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -71,6 +74,20 @@ fi
 echo "== lily bench --synthetic"
 "$bin/lily" bench --synthetic --contexts "${CONTEXTS:-256,512,1024,2048,4096,8192,16384,32768,65536,131072}" --json "$out/bench.json" ${BENCH_FLAGS:-} \
     2> >(tee "$out/bench.err" >&2) | tee "$out/bench.md" || status=1
+
+if [ -n "${SHAPES_SWEEP:-}" ]; then
+    echo "== decode launch-shape sweep"
+    for spec in "" $SHAPES_SWEEP; do
+        echo "-- tests under LILY_SHAPES=${spec:-(defaults)}"
+        LILY_SHAPES=$spec "$bin/tests/gpu_kernels" --test-threads=1 2>&1 | grep -E "test result|panicked|FAILED" || status=1
+    done
+    for round in 1 2; do
+        for spec in "" $SHAPES_SWEEP; do
+            LILY_SHAPES=$spec "$bin/lily" bench --synthetic --contexts 1024,131072 2>/dev/null \
+                | grep -E "^# decode launch shapes|^\| [0-9]" | tee -a "$out/shapes_sweep.md" || status=1
+        done
+    done
+fi
 
 if [ -n "${ABLATION:-}" ]; then
     echo "== decode step ablation"

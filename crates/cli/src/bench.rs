@@ -152,6 +152,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let gpu = &backend.gpu;
     gpu.leave_out(args.leave_out.clone());
     let commit = option_env!("LILY_COMMIT").unwrap_or("unknown");
+    let shapes = lily_cuda::shapes::current()?;
     println!(
         "# lily bench: {} ({}, {} SMs), driver {}, {precision}, commit {commit}",
         gpu.name,
@@ -163,6 +164,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "# batch 1, {pick}, {} decode steps, median of {} rounds; ceilings {} TB/s, {} TFLOP/s",
         args.steps, args.rounds, args.bandwidth_tbs, args.matrix_tflops
     );
+    println!("# decode launch shapes (LILY_SHAPES): {shapes}");
     if !args.leave_out.is_empty() {
         println!("# left out of every step (timing only, the tokens are meaningless): {}", args.leave_out.join("; "));
     }
@@ -245,7 +247,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             })
             .collect();
         let json = format!(
-            "{{\n  \"gpu\": \"{}\",\n  \"arch\": \"{}\",\n  \"driver\": {},\n  \"commit\": \"{commit}\",\n  \"precision\": \"{precision}\",\n  \"steps\": {},\n  \"rounds\": {},\n  \"bandwidth_tbs\": {},\n  \"matrix_tflops\": {},\n  \"results\": [\n{}\n  ]\n}}\n",
+            "{{\n  \"gpu\": \"{}\",\n  \"arch\": \"{}\",\n  \"driver\": {},\n  \"commit\": \"{commit}\",\n  \"shapes\": \"{shapes}\",\n  \"precision\": \"{precision}\",\n  \"steps\": {},\n  \"rounds\": {},\n  \"bandwidth_tbs\": {},\n  \"matrix_tflops\": {},\n  \"results\": [\n{}\n  ]\n}}\n",
             gpu.name, gpu.arch(), gpu.driver_version, args.steps, args.rounds, args.bandwidth_tbs, args.matrix_tflops, entries.join(",\n")
         );
         std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;

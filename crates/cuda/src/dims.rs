@@ -133,9 +133,15 @@ impl Dims {
         }
     }
 
-    /// The `-D` macros each kernel source is compiled with.
+    /// The `-D` macros each kernel source is compiled with: these dimensions and this
+    /// process's launch shapes (an invalid `LILY_SHAPES` fails every launcher's load first).
     pub fn defines(&self) -> Vec<(&'static str, i64)> {
-        vec![
+        self.defines_for(&crate::shapes::current().unwrap_or_default())
+    }
+
+    /// The `-D` macros for these dimensions and the given launch shapes.
+    pub fn defines_for(&self, shapes: &crate::shapes::Shapes) -> Vec<(&'static str, i64)> {
+        let mut d = vec![
             ("HIDDEN", self.hidden as i64),
             ("GDN_OUT", self.gdn_out() as i64),
             ("ATTN_OUT", self.attn_out() as i64),
@@ -152,7 +158,9 @@ impl Dims {
             ("NUM_EXPERTS", self.experts as i64),
             ("TOP_K", self.top_k as i64),
             ("MOE_INTER", self.moe_inter as i64),
-        ]
+        ];
+        d.extend(shapes.defines());
+        d
     }
 }
 

@@ -3,8 +3,8 @@
 //!
 //! - [`driver`]: the CUDA driver API loaded at run time (`libcuda.so.1`), one stream, graphs,
 //!   events, programmatic dependent launch; [`nvrtc`]: kernels compiled at run time for sm_90a
-//!   with the model's dimensions as `-D` constants ([`dims`]), cached on disk between runs
-//!   ([`cubin_cache`]).
+//!   with the model's dimensions and the decode kernels' launch shapes as `-D` constants
+//!   ([`dims`], [`shapes`]), cached on disk between runs ([`cubin_cache`]).
 //! - [`kernels`]: one family per `.cu` file with its launcher (`embed_norm`, `gemv`, `gemm`
 //!   (tensor-core, prefill), `gdn`, `attention` (RoPE included), `moe`, `sampling`, `fill`);
 //!   launchers check every tensor's
@@ -31,6 +31,7 @@ pub mod error;
 pub mod kernels;
 pub mod nvrtc;
 pub mod prefill;
+pub mod shapes;
 pub mod tensor;
 pub mod weights;
 

@@ -1,10 +1,12 @@
-//! Every kernel source compiles for sm_90a, for the full model and for a tiny one.
+//! Every kernel source compiles for sm_90a, for the full model and for a tiny one, and the
+//! decode kernels also under launch shapes other than the defaults (a `LILY_SHAPES` sweep).
 //! Needs NVRTC (no GPU): set LILY_NVRTC to libnvrtc.so.13 (the `nvidia-cuda-nvrtc` wheel has it);
 //! without it the test prints a notice and passes, unless `LILY_REQUIRE_NVRTC=1` says NVRTC was
 //! installed (scripts/test.sh sets it): then a missing NVRTC is a failure, not a skip.
 
 use lily_cuda::kernels::SOURCES;
 use lily_cuda::nvrtc::{Nvrtc, TARGET_ARCH};
+use lily_cuda::shapes::Shapes;
 use lily_cuda::Dims;
 
 fn tiny() -> Dims {
@@ -54,6 +56,13 @@ fn every_kernel_compiles_for_sm90a() {
             );
         }
     }
+    let swept = Shapes::parse("gemv_warps=4,gemv_loads=8,moe_warps=8,moe_down_rows=3").unwrap();
+    let defines = Dims::qwen36_35b_a3b().defines_for(&swept);
+    for (name, source) in SOURCES.iter().filter(|(n, _)| ["gemv.cu", "moe.cu"].contains(n)) {
+        nvrtc
+            .compile(name, source, TARGET_ARCH, &defines)
+            .unwrap_or_else(|e| panic!("{name} under {swept:?}: {e}"));
+    }
 }
 
 #[test]
@@ -96,6 +105,15 @@ fn the_cache_key_changes_with_every_compile_input() {
         key(name, &edited, TARGET_ARCH, &full),
         key(name, source, "sm_90", &full),
         key("other.cu", source, TARGET_ARCH, &full),
+        key(
+            name,
+            source,
+            TARGET_ARCH,
+            &Dims::qwen36_35b_a3b().defines_for(&Shapes {
+                gemv_warps: 4,
+                ..Shapes::default()
+            }),
+        ),
     ] {
         assert_ne!(base, other);
     }

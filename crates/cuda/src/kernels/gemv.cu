@@ -1,7 +1,7 @@
 // BF16 matrix-vector product for decode: y[r] (+)= W[r,:] . x, W row-major bf16, x bf16, y f32.
 // Each warp takes GEMV_ROWS consecutive rows and every lane issues all of its 16-byte loads of
-// them before the first use: GEMV_LOADS loads per lane in flight (one 4096-column row, or two
-// 2048-column rows; a caller may take fewer rows per warp for more blocks). x is staged once per
+// them before the first use: GEMV_LOADS loads per lane in flight (16: one 4096-column row, or
+// two 2048-column rows; a caller may take fewer rows per warp for more blocks). x is staged once per
 // block in shared memory.
 // `accumulate` adds into y: that is how the residual add rides on the output projections.
 // The `_normed` variant takes the f32 residual stream instead of x and applies the zero-centred
@@ -10,8 +10,7 @@
 // when another kernel needs it (the experts).
 // Needs: HIDDEN, GDN_OUT (value heads * value dim), ATTN_OUT (heads * head dim).
 
-#define GEMV_WARPS 8
-#define GEMV_LOADS 16
+// GEMV_WARPS and GEMV_LOADS come from the launch shapes (shapes.rs).
 #define GEMV_THREADS (GEMV_WARPS * 32)
 // 16-byte chunks of a row, each lane's share of them, and rows per warp (gemv.rs: rows_per_block).
 #define GEMV_CHUNKS(cols) ((cols) / 8)

@@ -5,18 +5,14 @@ use std::sync::Arc;
 use crate::dims::Dims;
 use crate::driver::{Function, Gpu, KernelArgs, Module};
 use crate::error::{CudaError, Result};
+use crate::shapes::{self, Shapes};
 use crate::tensor::{DType, View};
 
-/// Warps per block and 16-byte loads each lane keeps in flight; must match GEMV_WARPS and
-/// GEMV_LOADS in gemv.cu.
-pub const WARPS: usize = 8;
-const LANE_LOADS: usize = 16;
-
 /// Rows a block of the row product takes at `cols` columns (GEMV_ROWS in gemv.cu per warp):
-/// as many whole rows per warp as keep each lane's LANE_LOADS loads in flight, at least one.
-pub fn rows_per_block(cols: usize) -> usize {
+/// as many whole rows per warp as keep each lane's `gemv_loads` loads in flight, at least one.
+pub fn rows_per_block(shapes: &Shapes, cols: usize) -> usize {
     let per_lane = (cols / 8).div_ceil(32);
-    WARPS * (LANE_LOADS / per_lane).max(1)
+    shapes.gemv_warps * (shapes.gemv_loads / per_lane).max(1)
 }
 
 pub struct Gemv {
@@ -25,10 +21,12 @@ pub struct Gemv {
     by_cols: Vec<(usize, Function)>,
     normed: Function,
     dims: Dims,
+    shapes: Shapes,
 }
 
 impl Gemv {
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
+        let shapes = shapes::current()?;
         let module = super::load(gpu, "gemv.cu", include_str!("gemv.cu"), dims)?;
         let by_cols = vec![
             (dims.hidden, module.function("gemv_hidden")?),
@@ -42,6 +40,7 @@ impl Gemv {
             by_cols,
             normed,
             dims: dims.clone(),
+            shapes,
         })
     }
 
@@ -81,8 +80,8 @@ impl Gemv {
             .i32(accumulate as i32);
         self.gpu.launch(
             f,
-            (rows.div_ceil(rows_per_block(cols)) as u32, 1, 1),
-            (WARPS * 32) as u32,
+            (rows.div_ceil(rows_per_block(&self.shapes, cols)) as u32, 1, 1),
+            (self.shapes.gemv_warps * 32) as u32,
             0,
             &mut args,
         )
@@ -129,8 +128,8 @@ impl Gemv {
             .i32(accumulate as i32);
         self.gpu.launch(
             &self.normed,
-            (rows.div_ceil(rows_per_block(h)) as u32, 1, 1),
-            (WARPS * 32) as u32,
+            (rows.div_ceil(rows_per_block(&self.shapes, h)) as u32, 1, 1),
+            (self.shapes.gemv_warps * 32) as u32,
             0,
             &mut args,
         )

@@ -7,7 +7,6 @@
 // reader's lifetime, as the read-only path assumes), and the host never sees them.
 
 #define SLOTS (TOP_K + 1)
-#define MOE_WARPS 4
 
 // Routing by one warp: softmax over the router logits in f32, top-k (lowest index wins a tie),
 // renormalised to sum 1; weights[TOP_K] = sigmoid(shared expert gate logit).
@@ -126,67 +125,50 @@ moe_gate_up(const bf16* __restrict__ gate_up, const bf16* __restrict__ shared_ga
 
 // x[row] += sum_s weight_s * (down_s[row] . h_s), the residual add included.
 // down: [NUM_EXPERTS][HIDDEN][MOE_INTER]; shared: [HIDDEN][MOE_INTER].
-// A row is shared by DOWN_GROUPS warps, each taking every DOWN_GROUPS-th slot, and their sums
-// are added in a fixed order (deterministic, unlike atomics): with one warp per row there were
-// only ~16 warps per SM, too few loads in flight for a 19 MB stream. A warp per slot and a row
-// per block (2,048 blocks of 9 warps) measured best on the H200 (decode 1K, same run: 432.9
-// tok/s; 4 warps of 2-3 slots for 2 rows per block 422.5, 3 warps of 3 slots 419.1, a warp per
-// slot for 2 rows 429.6).
+// A warp per (row, slot), DOWN_ROWS rows per block; a row's SLOTS sums are added in slot order
+// (deterministic, unlike atomics). Small blocks with few loads each measured best on the H200
+// (decode 1K, same run: a row per block, 2,048 blocks of 9 warps, 432.9 tok/s; 4 warps of 2-3
+// slots for 2 rows 422.5; 3 warps of 3 slots for 2 rows 419.1; a warp per slot for 2 rows
+// 429.6); one warp per row with all 9 experts' loads (v9) was slower still.
 // Lanes read h straight from L2 (warps of a block share it through L1).
-#define DOWN_GROUPS SLOTS
-#define DOWN_ROWS 1
-extern "C" __global__ void __launch_bounds__(DOWN_GROUPS * DOWN_ROWS * 32)
+extern "C" __global__ void __launch_bounds__(SLOTS * DOWN_ROWS * 32)
 moe_down(const bf16* __restrict__ down, const bf16* __restrict__ shared_down, const float* __restrict__ h,
          const int* __restrict__ ids, const float* __restrict__ weights, float* __restrict__ x) {
     constexpr int CHUNKS = MOE_INTER / 8, PER_LANE = (CHUNKS + 31) / 32;
-    constexpr int MY_SLOTS = (SLOTS + DOWN_GROUPS - 1) / DOWN_GROUPS;
-    __shared__ float partial[DOWN_ROWS][DOWN_GROUPS];
+    __shared__ float partial[DOWN_ROWS][SLOTS];
     pdl_launch_next();
     pdl_wait();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int group = warp % DOWN_GROUPS, local_row = warp / DOWN_GROUPS;
+    const int s = warp % SLOTS, local_row = warp / SLOTS;
     const int row = blockIdx.x * DOWN_ROWS + local_row;
     const bool valid = row < HIDDEN;
-    const int rr = valid ? row : 0;
-    uint4 w[MY_SLOTS][PER_LANE];
+    const bf16* base = s < TOP_K ? down + (long)__ldcg(ids + s) * HIDDEN * MOE_INTER : shared_down;
+    const uint4* wr = reinterpret_cast<const uint4*>(base + (long)(valid ? row : 0) * MOE_INTER);
+    uint4 w[PER_LANE];
 #pragma unroll
-    for (int j = 0; j < MY_SLOTS; j++) {
-        const int s = group + j * DOWN_GROUPS;
-        if (s >= SLOTS) break;
-        const bf16* base = s < TOP_K ? down + (long)__ldcg(ids + s) * HIDDEN * MOE_INTER : shared_down;
-        const uint4* wr = reinterpret_cast<const uint4*>(base + (long)rr * MOE_INTER);
+    for (int i = 0; i < PER_LANE; i++) {
+        const int c = lane + 32 * i;
+        if (c < CHUNKS) w[i] = __ldg(wr + c);
+    }
+    float acc = 0.f;
 #pragma unroll
-        for (int i = 0; i < PER_LANE; i++) {
-            const int c = lane + 32 * i;
-            if (c < CHUNKS) w[j][i] = __ldg(wr + c);
+    for (int i = 0; i < PER_LANE; i++) {
+        const int c = lane + 32 * i;
+        if (c < CHUNKS) {
+            float wf[8];
+            unpack8(w[i], wf);
+            const float4* hr = reinterpret_cast<const float4*>(h + s * MOE_INTER + c * 8);
+            const float4 a = hr[0], b = hr[1];
+            acc += wf[0] * a.x + wf[1] * a.y + wf[2] * a.z + wf[3] * a.w + wf[4] * b.x + wf[5] * b.y + wf[6] * b.z + wf[7] * b.w;
         }
     }
-    float total = 0.f;
-#pragma unroll
-    for (int j = 0; j < MY_SLOTS; j++) {
-        const int s = group + j * DOWN_GROUPS;
-        if (s >= SLOTS) break;
-        float acc = 0.f;
-#pragma unroll
-        for (int i = 0; i < PER_LANE; i++) {
-            const int c = lane + 32 * i;
-            if (c < CHUNKS) {
-                float wf[8];
-                unpack8(w[j][i], wf);
-                const float4* hr = reinterpret_cast<const float4*>(h + s * MOE_INTER + c * 8);
-                const float4 a = hr[0], b = hr[1];
-                acc += wf[0] * a.x + wf[1] * a.y + wf[2] * a.z + wf[3] * a.w + wf[4] * b.x + wf[5] * b.y + wf[6] * b.z + wf[7] * b.w;
-            }
-        }
-        total += __ldcg(weights + s) * acc;
-    }
-    total = warp_sum(total);
-    if (lane == 0) partial[local_row][group] = total;
+    const float total = warp_sum(__ldcg(weights + s) * acc);
+    if (lane == 0) partial[local_row][s] = total;
     __syncthreads();
-    if (valid && group == 0 && lane == 0) {
+    if (valid && s == 0 && lane == 0) {
         float sum = 0.f;
 #pragma unroll
-        for (int g = 0; g < DOWN_GROUPS; g++) sum += partial[local_row][g];
+        for (int k = 0; k < SLOTS; k++) sum += partial[local_row][k];
         x[row] += sum;
     }
 }

@@ -5,15 +5,11 @@ use std::sync::Arc;
 
 use crate::dims::Dims;
 use crate::driver::{Function, Gpu, KernelArgs, Module};
-use crate::error::Result;
+use crate::error::{CudaError, Result};
 use crate::kernels::gemm::{self, ExpertTiles, Gemm};
-use crate::kernels::gemv;
+use crate::shapes::{self, Shapes};
 use crate::tensor::{DType, Tensor, View};
 
-/// Warps per block; must match MOE_WARPS in moe.cu.
-const WARPS: usize = 4;
-/// moe_down's block: DOWN_ROWS rows of a warp per slot each; must match moe.cu.
-const DOWN_ROWS: usize = 1;
 
 /// moe.cu builds on gemv.cu's row product (the router), so it is compiled behind it.
 pub const SOURCE: &str = concat!(include_str!("gemv.cu"), "\n", include_str!("moe.cu"));
@@ -29,6 +25,7 @@ pub struct Moe {
     scatter: Function,
     combine: Function,
     dims: Dims,
+    shapes: Shapes,
 }
 
 pub struct MoeArgs<'a> {
@@ -59,6 +56,14 @@ pub struct MoeArgs<'a> {
 
 impl Moe {
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
+        let shapes = shapes::current()?;
+        if shapes.moe_down_rows * (dims.top_k + 1) > 32 {
+            return Err(CudaError::Invalid(format!(
+                "moe_down_rows = {} gives blocks of more than 1,024 threads at {} expert slots",
+                shapes.moe_down_rows,
+                dims.top_k + 1
+            )));
+        }
         let module = super::load(gpu, "moe.cu", SOURCE, dims)?;
         Ok(Moe {
             gpu: gpu.clone(),
@@ -71,6 +76,7 @@ impl Moe {
             combine: module.function("moe_combine")?,
             _module: module,
             dims: dims.clone(),
+            shapes,
         })
     }
 
@@ -103,8 +109,8 @@ impl Moe {
         // One router row per warp (moe_router).
         self.gpu.launch(
             &self.router,
-            ((e + 1).div_ceil(gemv::WARPS) as u32, 1, 1),
-            (gemv::WARPS * 32) as u32,
+            ((e + 1).div_ceil(self.shapes.gemv_warps) as u32, 1, 1),
+            (self.shapes.gemv_warps * 32) as u32,
             0,
             &mut args,
         )?;
@@ -116,8 +122,8 @@ impl Moe {
             .ptr(h);
         self.gpu.launch(
             &self.gate_up,
-            ((k + 1) as u32, i.div_ceil(WARPS) as u32, 1),
-            (WARPS * 32) as u32,
+            ((k + 1) as u32, i.div_ceil(self.shapes.moe_warps) as u32, 1),
+            (self.shapes.moe_warps * 32) as u32,
             0,
             &mut args,
         )?;
@@ -130,8 +136,8 @@ impl Moe {
             .ptr(residual);
         self.gpu.launch(
             &self.down,
-            (hid.div_ceil(DOWN_ROWS) as u32, 1, 1),
-            (DOWN_ROWS * (k + 1) * 32) as u32,
+            (hid.div_ceil(self.shapes.moe_down_rows) as u32, 1, 1),
+            (self.shapes.moe_down_rows * (k + 1) * 32) as u32,
             0,
             &mut args,
         )
@@ -159,8 +165,8 @@ impl Moe {
             .ptr(s.counts.ptr());
         self.gpu.launch(
             &self.route_rows,
-            (t.div_ceil(WARPS) as u32, 1, 1),
-            (WARPS * 32) as u32,
+            (t.div_ceil(self.shapes.moe_warps) as u32, 1, 1),
+            (self.shapes.moe_warps * 32) as u32,
             0,
             &mut args,
         )?;
