@@ -12,7 +12,7 @@
 # SKIP_TRANSFORMERS=1, TRANSFORMERS_CONTEXTS (default 1024,8192), SKIP_AGREEMENT=1,
 # AGREEMENT_LAYERS (default 8), GPU_BENCHES=1 (also the kernels' #[ignore]d micro-benchmarks),
 # ABLATION=1 (also each decode launch's marginal cost at 1K, scripts/ablate_decode.py, ~3 min),
-# SHAPES_SWEEP="gemv_warps=4 moe_warps=8,moe_down_rows=2 ..." (decode launch shapes to try, see
+# SHAPES_SWEEP="gemv_out_warps=4 moe_warps=8,moe_down_rows=2 ..." (decode launch shapes to try, see
 # crates/cuda/src/shapes.rs: each runs the decode kernel tests and lily bench at 1K and 128K,
 # twice, interleaved with the defaults; ~1 min per shape).
 set -uo pipefail

@@ -2,7 +2,7 @@
 //! v10: moe_down's shape alone moved decode by 2.5%). The kernel sources take them as `-D`
 //! constants (with the model's dimensions, [`crate::dims::Dims::defines`]) and the launchers
 //! size their grids from the same values, so a sweep needs no rebuild:
-//! `LILY_SHAPES=gemv_warps=4,moe_down_rows=2 lily bench --synthetic` (the GPU tests read it
+//! `LILY_SHAPES=gemv_out_warps=4,moe_down_rows=2 lily bench --synthetic` (the GPU tests read it
 //! too, so the same shapes can be checked against the CPU first).
 
 use std::sync::OnceLock;
@@ -11,8 +11,13 @@ use crate::error::{CudaError, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shapes {
-    /// Warps per block of the row products (gemv.cu), the router's included.
-    pub gemv_warps: usize,
+    /// Warps per block of the row products (gemv.cu), by product: the ones with the layer
+    /// norm fused (GDN in_proj, attention q|k|v), the output projections (GDN out_proj,
+    /// o_proj), lm_head, and the MoE router (one row per warp).
+    pub gemv_normed_warps: usize,
+    pub gemv_out_warps: usize,
+    pub gemv_hidden_warps: usize,
+    pub router_warps: usize,
     /// 16-byte loads each lane of a row product keeps in flight (rows per warp follow).
     pub gemv_loads: usize,
     /// Warps (intermediate rows) per block of moe_gate_up, and tokens per block of the
@@ -25,7 +30,10 @@ pub struct Shapes {
 impl Default for Shapes {
     fn default() -> Self {
         Shapes {
-            gemv_warps: 8,
+            gemv_normed_warps: 8,
+            gemv_out_warps: 8,
+            gemv_hidden_warps: 8,
+            router_warps: 8,
             gemv_loads: 16,
             moe_warps: 4,
             moe_down_rows: 1,
@@ -35,8 +43,11 @@ impl Default for Shapes {
 
 /// Each shape's name and the largest value a block of at most 1,024 threads (or a lane's
 /// registers) allows; moe_down_rows is checked against the slot count by the MoE launcher.
-const LIMITS: [(&str, usize); 4] = [
-    ("gemv_warps", 32),
+const LIMITS: [(&str, usize); 7] = [
+    ("gemv_normed_warps", 32),
+    ("gemv_out_warps", 32),
+    ("gemv_hidden_warps", 32),
+    ("router_warps", 32),
     ("gemv_loads", 32),
     ("moe_warps", 32),
     ("moe_down_rows", 3),
@@ -66,7 +77,10 @@ impl Shapes {
                 return Err(format!("{key} = {value} is more than {limit}"));
             }
             *match key {
-                "gemv_warps" => &mut s.gemv_warps,
+                "gemv_normed_warps" => &mut s.gemv_normed_warps,
+                "gemv_out_warps" => &mut s.gemv_out_warps,
+                "gemv_hidden_warps" => &mut s.gemv_hidden_warps,
+                "router_warps" => &mut s.router_warps,
                 "gemv_loads" => &mut s.gemv_loads,
                 "moe_warps" => &mut s.moe_warps,
                 _ => &mut s.moe_down_rows,
@@ -78,7 +92,10 @@ impl Shapes {
     /// The `-D` macros of these shapes.
     pub fn defines(&self) -> Vec<(&'static str, i64)> {
         vec![
-            ("GEMV_WARPS", self.gemv_warps as i64),
+            ("GEMV_NORMED_WARPS", self.gemv_normed_warps as i64),
+            ("GEMV_OUT_WARPS", self.gemv_out_warps as i64),
+            ("GEMV_HIDDEN_WARPS", self.gemv_hidden_warps as i64),
+            ("ROUTER_WARPS", self.router_warps as i64),
             ("GEMV_LOADS", self.gemv_loads as i64),
             ("MOE_WARPS", self.moe_warps as i64),
             ("DOWN_ROWS", self.moe_down_rows as i64),
@@ -91,8 +108,15 @@ impl std::fmt::Display for Shapes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "gemv_warps={},gemv_loads={},moe_warps={},moe_down_rows={}",
-            self.gemv_warps, self.gemv_loads, self.moe_warps, self.moe_down_rows
+            "gemv_normed_warps={},gemv_out_warps={},gemv_hidden_warps={},router_warps={},\
+             gemv_loads={},moe_warps={},moe_down_rows={}",
+            self.gemv_normed_warps,
+            self.gemv_out_warps,
+            self.gemv_hidden_warps,
+            self.router_warps,
+            self.gemv_loads,
+            self.moe_warps,
+            self.moe_down_rows
         )
     }
 }
@@ -115,11 +139,11 @@ mod tests {
 
     #[test]
     fn parses_overrides_over_the_defaults() {
-        let s = Shapes::parse(" gemv_warps=4, moe_down_rows=2 ,").unwrap();
+        let s = Shapes::parse(" gemv_out_warps=4, moe_down_rows=2 ,").unwrap();
         assert_eq!(
             s,
             Shapes {
-                gemv_warps: 4,
+                gemv_out_warps: 4,
                 moe_down_rows: 2,
                 ..Shapes::default()
             }
@@ -131,11 +155,11 @@ mod tests {
     #[test]
     fn names_what_is_wrong() {
         for (spec, says) in [
-            ("gemv_warp=4", "unknown shape `gemv_warp`"),
-            ("gemv_warps", "not KEY=VALUE"),
+            ("gemv_warps=4", "unknown shape `gemv_warps`"),
+            ("router_warps", "not KEY=VALUE"),
             ("moe_warps=0", "not a positive integer"),
             ("moe_warps=x", "not a positive integer"),
-            ("gemv_warps=64", "more than 32"),
+            ("gemv_out_warps=64", "more than 32"),
         ] {
             let e = Shapes::parse(spec).unwrap_err();
             assert!(e.contains(says), "{spec}: {e}");

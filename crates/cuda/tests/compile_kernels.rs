@@ -56,7 +56,9 @@ fn every_kernel_compiles_for_sm90a() {
             );
         }
     }
-    let swept = Shapes::parse("gemv_warps=4,gemv_loads=8,moe_warps=8,moe_down_rows=3").unwrap();
+    let swept = Shapes::parse(
+        "gemv_normed_warps=4,gemv_out_warps=16,gemv_hidden_warps=2,router_warps=1,gemv_loads=8,moe_warps=8,moe_down_rows=3",
+    ).unwrap();
     let defines = Dims::qwen36_35b_a3b().defines_for(&swept);
     for (name, source) in SOURCES.iter().filter(|(n, _)| ["gemv.cu", "moe.cu"].contains(n)) {
         nvrtc
@@ -110,7 +112,7 @@ fn the_cache_key_changes_with_every_compile_input() {
             source,
             TARGET_ARCH,
             &Dims::qwen36_35b_a3b().defines_for(&Shapes {
-                gemv_warps: 4,
+                gemv_out_warps: 4,
                 ..Shapes::default()
             }),
         ),

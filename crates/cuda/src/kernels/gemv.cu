@@ -10,8 +10,9 @@
 // when another kernel needs it (the experts).
 // Needs: HIDDEN, GDN_OUT (value heads * value dim), ATTN_OUT (heads * head dim).
 
-// GEMV_WARPS and GEMV_LOADS come from the launch shapes (shapes.rs).
-#define GEMV_THREADS (GEMV_WARPS * 32)
+// Launch shapes (shapes.rs): GEMV_LOADS for every row product, and warps per block by entry
+// point: GEMV_HIDDEN_WARPS (lm_head), GEMV_NORMED_WARPS (GDN in_proj, attention q|k|v),
+// GEMV_OUT_WARPS (GDN out_proj, o_proj); moe.cu's router has ROUTER_WARPS.
 // 16-byte chunks of a row, each lane's share of them, and rows per warp (gemv.rs: rows_per_block).
 #define GEMV_CHUNKS(cols) ((cols) / 8)
 #define GEMV_PER_LANE(cols) ((GEMV_CHUNKS(cols) + 31) / 32)
@@ -19,17 +20,17 @@
 
 // x = bf16(resid * rsqrt(mean(resid^2) + eps) * (1 + w)) into shared memory (and xn_out).
 // One pass: each thread keeps its chunks of resid in registers between the sum and the scaling.
-template <int COLS>
+template <int COLS, int THREADS>
 __device__ __forceinline__ void stage_normed(uint4* xs, const float* __restrict__ resid, const bf16* __restrict__ w,
                                              bf16* __restrict__ xn_out, float eps) {
-    constexpr int CHUNKS = GEMV_CHUNKS(COLS), MINE = (CHUNKS + GEMV_THREADS - 1) / GEMV_THREADS;
+    constexpr int CHUNKS = GEMV_CHUNKS(COLS), MINE = (CHUNKS + THREADS - 1) / THREADS;
     __shared__ float scratch[32];
     const float4* r4 = reinterpret_cast<const float4*>(resid);
     float4 v[MINE][2];
     float ss = 0.f;
 #pragma unroll
     for (int j = 0; j < MINE; j++) {
-        const int c = threadIdx.x + j * GEMV_THREADS;
+        const int c = threadIdx.x + j * THREADS;
         if (c < CHUNKS) {
             v[j][0] = __ldcg(r4 + 2 * c);
             v[j][1] = __ldcg(r4 + 2 * c + 1);
@@ -40,7 +41,7 @@ __device__ __forceinline__ void stage_normed(uint4* xs, const float* __restrict_
     const float r = rsqrtf(block_sum(ss, scratch) / COLS + eps);
 #pragma unroll
     for (int j = 0; j < MINE; j++) {
-        const int c = threadIdx.x + j * GEMV_THREADS;
+        const int c = threadIdx.x + j * THREADS;
         if (c >= CHUNKS) continue;
         const float e[8] = {v[j][0].x, v[j][0].y, v[j][0].z, v[j][0].w, v[j][1].x, v[j][1].y, v[j][1].z, v[j][1].w};
         float wf[8];
@@ -56,7 +57,7 @@ __device__ __forceinline__ void stage_normed(uint4* xs, const float* __restrict_
     }
 }
 
-template <int COLS, bool NORMED, int ROWS = GEMV_ROWS(COLS)>
+template <int COLS, bool NORMED, int WARPS, int ROWS = GEMV_ROWS(COLS)>
 __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16* __restrict__ x,
                                           const float* __restrict__ resid, const bf16* __restrict__ norm_w,
                                           bf16* __restrict__ xn_out, float eps,
@@ -65,7 +66,7 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
     __shared__ uint4 xs[CHUNKS];
     pdl_launch_next();
     const int lane = threadIdx.x & 31;
-    const long row0 = ((long)blockIdx.x * GEMV_WARPS + (threadIdx.x >> 5)) * ROWS;
+    const long row0 = ((long)blockIdx.x * WARPS + (threadIdx.x >> 5)) * ROWS;
     // The weights are issued before waiting for the previous kernel: they overlap its tail.
     uint4 w[ROWS][PER_LANE];
 #pragma unroll
@@ -79,7 +80,7 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
     }
     pdl_wait();
     if constexpr (NORMED) {
-        stage_normed<COLS>(xs, resid, norm_w, xn_out, eps);
+        stage_normed<COLS, WARPS * 32>(xs, resid, norm_w, xn_out, eps);
     } else {
         for (int c = threadIdx.x; c < CHUNKS; c += blockDim.x) xs[c] = __ldcg(reinterpret_cast<const uint4*>(x) + c);
     }
@@ -99,20 +100,20 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
     }
 }
 
-extern "C" __global__ void __launch_bounds__(GEMV_THREADS)
+extern "C" __global__ void __launch_bounds__(GEMV_HIDDEN_WARPS * 32)
 gemv_hidden(const bf16* W, const bf16* x, float* y, int rows, int accumulate) {
-    gemv_rows<HIDDEN, false>(W, x, nullptr, nullptr, nullptr, 0.f, y, rows, accumulate);
+    gemv_rows<HIDDEN, false, GEMV_HIDDEN_WARPS>(W, x, nullptr, nullptr, nullptr, 0.f, y, rows, accumulate);
 }
-extern "C" __global__ void __launch_bounds__(GEMV_THREADS)
+extern "C" __global__ void __launch_bounds__(GEMV_NORMED_WARPS * 32)
 gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* xn_out, float eps,
                    float* y, int rows, int accumulate) {
-    gemv_rows<HIDDEN, true>(W, nullptr, resid, norm_w, xn_out, eps, y, rows, accumulate);
+    gemv_rows<HIDDEN, true, GEMV_NORMED_WARPS>(W, nullptr, resid, norm_w, xn_out, eps, y, rows, accumulate);
 }
-extern "C" __global__ void __launch_bounds__(GEMV_THREADS)
+extern "C" __global__ void __launch_bounds__(GEMV_OUT_WARPS * 32)
 gemv_gdn_out(const bf16* W, const bf16* x, float* y, int rows, int accumulate) {
-    gemv_rows<GDN_OUT, false>(W, x, nullptr, nullptr, nullptr, 0.f, y, rows, accumulate);
+    gemv_rows<GDN_OUT, false, GEMV_OUT_WARPS>(W, x, nullptr, nullptr, nullptr, 0.f, y, rows, accumulate);
 }
-extern "C" __global__ void __launch_bounds__(GEMV_THREADS)
+extern "C" __global__ void __launch_bounds__(GEMV_OUT_WARPS * 32)
 gemv_attn_out(const bf16* W, const bf16* x, float* y, int rows, int accumulate) {
-    gemv_rows<ATTN_OUT, false>(W, x, nullptr, nullptr, nullptr, 0.f, y, rows, accumulate);
+    gemv_rows<ATTN_OUT, false, GEMV_OUT_WARPS>(W, x, nullptr, nullptr, nullptr, 0.f, y, rows, accumulate);
 }

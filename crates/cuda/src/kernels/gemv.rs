@@ -8,17 +8,24 @@ use crate::error::{CudaError, Result};
 use crate::shapes::{self, Shapes};
 use crate::tensor::{DType, View};
 
-/// Rows a block of the row product takes at `cols` columns (GEMV_ROWS in gemv.cu per warp):
-/// as many whole rows per warp as keep each lane's `gemv_loads` loads in flight, at least one.
-pub fn rows_per_block(shapes: &Shapes, cols: usize) -> usize {
+/// Rows a block of `warps` warps takes at `cols` columns (GEMV_ROWS in gemv.cu per warp): as
+/// many whole rows per warp as keep each lane's `gemv_loads` loads in flight, at least one.
+fn rows_per_block(shapes: &Shapes, warps: usize, cols: usize) -> usize {
     let per_lane = (cols / 8).div_ceil(32);
-    shapes.gemv_warps * (shapes.gemv_loads / per_lane).max(1)
+    warps * (shapes.gemv_loads / per_lane).max(1)
+}
+
+/// A compiled entry point: its row width and warps per block.
+struct Entry {
+    cols: usize,
+    warps: usize,
+    f: Function,
 }
 
 pub struct Gemv {
     gpu: Arc<Gpu>,
     _module: Module,
-    by_cols: Vec<(usize, Function)>,
+    by_cols: Vec<Entry>,
     normed: Function,
     dims: Dims,
     shapes: Shapes,
@@ -28,10 +35,17 @@ impl Gemv {
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
         let shapes = shapes::current()?;
         let module = super::load(gpu, "gemv.cu", include_str!("gemv.cu"), dims)?;
+        let entry = |cols, warps, name| -> Result<Entry> {
+            Ok(Entry {
+                cols,
+                warps,
+                f: module.function(name)?,
+            })
+        };
         let by_cols = vec![
-            (dims.hidden, module.function("gemv_hidden")?),
-            (dims.gdn_out(), module.function("gemv_gdn_out")?),
-            (dims.attn_out(), module.function("gemv_attn_out")?),
+            entry(dims.hidden, shapes.gemv_hidden_warps, "gemv_hidden")?,
+            entry(dims.gdn_out(), shapes.gemv_out_warps, "gemv_gdn_out")?,
+            entry(dims.attn_out(), shapes.gemv_out_warps, "gemv_attn_out")?,
         ];
         let normed = module.function("gemv_hidden_normed")?;
         Ok(Gemv {
@@ -57,16 +71,15 @@ impl Gemv {
                 })
             }
         };
-        let f = self
+        let entry = self
             .by_cols
             .iter()
-            .find(|(c, _)| *c == cols)
-            .map(|(_, f)| f)
+            .find(|e| e.cols == cols)
             .ok_or_else(|| CudaError::Shape {
                 tensor: w.to_string(),
                 expected: format!(
                     "columns in {:?}",
-                    self.by_cols.iter().map(|(c, _)| *c).collect::<Vec<_>>()
+                    self.by_cols.iter().map(|e| e.cols).collect::<Vec<_>>()
                 ),
                 actual: format!("{cols}"),
             })?;
@@ -79,9 +92,9 @@ impl Gemv {
             .i32(rows as i32)
             .i32(accumulate as i32);
         self.gpu.launch(
-            f,
-            (rows.div_ceil(rows_per_block(&self.shapes, cols)) as u32, 1, 1),
-            (self.shapes.gemv_warps * 32) as u32,
+            &entry.f,
+            (rows.div_ceil(rows_per_block(&self.shapes, entry.warps, cols)) as u32, 1, 1),
+            (entry.warps * 32) as u32,
             0,
             &mut args,
         )
@@ -117,6 +130,7 @@ impl Gemv {
             None => 0,
         };
         let y = y.expect(DType::F32, &[rows])?;
+        let warps = self.shapes.gemv_normed_warps;
         let mut args = KernelArgs::new()
             .ptr(w.ptr)
             .ptr(resid)
@@ -128,8 +142,8 @@ impl Gemv {
             .i32(accumulate as i32);
         self.gpu.launch(
             &self.normed,
-            (rows.div_ceil(rows_per_block(&self.shapes, h)) as u32, 1, 1),
-            (self.shapes.gemv_warps * 32) as u32,
+            (rows.div_ceil(rows_per_block(&self.shapes, warps, h)) as u32, 1, 1),
+            (warps * 32) as u32,
             0,
             &mut args,
         )

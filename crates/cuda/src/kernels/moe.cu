@@ -67,13 +67,13 @@ __device__ __forceinline__ void route_warp(const float* logits, int* __restrict_
 // is compiled in front of this file), and block 0 writing the normed x for the experts. The last
 // block to finish does the routing, which saves a launch per layer: `done` counts finished
 // blocks and is reset by that last block.
-extern "C" __global__ void __launch_bounds__(GEMV_THREADS)
+extern "C" __global__ void __launch_bounds__(ROUTER_WARPS * 32)
 moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf16* __restrict__ norm_w,
            bf16* __restrict__ xn_out, float eps, float* logits, unsigned* done, int* __restrict__ ids,
            float* __restrict__ weights) {
     // One row per warp: the router's 257 rows are 1 MB, so its time is latency, and more blocks
     // spread the loads over more SMs.
-    gemv_rows<HIDDEN, true, 1>(W, nullptr, resid, norm_w, xn_out, eps, logits, NUM_EXPERTS + 1, 0);
+    gemv_rows<HIDDEN, true, ROUTER_WARPS, 1>(W, nullptr, resid, norm_w, xn_out, eps, logits, NUM_EXPERTS + 1, 0);
     __shared__ bool last;
     __threadfence();
     __syncthreads();

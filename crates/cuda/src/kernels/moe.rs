@@ -109,8 +109,8 @@ impl Moe {
         // One router row per warp (moe_router).
         self.gpu.launch(
             &self.router,
-            ((e + 1).div_ceil(self.shapes.gemv_warps) as u32, 1, 1),
-            (self.shapes.gemv_warps * 32) as u32,
+            ((e + 1).div_ceil(self.shapes.router_warps) as u32, 1, 1),
+            (self.shapes.router_warps * 32) as u32,
             0,
             &mut args,
         )?;
