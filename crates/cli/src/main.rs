@@ -6,6 +6,7 @@ mod bench;
 mod detokenize;
 mod gate;
 mod generate;
+mod ptx;
 mod score;
 mod serve;
 mod tokenize;
@@ -40,6 +41,9 @@ enum Command {
     Score(score::Args),
     /// OpenAI-compatible HTTP server (chat completions, completions, models, health, metrics).
     Serve(serve::ServeArgs),
+    /// Write the PTX of every kernel family (developer check: compare two builds with
+    /// scripts/ptx_diff.py to see whether a change leaves the GPU code alone).
+    Ptx(ptx::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -60,5 +64,6 @@ fn main() -> anyhow::Result<()> {
         Command::Gate(args) => gate::run(args),
         Command::Score(args) => score::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Ptx(args) => ptx::run(args),
     }
 }

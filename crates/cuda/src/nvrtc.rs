@@ -20,6 +20,8 @@ const NVRTC_NAMES: &[&str] = &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"
 
 /// The target Lily's kernels are written for: Hopper with its architecture-specific features.
 pub const TARGET_ARCH: &str = "sm_90a";
+/// The same target as a virtual architecture, for PTX.
+pub const TARGET_PTX_ARCH: &str = "compute_90a";
 
 /// Declarations every kernel family shares: bf16 as raw bits (no CUDA headers are needed, so
 /// NVRTC from a bare wheel compiles them), and warp/block reductions.
@@ -39,9 +41,17 @@ pub struct Nvrtc {
     log: unsafe extern "C" fn(Prog, *mut c_char) -> Status,
     cubin_size: unsafe extern "C" fn(Prog, *mut usize) -> Status,
     cubin: unsafe extern "C" fn(Prog, *mut c_char) -> Status,
+    ptx_size: unsafe extern "C" fn(Prog, *mut usize) -> Status,
+    ptx: unsafe extern "C" fn(Prog, *mut c_char) -> Status,
     destroy: unsafe extern "C" fn(*mut Prog) -> Status,
     version: unsafe extern "C" fn(*mut i32, *mut i32) -> Status,
     _lib: Library,
+}
+
+#[derive(Clone, Copy)]
+enum Output {
+    Cubin,
+    Ptx,
 }
 
 unsafe impl Send for Nvrtc {}
@@ -83,6 +93,8 @@ impl Nvrtc {
                 log: sym!(lib, "nvrtcGetProgramLog"),
                 cubin_size: sym!(lib, "nvrtcGetCUBINSize"),
                 cubin: sym!(lib, "nvrtcGetCUBIN"),
+                ptx_size: sym!(lib, "nvrtcGetPTXSize"),
+                ptx: sym!(lib, "nvrtcGetPTX"),
                 destroy: sym!(lib, "nvrtcDestroyProgram"),
                 version: sym!(lib, "nvrtcVersion"),
                 _lib: lib,
@@ -143,6 +155,28 @@ impl Nvrtc {
         arch: &str,
         defines: &[(&str, i64)],
     ) -> Result<Vec<u8>> {
+        self.build(name, source, arch, defines, Output::Cubin)
+    }
+
+    /// The PTX of the same compile for the virtual target (`TARGET_PTX_ARCH`): what a change
+    /// that should leave the generated code alone can be compared by without a GPU.
+    pub fn ptx(&self, name: &str, source: &str, defines: &[(&str, i64)]) -> Result<String> {
+        let mut ptx = self.build(name, source, TARGET_PTX_ARCH, defines, Output::Ptx)?;
+        // NVRTC counts the terminating NUL in the PTX size.
+        while ptx.last() == Some(&0) {
+            ptx.pop();
+        }
+        String::from_utf8(ptx).map_err(|_| CudaError::Invalid(format!("{name}: PTX is not UTF-8")))
+    }
+
+    fn build(
+        &self,
+        name: &str,
+        source: &str,
+        arch: &str,
+        defines: &[(&str, i64)],
+        output: Output,
+    ) -> Result<Vec<u8>> {
         let (full, options) = Self::inputs(name, source, arch, defines);
         let nul = |_| CudaError::Invalid(format!("{name} contains NUL"));
         let csrc = CString::new(full).map_err(nul)?;
@@ -188,17 +222,21 @@ impl Nvrtc {
             if !log.trim().is_empty() {
                 tracing::warn!(kernel = name, "NVRTC: {log}");
             }
+            let (size_fn, size_call, get_fn, get_call) = match output {
+                Output::Cubin => (self.cubin_size, "nvrtcGetCUBINSize", self.cubin, "nvrtcGetCUBIN"),
+                Output::Ptx => (self.ptx_size, "nvrtcGetPTXSize", self.ptx, "nvrtcGetPTX"),
+            };
             let mut n = 0usize;
-            let code = (self.cubin_size)(prog, &mut n);
+            let code = size_fn(prog, &mut n);
             if code != 0 {
                 (self.destroy)(&mut prog);
-                return Err(err("nvrtcGetCUBINSize", code));
+                return Err(err(size_call, code));
             }
             let mut out = vec![0u8; n];
-            let code = (self.cubin)(prog, out.as_mut_ptr() as *mut c_char);
+            let code = get_fn(prog, out.as_mut_ptr() as *mut c_char);
             (self.destroy)(&mut prog);
             if code != 0 {
-                return Err(err("nvrtcGetCUBIN", code));
+                return Err(err(get_call, code));
             }
             Ok(out)
         }

@@ -120,3 +120,20 @@ fn the_cache_key_changes_with_every_compile_input() {
         assert_ne!(base, other);
     }
 }
+
+#[test]
+fn ptx_is_written_for_the_virtual_target_with_every_entry_point() {
+    let Ok(nvrtc) = Nvrtc::get() else {
+        eprintln!("SKIPPED ptx_is_written_for_the_virtual_target_with_every_entry_point: no NVRTC");
+        return;
+    };
+    let defines = Dims::qwen36_35b_a3b().defines_for(&Shapes::default());
+    let (name, source) = SOURCES.iter().find(|(n, _)| *n == "moe.cu").unwrap();
+    let ptx = nvrtc.ptx(name, source, &defines).unwrap();
+    assert!(ptx.contains(".target sm_90a"), "{}", &ptx[..ptx.len().min(400)]);
+    for entry in ["moe_router", "moe_gate_up", "moe_down", "moe_combine"] {
+        assert!(ptx.contains(&format!(".entry {entry}(")), "no {entry} in moe.cu's PTX");
+    }
+    assert!(!ptx.ends_with('\0'));
+    assert_eq!(ptx, nvrtc.ptx(name, source, &defines).unwrap(), "deterministic");
+}
