@@ -20,7 +20,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let nvrtc = Nvrtc::get().context("NVRTC is needed (set LILY_NVRTC to libnvrtc.so.13)")?;
     let dims = Dims::qwen36_35b_a3b();
     let defines = dims.defines_for(&lily_cuda::shapes::current()?);
-    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
     for (name, source) in SOURCES {
         let ptx = nvrtc.ptx(name, source, &defines)?;
         let path = args.out.join(name.replace(".cu", ".ptx"));

@@ -223,7 +223,12 @@ impl Nvrtc {
                 tracing::warn!(kernel = name, "NVRTC: {log}");
             }
             let (size_fn, size_call, get_fn, get_call) = match output {
-                Output::Cubin => (self.cubin_size, "nvrtcGetCUBINSize", self.cubin, "nvrtcGetCUBIN"),
+                Output::Cubin => (
+                    self.cubin_size,
+                    "nvrtcGetCUBINSize",
+                    self.cubin,
+                    "nvrtcGetCUBIN",
+                ),
                 Output::Ptx => (self.ptx_size, "nvrtcGetPTXSize", self.ptx, "nvrtcGetPTX"),
             };
             let mut n = 0usize;

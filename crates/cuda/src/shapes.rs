@@ -71,7 +71,10 @@ impl Shapes {
                 .ok_or_else(|| format!("{key}: `{}` is not a positive integer", value.trim()))?;
             let Some(&(_, limit)) = LIMITS.iter().find(|(k, _)| *k == key) else {
                 let known: Vec<&str> = LIMITS.iter().map(|(k, _)| *k).collect();
-                return Err(format!("unknown shape `{key}` (known: {})", known.join(", ")));
+                return Err(format!(
+                    "unknown shape `{key}` (known: {})",
+                    known.join(", ")
+                ));
             };
             if value > limit {
                 return Err(format!("{key} = {value} is more than {limit}"));
@@ -149,7 +152,11 @@ mod tests {
             }
         );
         assert_eq!(Shapes::parse("").unwrap(), Shapes::default());
-        assert_eq!(Shapes::parse(&s.to_string()).unwrap(), s, "Display is what parse takes");
+        assert_eq!(
+            Shapes::parse(&s.to_string()).unwrap(),
+            s,
+            "Display is what parse takes"
+        );
     }
 
     #[test]

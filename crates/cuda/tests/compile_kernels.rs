@@ -60,7 +60,10 @@ fn every_kernel_compiles_for_sm90a() {
         "gemv_normed_warps=4,gemv_out_warps=16,gemv_hidden_warps=2,router_warps=1,gemv_loads=8,moe_warps=8,moe_down_rows=3",
     ).unwrap();
     let defines = Dims::qwen36_35b_a3b().defines_for(&swept);
-    for (name, source) in SOURCES.iter().filter(|(n, _)| ["gemv.cu", "moe.cu"].contains(n)) {
+    for (name, source) in SOURCES
+        .iter()
+        .filter(|(n, _)| ["gemv.cu", "moe.cu"].contains(n))
+    {
         nvrtc
             .compile(name, source, TARGET_ARCH, &defines)
             .unwrap_or_else(|e| panic!("{name} under {swept:?}: {e}"));
@@ -130,10 +133,21 @@ fn ptx_is_written_for_the_virtual_target_with_every_entry_point() {
     let defines = Dims::qwen36_35b_a3b().defines_for(&Shapes::default());
     let (name, source) = SOURCES.iter().find(|(n, _)| *n == "moe.cu").unwrap();
     let ptx = nvrtc.ptx(name, source, &defines).unwrap();
-    assert!(ptx.contains(".target sm_90a"), "{}", &ptx[..ptx.len().min(400)]);
+    assert!(
+        ptx.contains(".target sm_90a"),
+        "{}",
+        &ptx[..ptx.len().min(400)]
+    );
     for entry in ["moe_router", "moe_gate_up", "moe_down", "moe_combine"] {
-        assert!(ptx.contains(&format!(".entry {entry}(")), "no {entry} in moe.cu's PTX");
+        assert!(
+            ptx.contains(&format!(".entry {entry}(")),
+            "no {entry} in moe.cu's PTX"
+        );
     }
     assert!(!ptx.ends_with('\0'));
-    assert_eq!(ptx, nvrtc.ptx(name, source, &defines).unwrap(), "deterministic");
+    assert_eq!(
+        ptx,
+        nvrtc.ptx(name, source, &defines).unwrap(),
+        "deterministic"
+    );
 }

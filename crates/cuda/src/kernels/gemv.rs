@@ -93,7 +93,11 @@ impl Gemv {
             .i32(accumulate as i32);
         self.gpu.launch(
             &entry.f,
-            (rows.div_ceil(rows_per_block(&self.shapes, entry.warps, cols)) as u32, 1, 1),
+            (
+                rows.div_ceil(rows_per_block(&self.shapes, entry.warps, cols)) as u32,
+                1,
+                1,
+            ),
             (entry.warps * 32) as u32,
             0,
             &mut args,
@@ -142,7 +146,11 @@ impl Gemv {
             .i32(accumulate as i32);
         self.gpu.launch(
             &self.normed,
-            (rows.div_ceil(rows_per_block(&self.shapes, warps, h)) as u32, 1, 1),
+            (
+                rows.div_ceil(rows_per_block(&self.shapes, warps, h)) as u32,
+                1,
+                1,
+            ),
             (warps * 32) as u32,
             0,
             &mut args,

@@ -10,7 +10,6 @@ use crate::kernels::gemm::{self, ExpertTiles, Gemm};
 use crate::shapes::{self, Shapes};
 use crate::tensor::{DType, Tensor, View};
 
-
 /// moe.cu builds on gemv.cu's row product (the router), so it is compiled behind it.
 pub const SOURCE: &str = concat!(include_str!("gemv.cu"), "\n", include_str!("moe.cu"));
 
