@@ -13,8 +13,8 @@
 # AGREEMENT_LAYERS (default 8), GPU_BENCHES=1 (also the kernels' #[ignore]d micro-benchmarks),
 # ABLATION=1 (also each decode launch's marginal cost at 1K, scripts/ablate_decode.py, ~3 min),
 # SHAPES_SWEEP="gemv_out_warps=4 moe_warps=8,moe_down_rows=2 ..." (decode launch shapes to try, see
-# crates/cuda/src/shapes.rs: each runs the decode kernel tests and lily bench at 1K and 128K,
-# twice, interleaved with the defaults; ~1 min per shape).
+# crates/cuda/src/shapes.rs: each runs the decode kernel tests and lily bench at
+# SWEEP_CONTEXTS (default 1024), twice, interleaved with the defaults; ~45 s per shape).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -83,7 +83,7 @@ if [ -n "${SHAPES_SWEEP:-}" ]; then
     done
     for round in 1 2; do
         for spec in "" $SHAPES_SWEEP; do
-            LILY_SHAPES=$spec "$bin/lily" bench --synthetic --contexts 1024,131072 2>/dev/null \
+            LILY_SHAPES=$spec "$bin/lily" bench --synthetic --contexts "${SWEEP_CONTEXTS:-1024}" 2>/dev/null \
                 | grep -E "^# decode launch shapes|^\| [0-9]" | tee -a "$out/shapes_sweep.md" || status=1
         done
     done
