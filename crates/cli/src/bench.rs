@@ -129,6 +129,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.rounds == 0 || args.steps == 0 {
         bail!("--rounds and --steps must be at least 1");
     }
+    // Before the GPU and the weights: a mistyped LILY_SHAPES should cost no start-up.
+    let shapes = lily_cuda::shapes::current()?;
     let rule = PickRule { temperature: args.temperature, top_k: args.top_k, top_p: args.top_p, min_p: 0.0, u: 0.5 };
     let pick = if rule.is_greedy() {
         "greedy".to_string()
@@ -152,7 +154,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let gpu = &backend.gpu;
     gpu.leave_out(args.leave_out.clone());
     let commit = option_env!("LILY_COMMIT").unwrap_or("unknown");
-    let shapes = lily_cuda::shapes::current()?;
     println!(
         "# lily bench: {} ({}, {} SMs), driver {}, {precision}, commit {commit}",
         gpu.name,

@@ -17,9 +17,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let shapes = lily_cuda::shapes::current()?;
     let nvrtc = Nvrtc::get().context("NVRTC is needed (set LILY_NVRTC to libnvrtc.so.13)")?;
-    let dims = Dims::qwen36_35b_a3b();
-    let defines = dims.defines_for(&lily_cuda::shapes::current()?);
+    let defines = Dims::qwen36_35b_a3b().defines_for(&shapes);
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     for (name, source) in SOURCES {
