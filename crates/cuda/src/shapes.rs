@@ -41,16 +41,59 @@ impl Default for Shapes {
     }
 }
 
-/// Each shape's name and the largest value a block of at most 1,024 threads (or a lane's
-/// registers) allows; moe_down_rows is checked against the slot count by the MoE launcher.
-const LIMITS: [(&str, usize); 7] = [
-    ("gemv_normed_warps", 32),
-    ("gemv_out_warps", 32),
-    ("gemv_hidden_warps", 32),
-    ("router_warps", 32),
-    ("gemv_loads", 32),
-    ("moe_warps", 32),
-    ("moe_down_rows", 3),
+/// Every shape once: its `LILY_SHAPES` key, its `-D` macro, the largest value a block of at
+/// most 1,024 threads (or a lane's registers) allows, and its field. moe_down_rows is also
+/// checked against the slot count by the MoE launcher.
+struct Field {
+    key: &'static str,
+    define: &'static str,
+    limit: usize,
+    field: fn(&mut Shapes) -> &mut usize,
+}
+
+const FIELDS: [Field; 7] = [
+    Field {
+        key: "gemv_normed_warps",
+        define: "GEMV_NORMED_WARPS",
+        limit: 32,
+        field: |s| &mut s.gemv_normed_warps,
+    },
+    Field {
+        key: "gemv_out_warps",
+        define: "GEMV_OUT_WARPS",
+        limit: 32,
+        field: |s| &mut s.gemv_out_warps,
+    },
+    Field {
+        key: "gemv_hidden_warps",
+        define: "GEMV_HIDDEN_WARPS",
+        limit: 32,
+        field: |s| &mut s.gemv_hidden_warps,
+    },
+    Field {
+        key: "router_warps",
+        define: "ROUTER_WARPS",
+        limit: 32,
+        field: |s| &mut s.router_warps,
+    },
+    Field {
+        key: "gemv_loads",
+        define: "GEMV_LOADS",
+        limit: 32,
+        field: |s| &mut s.gemv_loads,
+    },
+    Field {
+        key: "moe_warps",
+        define: "MOE_WARPS",
+        limit: 32,
+        field: |s| &mut s.moe_warps,
+    },
+    Field {
+        key: "moe_down_rows",
+        define: "DOWN_ROWS",
+        limit: 3,
+        field: |s| &mut s.moe_down_rows,
+    },
 ];
 
 impl Shapes {
@@ -69,58 +112,40 @@ impl Shapes {
                 .ok()
                 .filter(|v| *v > 0)
                 .ok_or_else(|| format!("{key}: `{}` is not a positive integer", value.trim()))?;
-            let Some(&(_, limit)) = LIMITS.iter().find(|(k, _)| *k == key) else {
-                let known: Vec<&str> = LIMITS.iter().map(|(k, _)| *k).collect();
+            let Some(f) = FIELDS.iter().find(|f| f.key == key) else {
+                let known: Vec<&str> = FIELDS.iter().map(|f| f.key).collect();
                 return Err(format!(
                     "unknown shape `{key}` (known: {})",
                     known.join(", ")
                 ));
             };
-            if value > limit {
-                return Err(format!("{key} = {value} is more than {limit}"));
+            if value > f.limit {
+                return Err(format!("{key} = {value} is more than {}", f.limit));
             }
-            *match key {
-                "gemv_normed_warps" => &mut s.gemv_normed_warps,
-                "gemv_out_warps" => &mut s.gemv_out_warps,
-                "gemv_hidden_warps" => &mut s.gemv_hidden_warps,
-                "router_warps" => &mut s.router_warps,
-                "gemv_loads" => &mut s.gemv_loads,
-                "moe_warps" => &mut s.moe_warps,
-                _ => &mut s.moe_down_rows,
-            } = value;
+            *(f.field)(&mut s) = value;
         }
         Ok(s)
     }
 
     /// The `-D` macros of these shapes.
     pub fn defines(&self) -> Vec<(&'static str, i64)> {
-        vec![
-            ("GEMV_NORMED_WARPS", self.gemv_normed_warps as i64),
-            ("GEMV_OUT_WARPS", self.gemv_out_warps as i64),
-            ("GEMV_HIDDEN_WARPS", self.gemv_hidden_warps as i64),
-            ("ROUTER_WARPS", self.router_warps as i64),
-            ("GEMV_LOADS", self.gemv_loads as i64),
-            ("MOE_WARPS", self.moe_warps as i64),
-            ("DOWN_ROWS", self.moe_down_rows as i64),
-        ]
+        let mut s = *self;
+        FIELDS
+            .iter()
+            .map(|f| (f.define, *(f.field)(&mut s) as i64))
+            .collect()
     }
 }
 
 /// `KEY=VALUE,...`, as `parse` and `LILY_SHAPES` take it.
 impl std::fmt::Display for Shapes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "gemv_normed_warps={},gemv_out_warps={},gemv_hidden_warps={},router_warps={},\
-             gemv_loads={},moe_warps={},moe_down_rows={}",
-            self.gemv_normed_warps,
-            self.gemv_out_warps,
-            self.gemv_hidden_warps,
-            self.router_warps,
-            self.gemv_loads,
-            self.moe_warps,
-            self.moe_down_rows
-        )
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut s = *self;
+        for (i, f) in FIELDS.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "," };
+            write!(out, "{sep}{}={}", f.key, *(f.field)(&mut s))?;
+        }
+        Ok(())
     }
 }
 
