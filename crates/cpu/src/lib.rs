@@ -17,7 +17,7 @@
 //!   [`gdn::gated_delta_rule_chunked`] (prefill form, chunks of 64); both L2-normalise q, k
 //!   and scale q inside.
 //! - [`attention`]: [`attention::causal_attention`] (GQA softmax attention over a KV cache).
-//! - [`moe`]: [`moe::route`] (softmax, top-k, renormalise), [`moe::expert_mlp`] (SwiGLU),
+//! - [`moe`]: [`moe::route`] (top-k logits, softmax over them), [`moe::expert_mlp`] (SwiGLU),
 //!   [`moe::moe_block`] (routed experts + gated shared expert).
 //!
 //! [`CpuModel`] strings them into the model and implements [`lily_model::Backend`].

@@ -6,19 +6,28 @@ use lily_model::weights::{ExpertWeights, MoeWeights};
 use crate::activation::{sigmoid, silu};
 use crate::linalg::{dot, matvec};
 
-/// Top-`k` experts from router logits: softmax in f32 over all experts, the `k` largest
-/// probabilities (ties to the lower index), renormalised to sum to 1. Returns (expert, weight)
-/// in descending weight order.
+/// Top-`k` experts from router logits: the `k` largest logits (ties to the lower index), weighted
+/// by their softmax renormalised over the `k`, i.e. `exp(l_e - l_max) / sum_k exp(l_k - l_max)`:
+/// the softmax's total over all experts cancels in the renormalisation, so only the chosen
+/// experts need an exponential, and the exponential's order is the logits' order. Returns
+/// (expert, weight) in descending weight order.
 pub fn route(logits: &[f32], k: usize) -> Vec<(usize, f32)> {
-    let max = logits.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
-    let exps: Vec<f32> = logits.iter().map(|&x| (x - max).exp()).collect();
-    let total: f32 = exps.iter().sum();
     let mut order: Vec<usize> = (0..logits.len()).collect();
-    order.sort_by(|&a, &b| exps[b].total_cmp(&exps[a]).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| logits[b].total_cmp(&logits[a]).then(a.cmp(&b)));
     order.truncate(k);
-    let picked: Vec<(usize, f32)> = order.iter().map(|&e| (e, exps[e] / total)).collect();
-    let sum: f32 = picked.iter().map(|&(_, p)| p).sum();
-    picked.into_iter().map(|(e, p)| (e, p / sum)).collect()
+    let Some(&first) = order.first() else {
+        return Vec::new();
+    };
+    let exps: Vec<f32> = order
+        .iter()
+        .map(|&e| (logits[e] - logits[first]).exp())
+        .collect();
+    let sum: f32 = exps.iter().sum();
+    order
+        .into_iter()
+        .zip(exps)
+        .map(|(e, p)| (e, p / sum))
+        .collect()
 }
 
 /// One SwiGLU expert: `out = down(silu(gate x) * up x)`.

@@ -125,6 +125,91 @@ fn moe_prefill_matches_cpu_block_per_token() {
     }
 }
 
+#[test]
+fn routing_matches_cpu_at_full_width_ties_included() {
+    let Some(gpu) = gpu("routing") else {
+        return;
+    };
+    // All 256 experts (8 per lane): the rows are built so that winners share lanes, tie
+    // across lanes and within one, and sit next to -inf and signed zeros.
+    let d = Dims::qwen36_35b_a3b();
+    let (e, top) = (d.experts, d.top_k);
+    let slots = top + 1;
+    let k = Moe::load(&gpu, &d).unwrap();
+    let mut rng = Rng::new("routing");
+    let rows: Vec<Vec<f32>> = vec![
+        rng.vec(e + 1, 4.0),
+        vec![0.25; e + 1],
+        // Few distinct values: many ties, broken by the lowest index.
+        (0..=e).map(|i| ((i * 37) % 5) as f32 * 0.5).collect(),
+        // Winners all in lane 5 (experts 5, 37, 69, ...), then in lane 6.
+        (0..=e)
+            .map(|i| {
+                if i % 32 == 5 {
+                    3.0 + (i / 32) as f32
+                } else if i % 32 == 6 {
+                    2.0
+                } else {
+                    -1.0
+                }
+            })
+            .collect(),
+        (0..=e)
+            .map(|i| match i % 4 {
+                0 => f32::NEG_INFINITY,
+                1 => -0.0,
+                2 => 0.0,
+                _ => -1e-30,
+            })
+            .collect(),
+        (0..=e).map(|i| (e - i) as f32 * 1e-3).collect(),
+        rng.vec(e + 1, 1e-4).into_iter().map(|x| x + 50.0).collect(),
+    ];
+    let t = rows.len();
+    let flat: Vec<f32> = rows.concat();
+    let logits = upload(&gpu, "logits", DType::F32, &[t, e + 1], &flat);
+    let ids = poisoned(&gpu, "ids", DType::I32, &[t * slots]);
+    let weights = poisoned(&gpu, "weights", DType::F32, &[t * slots]);
+    let counts = upload(&gpu, "counts", DType::I32, &[e + 1], &vec![0.0; e + 1]);
+    k.route_rows(&logits.view(), &ids.view(), &weights.view(), &counts.view())
+        .unwrap();
+    let (got_ids, got_w) = (download(&gpu, &ids), download(&gpu, &weights));
+    let mut want_counts = vec![0.0f32; e + 1];
+    for (r, row) in rows.iter().enumerate() {
+        let want = moe::route(&row[..e], top);
+        let got: Vec<usize> = got_ids[r * slots..r * slots + top]
+            .iter()
+            .map(|&i| i as usize)
+            .collect();
+        let want_ids: Vec<usize> = want.iter().map(|&(i, _)| i).collect();
+        assert_eq!(got, want_ids, "row {r}: expert ids");
+        for (k, &(i, w)) in want.iter().enumerate() {
+            let g = got_w[r * slots + k];
+            assert!(
+                (g - w).abs() <= 1e-6,
+                "row {r}, expert {i}: weight {g} against {w}"
+            );
+            want_counts[i] += 1.0;
+        }
+        assert_eq!(
+            got_ids[r * slots + top] as usize,
+            e,
+            "row {r}: the shared expert's id"
+        );
+        let gate = 1.0 / (1.0 + (-row[e]).exp());
+        let g = got_w[r * slots + top];
+        assert!(
+            (g - gate).abs() <= 1e-6,
+            "row {r}: shared gate {g} against {gate}"
+        );
+    }
+    assert_eq!(
+        download(&gpu, &counts),
+        want_counts,
+        "pairs counted per expert"
+    );
+}
+
 /// Times the dense GEMM at the prefill's shapes for an 8K chunk and prints TFLOP/s.
 /// `cargo test --release -p lily-cuda --test gpu_prefill_moe -- --ignored --nocapture`
 #[test]
@@ -185,9 +270,21 @@ fn bench_moe_prefill_8k() {
     let s = 1.0 / (hid as f32).sqrt();
     let router = tensor("router", DType::BF16, &[e + 1, hid], 1, s);
     let gate_up = tensor("gate_up", DType::BF16, &[e, 2 * inter, hid], 2, s);
-    let down = tensor("down", DType::BF16, &[e, hid, inter], 3, 1.0 / (inter as f32).sqrt());
+    let down = tensor(
+        "down",
+        DType::BF16,
+        &[e, hid, inter],
+        3,
+        1.0 / (inter as f32).sqrt(),
+    );
     let shared_gate_up = tensor("shared_gate_up", DType::BF16, &[2 * inter, hid], 4, s);
-    let shared_down = tensor("shared_down", DType::BF16, &[hid, inter], 5, 1.0 / (inter as f32).sqrt());
+    let shared_down = tensor(
+        "shared_down",
+        DType::BF16,
+        &[hid, inter],
+        5,
+        1.0 / (inter as f32).sqrt(),
+    );
     let xn = tensor("xn", DType::BF16, &[tokens, hid], 6, 1.0);
     let x = tensor("x", DType::F32, &[tokens, hid], 7, 1.0);
     let scratch = MoeScratch::new(&gpu, &d, tokens).unwrap();
@@ -229,6 +326,9 @@ fn bench_moe_prefill_8k() {
         ("gemm_moe_down", 2.0 * pairs * (hid * inter) as f64),
     ] {
         let ms = mean_ms(&times, kernel) as f64;
-        eprintln!("  {kernel}: {:.1} TFLOP/s over the real rows", flops / (ms / 1e3) / 1e12);
+        eprintln!(
+            "  {kernel}: {:.1} TFLOP/s over the real rows",
+            flops / (ms / 1e3) / 1e12
+        );
     }
 }

@@ -8,56 +8,68 @@
 
 #define SLOTS (TOP_K + 1)
 
-// Routing by one warp: softmax over the router logits in f32, top-k (lowest index wins a tie),
-// renormalised to sum 1; weights[TOP_K] = sigmoid(shared expert gate logit).
+// A float's bits as an unsigned that orders like the float (-inf lowest; 0 is below every
+// float, so it marks "taken").
+__device__ __forceinline__ unsigned order_key(float f) {
+    const unsigned u = __float_as_uint(f);
+    return u & 0x80000000u ? ~u : u | 0x80000000u;
+}
+__device__ __forceinline__ float key_float(unsigned k) { return __uint_as_float(k & 0x80000000u ? k & 0x7fffffffu : ~k); }
+
+// Routing by one warp (moe::route): the TOP_K largest logits (lowest index wins a tie), weighted
+// by exp(l - l_max) renormalised over the TOP_K; the softmax's total over all experts cancels,
+// so only the winners need an exponential. weights[TOP_K] = sigmoid(shared expert gate logit).
+// Each round is two warp reductions (redux.sync: the largest key, then the lowest expert
+// holding it) instead of a shuffle tree of value and index: the rounds are the serial part.
 // logits: [router (NUM_EXPERTS) | shared_expert_gate (1)], read past L1 (other blocks wrote them).
 __device__ __forceinline__ void route_warp(const float* logits, int* __restrict__ ids, float* __restrict__ weights) {
     constexpr int PER_LANE = (NUM_EXPERTS + 31) / 32;
     const int lane = threadIdx.x & 31;
-    float p[PER_LANE];
-    float mx = -INFINITY;
+    unsigned key[PER_LANE];
 #pragma unroll
     for (int j = 0; j < PER_LANE; j++) {
         const int e = lane + 32 * j;
-        p[j] = e < NUM_EXPERTS ? __ldcg(logits + e) : -INFINITY;
-        mx = fmaxf(mx, p[j]);
+        key[j] = e < NUM_EXPERTS ? order_key(__ldcg(logits + e)) : 0u;
     }
-    mx = warp_max(mx);
-    float sum = 0.f;
+    // This lane's best untaken key and its slot (the lower slot, so the lower expert, on a tie).
+    auto lane_best = [&](int& slot) {
+        unsigned b = key[0];
+        slot = 0;
 #pragma unroll
-    for (int j = 0; j < PER_LANE; j++) {
-        p[j] = lane + 32 * j < NUM_EXPERTS ? expf(p[j] - mx) : -1.f;
-        sum += p[j] > 0.f ? p[j] : 0.f;
-    }
-    sum = warp_sum(sum);
-    float picked_sum = 0.f, picked[TOP_K];
+        for (int j = 1; j < PER_LANE; j++)
+            if (key[j] > b) { b = key[j]; slot = j; }
+        return b;
+    };
+    int slot;
+    unsigned best = lane_best(slot);
+    unsigned picked_key[TOP_K];
     int picked_id[TOP_K];
 #pragma unroll
     for (int k = 0; k < TOP_K; k++) {
-        float best = -2.f;
-        int best_e = 1 << 30;
+        const unsigned top = __reduce_max_sync(0xffffffffu, best);
+        const int mine = lane + 32 * slot;
+        const int e = (int)__reduce_min_sync(0xffffffffu, best == top ? (unsigned)mine : 0xffffffffu);
+        picked_key[k] = top;
+        picked_id[k] = e;
+        if (e == mine) {
 #pragma unroll
-        for (int j = 0; j < PER_LANE; j++) {
-            if (p[j] > best) { best = p[j]; best_e = lane + 32 * j; }
+            for (int j = 0; j < PER_LANE; j++)
+                if (j == slot) key[j] = 0u;
+            best = lane_best(slot);
         }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            const float ob = __shfl_xor_sync(0xffffffffu, best, o);
-            const int oe = __shfl_xor_sync(0xffffffffu, best_e, o);
-            if (ob > best || (ob == best && oe < best_e)) { best = ob; best_e = oe; }
-        }
-        picked[k] = best / sum;
-        picked_id[k] = best_e;
-        picked_sum += picked[k];
-#pragma unroll
-        for (int j = 0; j < PER_LANE; j++)
-            if (lane + 32 * j == best_e) p[j] = -1.f;
     }
     if (lane == 0) {
+        const float top = key_float(picked_key[0]);
+        float p[TOP_K], sum = 0.f;
+#pragma unroll
+        for (int k = 0; k < TOP_K; k++) {
+            p[k] = expf(key_float(picked_key[k]) - top);
+            sum += p[k];
+        }
 #pragma unroll
         for (int k = 0; k < TOP_K; k++) {
             ids[k] = picked_id[k];
-            weights[k] = picked[k] / picked_sum;
+            weights[k] = p[k] / sum;
         }
         weights[TOP_K] = sigmoid(__ldcg(logits + NUM_EXPERTS));
     }
@@ -74,13 +86,18 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
     // One row per warp: the router's 257 rows are 1 MB, so its time is latency, and more blocks
     // spread the loads over more SMs.
     gemv_rows<HIDDEN, true, ROUTER_WARPS, 1>(W, nullptr, resid, norm_w, xn_out, eps, logits, NUM_EXPERTS + 1, 0);
+    // The barrier orders the block's logits before thread 0's count, whose release (at GPU
+    // scope, cumulative over what the barrier ordered) publishes them and whose acquire, in the
+    // last block, makes every block's visible: one atomic instead of a fence on either side.
     __shared__ bool last;
-    __threadfence();
     __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(done, 1u) == gridDim.x - 1;
+    if (threadIdx.x == 0) {
+        unsigned before;
+        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(done) : "memory");
+        last = before == gridDim.x - 1;
+    }
     __syncthreads();
     if (!last) return;
-    __threadfence();
     if (threadIdx.x < 32) route_warp(logits, ids, weights);
     if (threadIdx.x == 0) *done = 0;
 }

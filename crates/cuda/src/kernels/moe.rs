@@ -142,6 +142,38 @@ impl Moe {
         )
     }
 
+    /// Routing of each row of `logits` (F32 [tokens, experts + 1]: router, shared expert gate)
+    /// into `ids` (I32 [tokens, top_k + 1], the shared expert last as expert `experts`) and
+    /// `weights` (F32, same shape), as `moe::route` does, adding each routed expert's pairs to
+    /// `counts` (I32 [experts + 1]).
+    pub fn route_rows(
+        &self,
+        logits: &View,
+        ids: &View,
+        weights: &View,
+        counts: &View,
+    ) -> Result<()> {
+        let d = &self.dims;
+        let t = logits.shape.first().copied().unwrap_or(0);
+        let logits = logits.expect(DType::F32, &[t, d.experts + 1])?;
+        let ids = ids.expect(DType::I32, &[t * (d.top_k + 1)])?;
+        let weights = weights.expect(DType::F32, &[t * (d.top_k + 1)])?;
+        let counts = counts.expect(DType::I32, &[d.experts + 1])?;
+        let mut args = KernelArgs::new()
+            .ptr(logits)
+            .i32(t as i32)
+            .ptr(ids)
+            .ptr(weights)
+            .ptr(counts);
+        self.gpu.launch(
+            &self.route_rows,
+            (t.div_ceil(self.shapes.moe_warps) as u32, 1, 1),
+            (self.shapes.moe_warps * 32) as u32,
+            0,
+            &mut args,
+        )
+    }
+
     /// The MoE block of a prefill chunk: router product, routing and sort on the GPU, the
     /// routed and shared experts as two grouped GEMMs over (token, expert) pairs, and the
     /// weighted sum added to the residual stream.
@@ -156,19 +188,7 @@ impl Moe {
         gemm.run(a.xn, a.router, &logits, false)?;
         let ids = s.ids.view().range(0, pairs);
         let weights = s.weights.view().range(0, pairs);
-        let mut args = KernelArgs::new()
-            .ptr(logits.ptr)
-            .i32(t as i32)
-            .ptr(ids.ptr)
-            .ptr(weights.ptr)
-            .ptr(s.counts.ptr());
-        self.gpu.launch(
-            &self.route_rows,
-            (t.div_ceil(self.shapes.moe_warps) as u32, 1, 1),
-            (self.shapes.moe_warps * 32) as u32,
-            0,
-            &mut args,
-        )?;
+        self.route_rows(&logits, &ids, &weights, &s.counts.view())?;
         let n_tiles = gemm::max_tiles(pairs, e);
         let tiles = s.tiles.view().rows(n_tiles);
         let mut args = KernelArgs::new()

@@ -146,7 +146,8 @@ pub fn check(what: &str, ours: &[f32], reference: &[f32], bound: f32) {
         let worst = (0..ours.len())
             .max_by(|&a, &b| {
                 let d = |i: usize| (ours[i] - reference[i]).abs();
-                d(a).partial_cmp(&d(b)).unwrap_or(std::cmp::Ordering::Greater)
+                d(a).partial_cmp(&d(b))
+                    .unwrap_or(std::cmp::Ordering::Greater)
             })
             .unwrap_or(0);
         panic!(
