@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Side-by-side decode/prefill of several lily builds (or LILY_SHAPES / --leave-out variants) in
+# one go on the GPU machine, rounds interleaved so that drift hits every variant alike.
+#   scripts/ab_bench.sh OUTFILE "LABEL=CMD" ["LABEL=CMD" ...]
+# CMD is a lily binary with optional extra `lily bench` flags, e.g.
+#   scripts/ab_bench.sh $OUT/ab.md "main=.gpu/lily_base" "new=.gpu/lily" "no-prepare=.gpu/lily --leave-out attn_prepare"
+# Environment: CONTEXTS (default 1024,131072), ROUNDS (default 2).
+set -uo pipefail
+out=${1:?usage: ab_bench.sh OUTFILE LABEL=CMD...}
+shift
+status=0
+for round in $(seq 1 "${ROUNDS:-2}"); do
+    for v in "$@"; do
+        label=${v%%=*}
+        cmd=${v#*=}
+        # shellcheck disable=SC2086 # CMD is a binary and its flags
+        $cmd bench --synthetic --contexts "${CONTEXTS:-1024,131072}" 2>/dev/null |
+            grep -E "^\| [0-9]" | sed "s/^/| $label | round $round /" | tee -a "$out" || status=1
+    done
+done
+exit $status
