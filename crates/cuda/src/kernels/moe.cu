@@ -1,7 +1,7 @@
 // Mixture of experts for decode. Needs: HIDDEN, NUM_EXPERTS, TOP_K, MOE_INTER, and gemv.cu
 // compiled in front of it (the router is a row product with the norm fused).
-// The shared expert runs as slot TOP_K of the same kernels as the routed ones (same shapes),
-// so a layer's 9 experts are one launch for gate|up and one for down.
+// The shared expert is slot TOP_K: its gate|up runs in the router's launch (it needs no
+// routing), its down in the same launch as the routed experts' (same shapes).
 // Expert ids and weights stay on the GPU: the route kernel writes them, the expert kernels read
 // them (from L2, __ldcg: under programmatic dependent launch they are not read-only for the
 // reader's lifetime, as the read-only path assumes), and the host never sees them.
@@ -75,14 +75,62 @@ __device__ __forceinline__ void route_warp(const float* logits, int* __restrict_
     }
 }
 
+// The router's blocks, then the shared expert's gate|up blocks (it needs no routing, so its
+// weights stream while the previous kernel finishes, off the router -> gate|up chain).
+#define ROUTER_BLOCKS ((NUM_EXPERTS + 1 + ROUTER_WARPS - 1) / ROUTER_WARPS)
+
+// h[slot][r] = silu(gate[r] . x) * (up[r] . x) for a warp's intermediate row r of one expert,
+// with the expert's gate|up [2 * MOE_INTER][HIDDEN] at `base`; xs is x staged in shared memory.
+// The weights are loaded by expert_rows_load, so a caller can issue them early.
+#define EXPERT_PER_LANE ((HIDDEN / 8 + 31) / 32)
+struct ExpertRows {
+    uint4 g[EXPERT_PER_LANE], u[EXPERT_PER_LANE];
+};
+__device__ __forceinline__ void expert_rows_load(ExpertRows& w, const bf16* base, int r) {
+    const int lane = threadIdx.x & 31;
+    const uint4* g = reinterpret_cast<const uint4*>(base + (long)r * HIDDEN);
+    const uint4* u = reinterpret_cast<const uint4*>(base + (long)(MOE_INTER + r) * HIDDEN);
+#pragma unroll
+    for (int i = 0; i < EXPERT_PER_LANE; i++) {
+        const int c = lane + 32 * i;
+        if (c < HIDDEN / 8) { w.g[i] = __ldg(g + c); w.u[i] = __ldg(u + c); }
+    }
+}
+__device__ __forceinline__ void expert_rows_finish(const ExpertRows& w, const uint4* xs, float* __restrict__ h_row) {
+    const int lane = threadIdx.x & 31;
+    float ga = 0.f, ua = 0.f;
+#pragma unroll
+    for (int i = 0; i < EXPERT_PER_LANE; i++) {
+        const int c = lane + 32 * i;
+        if (c < HIDDEN / 8) { ga += dot8(w.g[i], xs[c]); ua += dot8(w.u[i], xs[c]); }
+    }
+    ga = warp_sum(ga);
+    ua = warp_sum(ua);
+    if (lane == 0) *h_row = silu(ga) * ua;
+}
+
 // The router: logits = [router | shared_expert_gate] . rmsnorm(resid) with the norm fused (gemv.cu
 // is compiled in front of this file), and block 0 writing the normed x for the experts. The last
-// block to finish does the routing, which saves a launch per layer: `done` counts finished
-// blocks and is reset by that last block.
+// router block to finish does the routing, which saves a launch per layer: `done` counts
+// finished router blocks and is reset by that last block. Blocks from ROUTER_BLOCKS on are the
+// shared expert's gate|up, a warp per intermediate row, into h[TOP_K].
 extern "C" __global__ void __launch_bounds__(ROUTER_WARPS * 32)
 moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf16* __restrict__ norm_w,
            bf16* __restrict__ xn_out, float eps, float* logits, unsigned* done, int* __restrict__ ids,
-           float* __restrict__ weights) {
+           float* __restrict__ weights, const bf16* __restrict__ shared_gate_up, float* __restrict__ h) {
+    if (blockIdx.x >= ROUTER_BLOCKS) {
+        __shared__ uint4 xs[HIDDEN / 8];
+        pdl_launch_next();
+        const int r = (blockIdx.x - ROUTER_BLOCKS) * ROUTER_WARPS + (threadIdx.x >> 5);
+        const bool valid = r < MOE_INTER;
+        ExpertRows w;
+        expert_rows_load(w, shared_gate_up, valid ? r : 0);
+        pdl_wait();
+        stage_normed<HIDDEN, ROUTER_WARPS * 32>(xs, resid, norm_w, nullptr, eps);
+        __syncthreads();
+        if (valid) expert_rows_finish(w, xs, h + TOP_K * MOE_INTER + r);
+        return;
+    }
     // One row per warp: the router's 257 rows are 1 MB, so its time is latency, and more blocks
     // spread the loads over more SMs.
     gemv_rows<HIDDEN, true, ROUTER_WARPS, 1>(W, nullptr, resid, norm_w, xn_out, eps, logits, NUM_EXPERTS + 1, 0);
@@ -94,7 +142,7 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
     if (threadIdx.x == 0) {
         unsigned before;
         asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(done) : "memory");
-        last = before == gridDim.x - 1;
+        last = before == ROUTER_BLOCKS - 1;
     }
     __syncthreads();
     if (!last) return;
@@ -102,42 +150,24 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
     if (threadIdx.x == 0) *done = 0;
 }
 
-// h[s][r] = silu(gate_s[r] . x) * (up_s[r] . x) for the 8 chosen experts and the shared one.
-// gate_up: [NUM_EXPERTS][2*MOE_INTER][HIDDEN] (rows 0..I gate, I..2I up); shared: [2*I][HIDDEN].
-// grid (SLOTS, I / MOE_WARPS), one warp per intermediate row.
+// The 8 chosen experts' h[s][r] (the shared expert's row TOP_K is the router's).
+// gate_up: [NUM_EXPERTS][2*MOE_INTER][HIDDEN] (rows 0..I gate, I..2I up).
+// grid (TOP_K, I / MOE_WARPS), one warp per intermediate row.
 extern "C" __global__ void __launch_bounds__(MOE_WARPS * 32)
-moe_gate_up(const bf16* __restrict__ gate_up, const bf16* __restrict__ shared_gate_up,
-            const bf16* __restrict__ x, const int* __restrict__ ids, float* __restrict__ h) {
-    constexpr int CHUNKS = HIDDEN / 8, PER_LANE = (CHUNKS + 31) / 32;
-    __shared__ uint4 xs[CHUNKS];
+moe_gate_up(const bf16* __restrict__ gate_up, const bf16* __restrict__ x, const int* __restrict__ ids,
+            float* __restrict__ h) {
+    __shared__ uint4 xs[HIDDEN / 8];
     pdl_launch_next();
     pdl_wait();
-    const int slot = blockIdx.x, lane = threadIdx.x & 31;
+    const int slot = blockIdx.x;
     const int r = blockIdx.y * MOE_WARPS + (threadIdx.x >> 5);
     const bool valid = r < MOE_INTER;
     // Weights first (they need only the expert id), then x, so the loads overlap the staging.
-    const bf16* base = slot < TOP_K ? gate_up + (long)__ldcg(ids + slot) * 2 * MOE_INTER * HIDDEN : shared_gate_up;
-    const int rr = valid ? r : 0;
-    const uint4* g = reinterpret_cast<const uint4*>(base + (long)rr * HIDDEN);
-    const uint4* u = reinterpret_cast<const uint4*>(base + (long)(MOE_INTER + rr) * HIDDEN);
-    uint4 gw[PER_LANE], uw[PER_LANE];
-#pragma unroll
-    for (int i = 0; i < PER_LANE; i++) {
-        const int c = lane + 32 * i;
-        if (c < CHUNKS) { gw[i] = __ldg(g + c); uw[i] = __ldg(u + c); }
-    }
-    for (int c = threadIdx.x; c < CHUNKS; c += blockDim.x) xs[c] = reinterpret_cast<const uint4*>(x)[c];
+    ExpertRows w;
+    expert_rows_load(w, gate_up + (long)__ldcg(ids + slot) * 2 * MOE_INTER * HIDDEN, valid ? r : 0);
+    for (int c = threadIdx.x; c < HIDDEN / 8; c += blockDim.x) xs[c] = reinterpret_cast<const uint4*>(x)[c];
     __syncthreads();
-    if (!valid) return;
-    float ga = 0.f, ua = 0.f;
-#pragma unroll
-    for (int i = 0; i < PER_LANE; i++) {
-        const int c = lane + 32 * i;
-        if (c < CHUNKS) { ga += dot8(gw[i], xs[c]); ua += dot8(uw[i], xs[c]); }
-    }
-    ga = warp_sum(ga);
-    ua = warp_sum(ua);
-    if (lane == 0) h[slot * MOE_INTER + r] = silu(ga) * ua;
+    if (valid) expert_rows_finish(w, xs, h + slot * MOE_INTER + r);
 }
 
 // x[row] += sum_s weight_s * (down_s[row] . h_s), the residual add included.

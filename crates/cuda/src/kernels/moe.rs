@@ -1,5 +1,6 @@
-//! Launchers for moe.cu: the router product with routing on the GPU, then the 8 chosen experts
-//! and the shared one in one gate|up launch and one down launch: three launches per layer.
+//! Launchers for moe.cu: the router product with routing on the GPU and the shared expert's
+//! gate|up in one launch, the 8 chosen experts' gate|up in a second, and the down products of all
+//! 9 in a third: three launches per layer.
 
 use std::sync::Arc;
 
@@ -104,24 +105,26 @@ impl Moe {
             .ptr(logits)
             .ptr(done)
             .ptr(ids)
-            .ptr(weights);
-        // One router row per warp (moe_router).
+            .ptr(weights)
+            .ptr(shared_gate_up)
+            .ptr(h);
+        // One router row, then one shared-expert intermediate row, per warp (moe_router).
+        let warps = self.shapes.router_warps;
         self.gpu.launch(
             &self.router,
-            ((e + 1).div_ceil(self.shapes.router_warps) as u32, 1, 1),
+            (
+                (e + 1).div_ceil(warps) as u32 + i.div_ceil(warps) as u32,
+                1,
+                1,
+            ),
             (self.shapes.router_warps * 32) as u32,
             0,
             &mut args,
         )?;
-        let mut args = KernelArgs::new()
-            .ptr(gate_up)
-            .ptr(shared_gate_up)
-            .ptr(x)
-            .ptr(ids)
-            .ptr(h);
+        let mut args = KernelArgs::new().ptr(gate_up).ptr(x).ptr(ids).ptr(h);
         self.gpu.launch(
             &self.gate_up,
-            ((k + 1) as u32, i.div_ceil(self.shapes.moe_warps) as u32, 1),
+            (k as u32, i.div_ceil(self.shapes.moe_warps) as u32, 1),
             (self.shapes.moe_warps * 32) as u32,
             0,
             &mut args,
