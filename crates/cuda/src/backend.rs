@@ -164,7 +164,9 @@ impl CudaBackend {
     fn last_pick(&self, seq: &CudaSequence) -> Result<u32> {
         let id = self.ids(seq, seq.position..seq.position + 1)?[0];
         if id as usize >= self.dims.vocab {
-            return Err(CudaError::Invalid(format!("the GPU picked token {id}, outside the vocabulary")));
+            return Err(CudaError::Invalid(format!(
+                "the GPU picked token {id}, outside the vocabulary"
+            )));
         }
         Ok(id)
     }
@@ -250,6 +252,7 @@ impl CudaBackend {
                 ids: &s.expert_ids.view(),
                 weights: &s.expert_weights.view(),
                 h: &s.expert_h.view(),
+                shared_out: &s.shared_expert_out.view(),
                 residual: &x,
             })?;
         }
@@ -258,8 +261,12 @@ impl CudaBackend {
         k.embed_norm.rmsnorm(&x, &w.final_norm.view(), &xn, 1)?;
         k.gemv
             .run(&w.lm_head.view(), &xn, &s.logits.view(), false)?;
-        k.sampling
-            .pick(&s.logits.view(), &s.rule.view(), &s.pick_scratch.view(), &s.best.view())?;
+        k.sampling.pick(
+            &s.logits.view(),
+            &s.rule.view(),
+            &s.pick_scratch.view(),
+            &s.best.view(),
+        )?;
         k.sampling
             .finish_step(&s.best.view(), &s.ids.view(), &pos, &s.prompt_end.view())
     }
@@ -330,6 +337,7 @@ pub struct CudaSequence {
     expert_ids: Tensor,
     expert_weights: Tensor,
     expert_h: Tensor,
+    shared_expert_out: Tensor,
     pub(crate) logits: Tensor,
     pub(crate) pick_scratch: Tensor,
     /// The captured step; set by `new_sequence` once the buffers above exist.
@@ -424,8 +432,14 @@ impl Backend for CudaBackend {
             expert_ids: Tensor::new(g, "expert_ids", DType::I32, &[d.top_k])?,
             expert_weights: f32t("expert_weights", &[d.top_k + 1])?,
             expert_h: f32t("expert_h", &[d.top_k + 1, d.moe_inter])?,
+            shared_expert_out: f32t("shared_expert_out", &[d.hidden])?,
             logits: f32t("logits", &[d.vocab])?,
-            pick_scratch: Tensor::new(g, "pick_scratch", DType::U64, &[pick_scratch_bytes(d.vocab) / 8])?,
+            pick_scratch: Tensor::new(
+                g,
+                "pick_scratch",
+                DType::U64,
+                &[pick_scratch_bytes(d.vocab) / 8],
+            )?,
             graph: None,
         };
         self.reset(&mut seq)?;

@@ -625,6 +625,7 @@ fn moe_matches_cpu_block() {
             ids: &poisoned(&gpu, "ids", DType::I32, &[top]).view(),
             weights: &poisoned(&gpu, "weights", DType::F32, &[top + 1]).view(),
             h: &poisoned(&gpu, "h", DType::F32, &[top + 1, i]).view(),
+            shared_out: &poisoned(&gpu, "shared_out", DType::F32, &[hid]).view(),
             residual: &residual.view(),
         })
         .unwrap();
@@ -666,7 +667,13 @@ fn argmax_takes_the_largest_logit_and_the_lowest_index_on_a_tie() {
     assert_eq!(expected as usize, a);
     let best = upload(&gpu, "best", DType::U64, &[1], &[0.0]);
     // An all-zero rule is greedy.
-    let rule = upload(&gpu, "rule", DType::U64, &[RULE_BYTES / 8], &[0.0; RULE_BYTES / 8]);
+    let rule = upload(
+        &gpu,
+        "rule",
+        DType::U64,
+        &[RULE_BYTES / 8],
+        &[0.0; RULE_BYTES / 8],
+    );
     let scratch = poisoned(&gpu, "scratch", DType::U64, &[scratch_bytes(d.vocab) / 8]);
     k.pick(
         &upload(&gpu, "logits", DType::F32, &[d.vocab], &logits).view(),

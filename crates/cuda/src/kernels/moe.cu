@@ -1,7 +1,8 @@
 // Mixture of experts for decode. Needs: HIDDEN, NUM_EXPERTS, TOP_K, MOE_INTER, and gemv.cu
 // compiled in front of it (the router is a row product with the norm fused).
-// The shared expert is slot TOP_K: its gate|up runs in the router's launch (it needs no
-// routing), its down in the same launch as the routed experts' (same shapes).
+// The shared expert is slot TOP_K. It needs no routing, so each of its products runs one launch
+// early, where its weights stream before the PDL wait: its gate|up in the router's launch, its
+// down in the routed experts' gate|up launch.
 // Expert ids and weights stay on the GPU: the route kernel writes them, the expert kernels read
 // them (from L2, __ldcg: under programmatic dependent launch they are not read-only for the
 // reader's lifetime, as the read-only path assumes), and the host never sees them.
@@ -150,17 +151,68 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
     if (threadIdx.x == 0) *done = 0;
 }
 
-// The 8 chosen experts' h[s][r] (the shared expert's row TOP_K is the router's).
-// gate_up: [NUM_EXPERTS][2*MOE_INTER][HIDDEN] (rows 0..I gate, I..2I up).
-// grid (TOP_K, I / MOE_WARPS), one warp per intermediate row.
+// A warp's DOWN_PER_LANE 16-byte chunks of one down row (MOE_INTER columns) dotted with h_s, in
+// the order moe_down has always summed them: the shared expert's rows below give the same bits.
+#define DOWN_PER_LANE ((MOE_INTER / 8 + 31) / 32)
+__device__ __forceinline__ float down_row_dot(const uint4 (&w)[DOWN_PER_LANE], const float* __restrict__ h_s) {
+    const int lane = threadIdx.x & 31;
+    float acc = 0.f;
+#pragma unroll
+    for (int i = 0; i < DOWN_PER_LANE; i++) {
+        const int c = lane + 32 * i;
+        if (c < MOE_INTER / 8) {
+            float wf[8];
+            unpack8(w[i], wf);
+            const float4* hr = reinterpret_cast<const float4*>(h_s + c * 8);
+            const float4 a = hr[0], b = hr[1];
+            acc += wf[0] * a.x + wf[1] * a.y + wf[2] * a.z + wf[3] * a.w + wf[4] * b.x + wf[5] * b.y + wf[6] * b.z + wf[7] * b.w;
+        }
+    }
+    return acc;
+}
+__device__ __forceinline__ void down_row_load(uint4 (&w)[DOWN_PER_LANE], const bf16* row) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int i = 0; i < DOWN_PER_LANE; i++) {
+        const int c = lane + 32 * i;
+        if (c < MOE_INTER / 8) w[i] = __ldg(reinterpret_cast<const uint4*>(row) + c);
+    }
+}
+
+// The shared expert's down rows per warp of the gate|up launch's column x = TOP_K.
+#define GU_BLOCKS_Y ((MOE_INTER + MOE_WARPS - 1) / MOE_WARPS)
+#define SHARED_DOWN_ROWS ((HIDDEN + MOE_WARPS * GU_BLOCKS_Y - 1) / (MOE_WARPS * GU_BLOCKS_Y))
+
+// grid (TOP_K + 1, GU_BLOCKS_Y), one warp per intermediate row. Columns x < TOP_K: the 8 chosen
+// experts' h[x][r] (the shared expert's h[TOP_K] is the router's). Column TOP_K: the shared
+// expert's down product, weighted, into shared_out [HIDDEN] (SHARED_DOWN_ROWS rows per warp,
+// asked for before the wait: they need neither the route nor h), which moe_down adds as the
+// last slot. gate_up: [NUM_EXPERTS][2*MOE_INTER][HIDDEN] (rows 0..I gate, I..2I up).
 extern "C" __global__ void __launch_bounds__(MOE_WARPS * 32)
-moe_gate_up(const bf16* __restrict__ gate_up, const bf16* __restrict__ x, const int* __restrict__ ids,
-            float* __restrict__ h) {
+moe_gate_up(const bf16* __restrict__ gate_up, const bf16* __restrict__ shared_down, const bf16* __restrict__ x,
+            const int* __restrict__ ids, const float* __restrict__ weights, float* __restrict__ h,
+            float* __restrict__ shared_out) {
     __shared__ uint4 xs[HIDDEN / 8];
     pdl_launch_next();
+    const int warp = threadIdx.x >> 5;
+    if (blockIdx.x == TOP_K) {
+        const int row0 = (blockIdx.y * MOE_WARPS + warp) * SHARED_DOWN_ROWS;
+        uint4 w[SHARED_DOWN_ROWS][DOWN_PER_LANE];
+#pragma unroll
+        for (int j = 0; j < SHARED_DOWN_ROWS; j++)
+            down_row_load(w[j], shared_down + (long)(row0 + j < HIDDEN ? row0 + j : 0) * MOE_INTER);
+        pdl_wait();
+        const float wt = __ldcg(weights + TOP_K);
+#pragma unroll
+        for (int j = 0; j < SHARED_DOWN_ROWS; j++) {
+            const float total = warp_sum(wt * down_row_dot(w[j], h + TOP_K * MOE_INTER));
+            if (row0 + j < HIDDEN && (threadIdx.x & 31) == 0) shared_out[row0 + j] = total;
+        }
+        return;
+    }
     pdl_wait();
     const int slot = blockIdx.x;
-    const int r = blockIdx.y * MOE_WARPS + (threadIdx.x >> 5);
+    const int r = blockIdx.y * MOE_WARPS + warp;
     const bool valid = r < MOE_INTER;
     // Weights first (they need only the expert id), then x, so the loads overlap the staging.
     ExpertRows w;
@@ -170,53 +222,35 @@ moe_gate_up(const bf16* __restrict__ gate_up, const bf16* __restrict__ x, const 
     if (valid) expert_rows_finish(w, xs, h + slot * MOE_INTER + r);
 }
 
-// x[row] += sum_s weight_s * (down_s[row] . h_s), the residual add included.
-// down: [NUM_EXPERTS][HIDDEN][MOE_INTER]; shared: [HIDDEN][MOE_INTER].
-// A warp per (row, slot), DOWN_ROWS rows per block; a row's SLOTS sums are added in slot order
+// x[row] += sum_s weight_s * (down_s[row] . h_s) over the 8 chosen experts, then the shared
+// expert's (shared_out, from moe_gate_up): the residual add included.
+// down: [NUM_EXPERTS][HIDDEN][MOE_INTER].
+// A warp per (row, slot), DOWN_ROWS rows per block; a row's sums are added in slot order
 // (deterministic, unlike atomics). Small blocks with few loads each measured best on the H200
 // (decode 1K, same run: a row per block, 2,048 blocks of 9 warps, 432.9 tok/s; 4 warps of 2-3
 // slots for 2 rows 422.5; 3 warps of 3 slots for 2 rows 419.1; a warp per slot for 2 rows
 // 429.6); one warp per row with all 9 experts' loads (v9) was slower still.
 // Lanes read h straight from L2 (warps of a block share it through L1).
-extern "C" __global__ void __launch_bounds__(SLOTS * DOWN_ROWS * 32)
-moe_down(const bf16* __restrict__ down, const bf16* __restrict__ shared_down, const float* __restrict__ h,
-         const int* __restrict__ ids, const float* __restrict__ weights, float* __restrict__ x) {
-    constexpr int CHUNKS = MOE_INTER / 8, PER_LANE = (CHUNKS + 31) / 32;
-    __shared__ float partial[DOWN_ROWS][SLOTS];
+extern "C" __global__ void __launch_bounds__(TOP_K * DOWN_ROWS * 32)
+moe_down(const bf16* __restrict__ down, const float* __restrict__ h, const int* __restrict__ ids,
+         const float* __restrict__ weights, const float* __restrict__ shared_out, float* __restrict__ x) {
+    __shared__ float partial[DOWN_ROWS][TOP_K];
     pdl_launch_next();
     pdl_wait();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int s = warp % SLOTS, local_row = warp / SLOTS;
+    const int s = warp % TOP_K, local_row = warp / TOP_K;
     const int row = blockIdx.x * DOWN_ROWS + local_row;
     const bool valid = row < HIDDEN;
-    const bf16* base = s < TOP_K ? down + (long)__ldcg(ids + s) * HIDDEN * MOE_INTER : shared_down;
-    const uint4* wr = reinterpret_cast<const uint4*>(base + (long)(valid ? row : 0) * MOE_INTER);
-    uint4 w[PER_LANE];
-#pragma unroll
-    for (int i = 0; i < PER_LANE; i++) {
-        const int c = lane + 32 * i;
-        if (c < CHUNKS) w[i] = __ldg(wr + c);
-    }
-    float acc = 0.f;
-#pragma unroll
-    for (int i = 0; i < PER_LANE; i++) {
-        const int c = lane + 32 * i;
-        if (c < CHUNKS) {
-            float wf[8];
-            unpack8(w[i], wf);
-            const float4* hr = reinterpret_cast<const float4*>(h + s * MOE_INTER + c * 8);
-            const float4 a = hr[0], b = hr[1];
-            acc += wf[0] * a.x + wf[1] * a.y + wf[2] * a.z + wf[3] * a.w + wf[4] * b.x + wf[5] * b.y + wf[6] * b.z + wf[7] * b.w;
-        }
-    }
-    const float total = warp_sum(__ldcg(weights + s) * acc);
+    uint4 w[DOWN_PER_LANE];
+    down_row_load(w, down + ((long)__ldcg(ids + s) * HIDDEN + (valid ? row : 0)) * MOE_INTER);
+    const float total = warp_sum(__ldcg(weights + s) * down_row_dot(w, h + s * MOE_INTER));
     if (lane == 0) partial[local_row][s] = total;
     __syncthreads();
     if (valid && s == 0 && lane == 0) {
         float sum = 0.f;
 #pragma unroll
-        for (int k = 0; k < SLOTS; k++) sum += partial[local_row][k];
-        x[row] += sum;
+        for (int k = 0; k < TOP_K; k++) sum += partial[local_row][k];
+        x[row] += sum + __ldcg(shared_out + row);
     }
 }
 

@@ -1,6 +1,6 @@
-//! Launchers for moe.cu: the router product with routing on the GPU and the shared expert's
-//! gate|up in one launch, the 8 chosen experts' gate|up in a second, and the down products of all
-//! 9 in a third: three launches per layer.
+//! Launchers for moe.cu, three launches per layer: the router product with routing on the GPU
+//! and the shared expert's gate|up; the 8 chosen experts' gate|up and the shared expert's down;
+//! the chosen experts' down, which adds all 9 to the residual stream.
 
 use std::sync::Arc;
 
@@ -50,6 +50,8 @@ pub struct MoeArgs<'a> {
     pub ids: &'a View<'a>,
     pub weights: &'a View<'a>,
     pub h: &'a View<'a>,
+    /// F32 [hidden]: scratch, the shared expert's weighted output.
+    pub shared_out: &'a View<'a>,
     /// F32 [hidden]: the residual stream: normed for the input, and the experts' output is added to it.
     pub residual: &'a View<'a>,
 }
@@ -57,11 +59,10 @@ pub struct MoeArgs<'a> {
 impl Moe {
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
         let shapes = shapes::current()?;
-        if shapes.moe_down_rows * (dims.top_k + 1) > 32 {
+        if shapes.moe_down_rows * dims.top_k > 32 {
             return Err(CudaError::Invalid(format!(
-                "moe_down_rows = {} gives blocks of more than 1,024 threads at {} expert slots",
-                shapes.moe_down_rows,
-                dims.top_k + 1
+                "moe_down_rows = {} gives blocks of more than 1,024 threads at {} routed experts",
+                shapes.moe_down_rows, dims.top_k
             )));
         }
         let module = super::load(gpu, "moe.cu", SOURCE, dims)?;
@@ -95,6 +96,7 @@ impl Moe {
         let ids = a.ids.expect(DType::I32, &[k])?;
         let weights = a.weights.expect(DType::F32, &[k + 1])?;
         let h = a.h.expect(DType::F32, &[k + 1, i])?;
+        let shared_out = a.shared_out.expect(DType::F32, &[hid])?;
         let residual = a.residual.expect(DType::F32, &[hid])?;
         let mut args = KernelArgs::new()
             .ptr(router)
@@ -121,25 +123,33 @@ impl Moe {
             0,
             &mut args,
         )?;
-        let mut args = KernelArgs::new().ptr(gate_up).ptr(x).ptr(ids).ptr(h);
+        let mut args = KernelArgs::new()
+            .ptr(gate_up)
+            .ptr(shared_down)
+            .ptr(x)
+            .ptr(ids)
+            .ptr(weights)
+            .ptr(h)
+            .ptr(shared_out);
+        // Columns 0..k: the routed experts' gate|up; column k: the shared expert's down.
         self.gpu.launch(
             &self.gate_up,
-            (k as u32, i.div_ceil(self.shapes.moe_warps) as u32, 1),
+            ((k + 1) as u32, i.div_ceil(self.shapes.moe_warps) as u32, 1),
             (self.shapes.moe_warps * 32) as u32,
             0,
             &mut args,
         )?;
         let mut args = KernelArgs::new()
             .ptr(down)
-            .ptr(shared_down)
             .ptr(h)
             .ptr(ids)
             .ptr(weights)
+            .ptr(shared_out)
             .ptr(residual);
         self.gpu.launch(
             &self.down,
             (hid.div_ceil(self.shapes.moe_down_rows) as u32, 1, 1),
-            (self.shapes.moe_down_rows * (k + 1) * 32) as u32,
+            (self.shapes.moe_down_rows * k * 32) as u32,
             0,
             &mut args,
         )
