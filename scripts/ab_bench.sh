@@ -2,7 +2,8 @@
 # Side-by-side decode/prefill of several lily builds (or LILY_SHAPES / --leave-out variants) in
 # one go on the GPU machine, rounds interleaved so that drift hits every variant alike.
 #   scripts/ab_bench.sh OUTFILE "LABEL=CMD" ["LABEL=CMD" ...]
-# CMD is a lily binary with optional extra `lily bench` flags, e.g.
+# LABEL must not contain `=`; CMD is a lily binary with optional extra `lily bench` flags, or
+# `env LILY_SHAPES=... BINARY` for a launch-shape variant, e.g.
 #   scripts/ab_bench.sh $OUT/ab.md "main=.gpu/lily_base" "new=.gpu/lily" "no-prepare=.gpu/lily --leave-out attn_prepare"
 # Environment: CONTEXTS (default 1024,131072), ROUNDS (default 2).
 set -uo pipefail

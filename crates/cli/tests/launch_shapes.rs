@@ -27,9 +27,9 @@ fn bench_and_ptx_refuse_an_unknown_shape_before_starting() {
                 && err.contains("gemv_out_warps"),
             "{args:?}: {err}"
         );
-        let (ok, err) = run(args, "moe_down_rows=4");
+        let (ok, err) = run(args, "moe_down_rows=5");
         assert!(
-            !ok && err.contains("moe_down_rows = 4 is more than 3"),
+            !ok && err.contains("moe_down_rows = 5 is more than 4"),
             "{args:?}: {err}"
         );
     }

@@ -1,5 +1,6 @@
 //! Launch shapes of the decode kernels whose best value was found by measuring (PERFORMANCE.md
-//! v10: moe_down's shape alone moved decode by 2.5%). The kernel sources take them as `-D`
+//! v10: moe_down's shape alone moved decode by 2.5%; v11: the defaults are the best of a sweep
+//! of every key around them, `docs/results/2026-11-30-h200-s6/shape_sweep_*`). The kernel sources take them as `-D`
 //! constants (with the model's dimensions, [`crate::dims::Dims::defines`]) and the launchers
 //! size their grids from the same values, so a sweep needs no rebuild:
 //! `LILY_SHAPES=gemv_out_warps=4,moe_down_rows=2 lily bench --synthetic` (the GPU tests read it
@@ -23,7 +24,7 @@ pub struct Shapes {
     /// Warps (intermediate rows) per block of moe_gate_up, and tokens per block of the
     /// prefill routing.
     pub moe_warps: usize,
-    /// Hidden rows per block of moe_down (a warp per expert slot each).
+    /// Hidden rows per block of moe_down (a warp per routed expert each).
     pub moe_down_rows: usize,
 }
 
@@ -33,17 +34,17 @@ impl Default for Shapes {
             gemv_normed_warps: 8,
             gemv_out_warps: 8,
             gemv_hidden_warps: 8,
-            router_warps: 8,
+            router_warps: 16,
             gemv_loads: 16,
             moe_warps: 4,
-            moe_down_rows: 1,
+            moe_down_rows: 2,
         }
     }
 }
 
 /// Every shape once: its `LILY_SHAPES` key, its `-D` macro, the largest value a block of at
 /// most 1,024 threads (or a lane's registers) allows, and its field. moe_down_rows is also
-/// checked against the slot count by the MoE launcher.
+/// checked against the routed expert count by the MoE launcher.
 struct Field {
     key: &'static str,
     define: &'static str,
@@ -91,7 +92,7 @@ const FIELDS: [Field; 7] = [
     Field {
         key: "moe_down_rows",
         define: "DOWN_ROWS",
-        limit: 3,
+        limit: 4,
         field: |s| &mut s.moe_down_rows,
     },
 ];

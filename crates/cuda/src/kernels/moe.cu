@@ -227,9 +227,10 @@ moe_gate_up(const bf16* __restrict__ gate_up, const bf16* __restrict__ shared_do
 // down: [NUM_EXPERTS][HIDDEN][MOE_INTER].
 // A warp per (row, slot), DOWN_ROWS rows per block; a row's sums are added in slot order
 // (deterministic, unlike atomics). Small blocks with few loads each measured best on the H200
-// (decode 1K, same run: a row per block, 2,048 blocks of 9 warps, 432.9 tok/s; 4 warps of 2-3
-// slots for 2 rows 422.5; 3 warps of 3 slots for 2 rows 419.1; a warp per slot for 2 rows
-// 429.6); one warp per row with all 9 experts' loads (v9) was slower still.
+// (v10, with the shared expert as a ninth slot, decode 1K, same run: a row per block 432.9
+// tok/s; 4 warps of 2-3 slots for 2 rows 422.5; 3 warps of 3 slots for 2 rows 419.1; one warp
+// per row with all 9 experts' loads (v9) slower still; v11, 8 slots: 2 rows per block 446.7,
+// 1 row 444.0, 3 rows 445.5).
 // Lanes read h straight from L2 (warps of a block share it through L1).
 extern "C" __global__ void __launch_bounds__(TOP_K * DOWN_ROWS * 32)
 moe_down(const bf16* __restrict__ down, const float* __restrict__ h, const int* __restrict__ ids,
