@@ -26,6 +26,9 @@ pub struct Shapes {
     pub moe_warps: usize,
     /// Hidden rows per block of moe_down (a warp per routed expert each).
     pub moe_down_rows: usize,
+    /// Fewest cached keys per split of the attention decode (attention.cu: active_splits): a
+    /// context uses ceil(len / this) splits, at most ATTN_SPLITS.
+    pub attn_split_keys: usize,
 }
 
 impl Default for Shapes {
@@ -38,6 +41,7 @@ impl Default for Shapes {
             gemv_loads: 16,
             moe_warps: 4,
             moe_down_rows: 2,
+            attn_split_keys: 64,
         }
     }
 }
@@ -52,7 +56,7 @@ struct Field {
     field: fn(&mut Shapes) -> &mut usize,
 }
 
-const FIELDS: [Field; 7] = [
+const FIELDS: [Field; 8] = [
     Field {
         key: "gemv_normed_warps",
         define: "GEMV_NORMED_WARPS",
@@ -94,6 +98,12 @@ const FIELDS: [Field; 7] = [
         define: "DOWN_ROWS",
         limit: 4,
         field: |s| &mut s.moe_down_rows,
+    },
+    Field {
+        key: "attn_split_keys",
+        define: "ATTN_SPLIT_KEYS",
+        limit: 1 << 18,
+        field: |s| &mut s.attn_split_keys,
     },
 ];
 

@@ -1,5 +1,5 @@
 // Gated attention decode with partial RoPE. Needs: ATTN_HEADS, ATTN_KV_HEADS, ATTN_HEAD_DIM,
-// ROPE_DIM, ATTN_SPLITS.
+// ROPE_DIM, ATTN_SPLITS, ATTN_SPLIT_KEYS.
 //
 // `proj` is the output of the concatenated q|k|v projection (f32):
 //   [ per head: query (HD) | gate (HD) ] x H | k (KVH*HD) | v (KVH*HD)
@@ -53,11 +53,11 @@ extern "C" __global__ void attn_prepare(const float* __restrict__ proj, const bf
     }
 }
 
-// How many splits of the context a step uses: at least 64 positions each, at most
-// ATTN_SPLITS. The grid is fixed (it is captured in a graph) and the context grows, so blocks
-// past the split count return at once.
+// How many splits of the context a step uses: at least ATTN_SPLIT_KEYS positions each (a
+// launch shape, shapes.rs), at most ATTN_SPLITS. The grid is fixed (it is captured in a graph)
+// and the context grows, so blocks past the split count return at once.
 __device__ __forceinline__ int active_splits(int len) {
-    const int s = (len + 63) / 64;
+    const int s = (len + ATTN_SPLIT_KEYS - 1) / ATTN_SPLIT_KEYS;
     return s < ATTN_SPLITS ? s : ATTN_SPLITS;
 }
 
