@@ -1,32 +1,55 @@
 #!/usr/bin/env bash
-# Builds lily at each given git revision and stages the binaries for scripts/ab_bench.sh:
-#   scripts/stage_variants.sh DIR REV [REV ...]     ->  DIR/lily_<short rev>.gz
-# Each revision is checked out in this checkout and built into its own target (cargo reuses
-# artifacts across revisions of one tree correctly, but not across worktrees sharing a target
-# directory: that staged one build three times once). The binary carries its commit (lily bench
-# prints it), and the script checks the stamp before staging. The checkout returns to where it
-# was; a dirty tree is refused.
+# Builds lily (and, with TESTS, GPU test binaries) at each given git revision and stages them for
+# scripts/ab_check.sh on the GPU machine:
+#   [TESTS="gpu_kernels gpu_backend"] scripts/stage_variants.sh DIR REV [REV ...]
+#   -> DIR/lily_<short rev>.gz, DIR/tests_<short rev>/<test>.gz, DIR/fixture/
+# Each revision is checked out in this checkout and built in turn (cargo rebuilds correctly
+# between revisions of one tree, but not across worktrees sharing a target directory: that
+# staged one build three times once). The binary carries its commit (lily bench prints it), and
+# the script checks the stamp before staging. The checkout returns to where it was; a dirty
+# tree is refused.
 set -euo pipefail
-dir=${1:?usage: stage_variants.sh DIR REV [REV ...]}
-shift
-here=$(cd "$(dirname "$0")/.." && pwd)
-cd "$here"
-if ! git diff --quiet || ! git diff --cached --quiet; then
-    echo "stage_variants.sh: commit or stash the changes first" >&2
-    exit 1
-fi
-back=$(git symbolic-ref --short -q HEAD || git rev-parse HEAD)
-trap 'git checkout -q "$back"' EXIT
-mkdir -p "$dir"
-for rev in "$@"; do
-    short=$(git rev-parse --short "$rev")
-    git checkout -q "$short"
-    LILY_COMMIT=$short cargo build --release -q -p lily-cli
-    grep -qF "$short" target/release/lily || {
-        echo "stage_variants.sh: the build of $short does not carry its commit" >&2
+# The checkouts below rewrite this very file: bash reads all of main before it runs.
+main() {
+    dir=${1:?usage: stage_variants.sh DIR REV [REV ...]}
+    shift
+    here=$(cd "$(dirname "$0")/.." && pwd)
+    cd "$here"
+    if ! git diff --quiet || ! git diff --cached --quiet; then
+        echo "stage_variants.sh: commit or stash the changes first" >&2
         exit 1
-    }
-    strip -o "$dir/lily_$short" target/release/lily
-    gzip -f "$dir/lily_$short"
-    echo "staged $dir/lily_$short.gz ($(git log -1 --format=%s "$short" | cut -c1-70))"
-done
+    fi
+    back=$(git symbolic-ref --short -q HEAD || git rev-parse HEAD)
+    trap 'git checkout -q "$back"' EXIT
+    mkdir -p "$dir/fixture"
+    cp crates/cpu/tests/fixtures/linear3_full1/* "$dir/fixture/"
+    for rev in "$@"; do
+        short=$(git rev-parse --short "$rev")
+        git checkout -q "$short"
+        LILY_COMMIT=$short cargo build --release -q -p lily-cli
+        grep -qF "$short" target/release/lily || {
+            echo "stage_variants.sh: the build of $short does not carry its commit" >&2
+            exit 1
+        }
+        strip -o "$dir/lily_$short" target/release/lily
+        gzip -f "$dir/lily_$short"
+        if [ -n "${TESTS:-}" ]; then
+            mkdir -p "$dir/tests_$short"
+            # The executables of this build: cargo prints them.
+            built=$(cargo test --release -q -p lily-cuda --no-run --message-format=json 2>/dev/null |
+                python3 -c 'import json, sys
+    for line in sys.stdin:
+        m = json.loads(line)
+        if m.get("reason") == "compiler-artifact" and m.get("executable") and "test" in m.get("target", {}).get("kind", []):
+            print(m["target"]["name"], m["executable"])')
+            for t in $TESTS; do
+                exe=$(awk -v t="$t" '$1 == t {print $2}' <<<"$built")
+                [ -n "$exe" ] || { echo "stage_variants.sh: no test binary $t at $short" >&2; exit 1; }
+                strip -o "$dir/tests_$short/$t" "$exe"
+                gzip -f "$dir/tests_$short/$t"
+            done
+        fi
+        echo "staged $short ($(git log -1 --format=%s "$short" | cut -c1-70))"
+    done
+}
+main "$@"
