@@ -37,11 +37,7 @@ main() {
             mkdir -p "$dir/tests_$short"
             # The executables of this build: cargo prints them.
             built=$(cargo test --release -q -p lily-cuda --no-run --message-format=json 2>/dev/null |
-                python3 -c 'import json, sys
-    for line in sys.stdin:
-        m = json.loads(line)
-        if m.get("reason") == "compiler-artifact" and m.get("executable") and "test" in m.get("target", {}).get("kind", []):
-            print(m["target"]["name"], m["executable"])')
+                python3 -c 'import json, sys; [print(m["target"]["name"], m["executable"]) for m in map(json.loads, sys.stdin) if m.get("reason") == "compiler-artifact" and m.get("executable") and "test" in m["target"]["kind"]]')
             for t in $TESTS; do
                 exe=$(awk -v t="$t" '$1 == t {print $2}' <<<"$built")
                 [ -n "$exe" ] || { echo "stage_variants.sh: no test binary $t at $short" >&2; exit 1; }
