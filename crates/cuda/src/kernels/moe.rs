@@ -119,7 +119,7 @@ impl Moe {
                 1,
                 1,
             ),
-            (self.shapes.router_warps * 32) as u32,
+            (warps * 32) as u32,
             0,
             &mut args,
         )?;
