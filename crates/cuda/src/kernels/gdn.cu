@@ -43,16 +43,18 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
     __shared__ float qs[GDN_KEY_DIM], ks[GDN_KEY_DIM], vs[GDN_CPB];
     __shared__ float part_k[GDN_KG][GDN_CPB], part_q[GDN_KG][GDN_CPB], scratch[32];
     pdl_launch_next();
-    pdl_wait();
     const int h = blockIdx.x, col0 = blockIdx.y * GDN_CPB;
     const int kh = h / (GDN_VALUE_HEADS / GDN_KEY_HEADS);
-    const int p = *pos_ptr;
-    // This thread's slice of S, loaded first so that the loads overlap the conv and the norms.
+    // This thread's slice of S, asked for before the PDL wait so that the loads overlap the
+    // in_proj still streaming: S is this layer's own, last written a step ago (a previous graph
+    // launch) or by the prefill, complete before this step began.
     const int col = threadIdx.x % GDN_CPB, kg = threadIdx.x / GDN_CPB;
     float* S = state + (long)h * GDN_KEY_DIM * GDN_VALUE_DIM + col0 + col;
     float s[GDN_RPT];
 #pragma unroll
     for (int r = 0; r < GDN_RPT; r++) s[r] = S[(kg * GDN_RPT + r) * GDN_VALUE_DIM];
+    pdl_wait();
+    const int p = *pos_ptr;
     const bool writes_qk = blockIdx.y == 0 && h % (GDN_VALUE_HEADS / GDN_KEY_HEADS) == 0;
     for (int t = threadIdx.x; t < 2 * GDN_KEY_DIM; t += blockDim.x) {
         const bool is_q = t < GDN_KEY_DIM;
