@@ -245,13 +245,57 @@ attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cach
     extern __shared__ __align__(128) unsigned char smem[];
     __shared__ float m_s[DEC_WARPS][8], l_s[DEC_WARPS][8];
     pdl_launch_next();
-    pdl_wait();
+    // The position and every key but this step's are a step old (a previous graph launch or
+    // the prefill, complete before this step began): the prologue's tiles are asked for before
+    // the PDL wait, so their loads overlap attn_prepare; this step's key and value, which
+    // attn_prepare writes, come in after it.
     const int len = *pos_ptr + 1;
     const int splits = active_splits(len), s = blockIdx.y;
     if (s >= splits) return;
     const int kvh = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, tg = lane & 3;  // the fragment's row (head) and thread in group
     const int start = (int)((long)s * len / splits), end = (int)((long)(s + 1) * len / splits);
+    const unsigned s_k = smem_u32(smem) + warp * DEC_STAGES * 2 * DEC_TILE;  // this warp's ring
+    const bf16* kbase = k_cache + (long)kvh * max_seq * HD;
+    const bf16* vbase = v_cache + (long)kvh * max_seq * HD;
+    const int tiles = (end - start + DEC_KEYS - 1) / DEC_KEYS;
+    const int my_tiles = tiles > warp ? (tiles - warp + DEC_WARPS - 1) / DEC_WARPS : 0;
+    // The warp's i-th tile into stage i % DEC_STAGES, without key `skip`. Keys past the split
+    // are zero-filled (and their scores masked): they belong to the next split or hold stale
+    // cache, NaN included. Every lane commits a group per call, empty or not, so the wait
+    // counts below line up.
+    auto stage_in = [&](int i, int skip) {
+        if (i < my_tiles) {
+            const int k0 = start + (warp + i * DEC_WARPS) * DEC_KEYS;
+            const unsigned kst = s_k + (i % DEC_STAGES) * 2 * DEC_TILE, vst = kst + DEC_TILE;
+            for (int c = lane; c < DEC_KEYS * PF_CHUNKS; c += 32) {
+                const int r = c / PF_CHUNKS, ch = c % PF_CHUNKS, key = k0 + r;
+                if (key == skip) continue;
+                const bool ok = key < end;
+                const long at = (long)(ok ? key : start) * HD + ch * 8;
+                cp_async16(kst + swz(r, ch), kbase + at, ok);
+                cp_async16(vst + swz(r, ch), vbase + at, ok);
+            }
+        }
+        cp_async_commit();
+    };
+#pragma unroll
+    for (int i = 0; i < DEC_STAGES - 1; i++) stage_in(i, len - 1);
+    pdl_wait();
+    // This step's key and value, if a prologue tile holds them: plain copies by the warp that
+    // owns the tile (its __syncwarp in the loop orders them before the tile is read).
+    if (end == len) {
+        const int t = (len - 1 - start) / DEC_KEYS, r = (len - 1 - start) % DEC_KEYS;
+        if (t % DEC_WARPS == warp && t / DEC_WARPS < DEC_STAGES - 1) {
+            unsigned char* kst = smem + (warp * DEC_STAGES + t / DEC_WARPS) * 2 * DEC_TILE;
+            for (int ch = lane; ch < PF_CHUNKS; ch += 32) {
+                const long at = (long)(len - 1) * HD + ch * 8;
+                *reinterpret_cast<uint4*>(kst + swz(r, ch)) = __ldcg(reinterpret_cast<const uint4*>(kbase + at));
+                *reinterpret_cast<uint4*>(kst + DEC_TILE + swz(r, ch)) =
+                    __ldcg(reinterpret_cast<const uint4*>(vbase + at));
+            }
+        }
+    }
 
     // Q as A fragments (row g = head g of the group; rows 8..15 are implicit zeros), bf16 like
     // the prefill's q: kk-th k-step holds dims kk*16 + 2tg, +1 and kk*16 + 8 + 2tg, +1.
@@ -268,31 +312,6 @@ attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cach
         }
     }
 
-    const unsigned s_k = smem_u32(smem) + warp * DEC_STAGES * 2 * DEC_TILE;  // this warp's ring
-    const bf16* kbase = k_cache + (long)kvh * max_seq * HD;
-    const bf16* vbase = v_cache + (long)kvh * max_seq * HD;
-    const int tiles = (end - start + DEC_KEYS - 1) / DEC_KEYS;
-    const int my_tiles = tiles > warp ? (tiles - warp + DEC_WARPS - 1) / DEC_WARPS : 0;
-    // The warp's i-th tile into stage i % DEC_STAGES. Keys past the split are zero-filled (and
-    // their scores masked): they belong to the next split or hold stale cache, NaN included.
-    // Every lane commits a group per call, empty or not, so the wait counts below line up.
-    auto stage_in = [&](int i) {
-        if (i < my_tiles) {
-            const int k0 = start + (warp + i * DEC_WARPS) * DEC_KEYS;
-            const unsigned kst = s_k + (i % DEC_STAGES) * 2 * DEC_TILE, vst = kst + DEC_TILE;
-            for (int c = lane; c < DEC_KEYS * PF_CHUNKS; c += 32) {
-                const int r = c / PF_CHUNKS, ch = c % PF_CHUNKS, key = k0 + r;
-                const bool ok = key < end;
-                const long at = (long)(ok ? key : start) * HD + ch * 8;
-                cp_async16(kst + swz(r, ch), kbase + at, ok);
-                cp_async16(vst + swz(r, ch), vbase + at, ok);
-            }
-        }
-        cp_async_commit();
-    };
-#pragma unroll
-    for (int i = 0; i < DEC_STAGES - 1; i++) stage_in(i);
-
     // Scores are exponentiated in base 2 with the 1/sqrt(HD) scale folded in; m is in raw
     // (unscaled) score units, l is this thread's share of row g's sum (a quad shares a row).
     const float scale_log2 = rsqrtf((float)HD) * 1.4426950408889634f;
@@ -306,7 +325,7 @@ attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cach
         // Tile i is in shared memory for the whole warp, and every lane is past tile i - 1,
         // whose stage the next load overwrites.
         __syncwarp();
-        stage_in(i + DEC_STAGES - 1);
+        stage_in(i + DEC_STAGES - 1, -1);
         const unsigned kb = s_k + (i % DEC_STAGES) * 2 * DEC_TILE, vb = kb + DEC_TILE;
         const int k0 = start + (warp + i * DEC_WARPS) * DEC_KEYS;
 
