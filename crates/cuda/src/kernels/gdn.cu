@@ -47,12 +47,13 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
     const int kh = h / (GDN_VALUE_HEADS / GDN_KEY_HEADS);
     // This thread's slice of S, asked for before the PDL wait so that the loads overlap the
     // in_proj still streaming: S is this layer's own, last written a step ago (a previous graph
-    // launch) or by the prefill, complete before this step began.
+    // launch) or by the prefill, complete before this step began. Read at L2: before the wait a
+    // line in this SM's L1 may be older than that.
     const int col = threadIdx.x % GDN_CPB, kg = threadIdx.x / GDN_CPB;
     float* S = state + (long)h * GDN_KEY_DIM * GDN_VALUE_DIM + col0 + col;
     float s[GDN_RPT];
 #pragma unroll
-    for (int r = 0; r < GDN_RPT; r++) s[r] = S[(kg * GDN_RPT + r) * GDN_VALUE_DIM];
+    for (int r = 0; r < GDN_RPT; r++) s[r] = __ldcg(S + (kg * GDN_RPT + r) * GDN_VALUE_DIM);
     pdl_wait();
     const int p = *pos_ptr;
     const bool writes_qk = blockIdx.y == 0 && h % (GDN_VALUE_HEADS / GDN_KEY_HEADS) == 0;
