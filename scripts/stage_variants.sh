@@ -23,8 +23,10 @@ main() {
     trap 'git checkout -q "$back"' EXIT
     mkdir -p "$dir/fixture"
     cp crates/cpu/tests/fixtures/linear3_full1/* "$dir/fixture/"
-    for rev in "$@"; do
-        short=$(git rev-parse --short "$rev")
+    # Resolved before the first checkout moves HEAD under a relative name such as HEAD~1.
+    shorts=()
+    for rev in "$@"; do shorts+=("$(git rev-parse --short "$rev")"); done
+    for short in "${shorts[@]}"; do
         git checkout -q "$short"
         LILY_COMMIT=$short cargo build --release -q -p lily-cli
         grep -qF "$short" target/release/lily || {
