@@ -15,8 +15,12 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
         label=${v%%=*}
         cmd=${v#*=}
         # shellcheck disable=SC2086 # CMD is a binary and its flags
-        $cmd bench --synthetic --contexts "${CONTEXTS:-1024,131072}" 2>/dev/null |
-            grep -E "^\| [0-9]" | sed "s/^/| $label | round $round /" | tee -a "$out" || status=1
+        $cmd bench --synthetic --contexts "${CONTEXTS:-1024,131072}" 2>"$out.err" |
+            grep -E "^\| [0-9]" | sed "s/^/| $label | round $round /" | tee -a "$out" || {
+            status=1
+            echo "| $label | round $round | failed: $(grep -m1 -E '^Error' "$out.err")" | tee -a "$out"
+        }
     done
 done
+rm -f "$out.err"
 exit $status
