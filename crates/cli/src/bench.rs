@@ -195,7 +195,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             decode.push(args.steps as f64 / t1.elapsed().as_secs_f64());
             digests.push(fnv1a(&ids));
         }
-        if digests.iter().any(|&g| g != digests[0]) {
+        // With launches left out the ids are meaningless, and a kernel whose producer is gone
+        // reads whatever an earlier step left (the split-KV partials, for one): no check then.
+        if args.leave_out.is_empty() && digests.iter().any(|&g| g != digests[0]) {
             bail!(
                 "context {context}: the generated ids differ between rounds (digests {digests:x?})"
             );
