@@ -58,6 +58,9 @@ __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-
 // begin launching, may then load what no earlier kernel writes (weights), and calls pdl_wait()
 // before it reads or writes any activation: that waits until the previous kernel has finished
 // and its writes are visible. Without the launch attribute both are no-ops.
+// A decode kernel may also read before the wait what only an earlier step wrote (its own
+// layer's recurrent state, the old keys), at L2 (__ldcg, cp.async.cg): an L1 line may be older.
+// Not the position, which finish_step writes: a plain early load of it was stale on the H200.
 __device__ __forceinline__ void pdl_launch_next() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
 __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 
