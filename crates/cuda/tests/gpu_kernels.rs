@@ -13,13 +13,14 @@ use std::sync::Arc;
 use common::*;
 use lily_cpu::{attention, gdn, linalg, moe, norm, rope};
 use lily_cuda::dims::{Dims, ATTN_SPLITS};
-use lily_cuda::driver::Gpu;
+use lily_cuda::driver::{Function, Gpu, KernelArgs};
 use lily_cuda::kernels::attention::{Attention, AttnDecodeArgs};
 use lily_cuda::kernels::embed_norm::EmbedNorm;
 use lily_cuda::kernels::gdn::{Gdn, GdnDecodeArgs};
 use lily_cuda::kernels::gemv::Gemv;
 use lily_cuda::kernels::moe::{Moe, MoeArgs};
 use lily_cuda::kernels::sampling::{scratch_bytes, Sampling, RULE_BYTES};
+use lily_cuda::nvrtc::{Nvrtc, TARGET_ARCH};
 use lily_cuda::tensor::{DType, Tensor};
 
 #[test]
@@ -336,7 +337,14 @@ fn gdn_decode_matches_cpu_conv_and_recurrence() {
 /// random cache each time, the new k/v written at the last position by the kernel). The output
 /// bound is 2e-2: q and the softmax weights are rounded to bf16 for the tensor cores, and the
 /// output is bf16. At the last length the step runs twice and must give the same bits.
-fn attention_decode_matches_cpu(gpu: &Arc<Gpu>, d: &Dims, what: &str, lens: &[usize]) {
+/// `late`: the position is first one less and `write_late` sets it just before the step.
+fn attention_decode_matches_cpu(
+    gpu: &Arc<Gpu>,
+    d: &Dims,
+    what: &str,
+    lens: &[usize],
+    late: Option<&Function>,
+) {
     let k = Attention::load(gpu, d).unwrap();
     let mut rng = Rng::new(what);
     let (h, kvh, hd) = (d.attn_heads, d.attn_kv_heads, d.attn_head_dim);
@@ -356,7 +364,8 @@ fn attention_decode_matches_cpu(gpu: &Arc<Gpu>, d: &Dims, what: &str, lens: &[us
         let projd = upload(gpu, "proj", DType::F32, &[d.attn_in_rows()], &proj);
         let qnd = upload(gpu, "q_norm", DType::BF16, &[hd], &qn);
         let knd = upload(gpu, "k_norm", DType::BF16, &[hd], &kn);
-        let posd = upload(gpu, "pos", DType::I32, &[1], &[p as f32]);
+        let first = if late.is_some() { p - 1 } else { p };
+        let posd = upload(gpu, "pos", DType::I32, &[1], &[first as f32]);
         let q = poisoned(gpu, "q", DType::F32, &[h * hd]);
         let part_acc = poisoned(gpu, "part_acc", DType::F32, &[h, ATTN_SPLITS, hd]);
         let part_ml = poisoned(gpu, "part_ml", DType::F32, &[h, ATTN_SPLITS, 2]);
@@ -386,6 +395,10 @@ fn attention_decode_matches_cpu(gpu: &Arc<Gpu>, d: &Dims, what: &str, lens: &[us
             pos: &posv,
             max_seq,
         };
+        if let Some(f) = late {
+            let mut a = KernelArgs::new().ptr(posd.ptr()).i32(p as i32).u64(200_000);
+            gpu.launch(f, (1, 1, 1), 32, 0, &mut a).unwrap();
+        }
         k.decode(&args).unwrap();
         let got = download(gpu, &out);
 
@@ -473,6 +486,28 @@ fn attention_decode_matches_cpu_over_short_and_split_contexts() {
         &Dims::qwen36_35b_a3b(),
         "attention",
         &[1, 5, 33, 3000, 4097, 20011],
+        None,
+    );
+}
+
+#[test]
+fn attention_decode_takes_the_position_written_while_it_waited() {
+    let Some(gpu) = gpu("attention_late") else {
+        return;
+    };
+    let cubin = Nvrtc::get()
+        .unwrap()
+        .compile("write_late.cu", WRITE_LATE, TARGET_ARCH, &[])
+        .unwrap();
+    let module = gpu.load_module(&cubin).unwrap();
+    let write_late = module.function("write_late").unwrap();
+    // 33: the new key in a prologue tile; 1025: the guess (1024) has one split fewer.
+    attention_decode_matches_cpu(
+        &gpu,
+        &Dims::qwen36_35b_a3b(),
+        "attention, late position",
+        &[33, 1025, 4097],
+        Some(&write_late),
     );
 }
 
@@ -485,14 +520,20 @@ fn attention_decode_matches_cpu_at_tiny_dims() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../cpu/tests/fixtures/linear3_full1");
     let tiny = Dims::from_config(&lily_model::Config::load(&dir).unwrap());
-    attention_decode_matches_cpu(&gpu, &tiny, "attention_tiny", &[1, 17, 200, 4097, 20011]);
+    attention_decode_matches_cpu(
+        &gpu,
+        &tiny,
+        "attention_tiny",
+        &[1, 17, 200, 4097, 20011],
+        None,
+    );
     // 3 query heads on each of 2 KV heads: an odd group, and a second KV head's cache rows.
     let gqa = Dims {
         attn_heads: 6,
         attn_kv_heads: 2,
         ..tiny
     };
-    attention_decode_matches_cpu(&gpu, &gqa, "attention_tiny_gqa", &[2, 100, 5000]);
+    attention_decode_matches_cpu(&gpu, &gqa, "attention_tiny_gqa", &[2, 100, 5000], None);
 }
 
 /// One decode step's attention at the model dims over a 131072-position cache (and shorter

@@ -249,3 +249,19 @@ pub fn mean_ms_of(gpu: &Arc<Gpu>, reps: usize, mut run: impl FnMut()) -> f32 {
     end.record().unwrap();
     end.since(&begin).unwrap() / reps as f32
 }
+
+/// Lets the next launch begin, then writes `value` to `pos` once `ns` nanoseconds have passed:
+/// the split-KV kernel two launches later is resident by then and reads the old position before
+/// its PDL wait, so it must notice the new one after the wait.
+pub const WRITE_LATE: &str = r#"
+extern "C" __global__ void write_late(int* pos, int value, unsigned long long ns) {
+    pdl_launch_next();
+    pdl_wait();
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < ns);
+    *pos = value;
+}
+"#;
