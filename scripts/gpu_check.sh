@@ -4,8 +4,7 @@
 #
 # Build here first (x86-64 Linux, glibc <= the GPU machine's):
 #   LILY_COMMIT=$(git rev-parse --short HEAD) cargo build --release -p lily-cli
-#   cargo test --release -p lily-cuda --no-run     # GPU test binaries
-#   scripts/gpu_check.sh --stage DIR               # copies lily + the test binaries into DIR
+#   scripts/gpu_check.sh --stage DIR               # copies lily + the GPU test binaries (built if needed) into DIR
 # Then on the GPU machine, from the repository root:
 #   scripts/gpu_check.sh OUTDIR [DIR]              # DIR defaults to .gpu
 # Environment: CONTEXTS (default: the contract's 256 .. 131072), BENCH_FLAGS (e.g. --profile),
@@ -22,11 +21,8 @@ if [ "${1:-}" = "--stage" ]; then
     dir=${2:?usage: gpu_check.sh --stage DIR}
     mkdir -p "$dir/tests"
     strip -o "$dir/lily" "$here/target/release/lily"
-    # The newest build of each lily-cuda test binary (executables named <test>-<hash>).
-    for src in "$here"/crates/cuda/tests/*.rs; do
-        t=$(basename "$src" .rs)
-        f=$(ls -t "$here"/target/release/deps/$t-* 2>/dev/null | grep -v '\.d$' | head -1)
-        [ -n "$f" ] && strip -o "$dir/tests/$t" "$f"
+    (cd "$here" && scripts/test_binaries.sh) | while read -r t exe; do
+        strip -o "$dir/tests/$t" "$exe"
     done
     mkdir -p "$dir/fixture"
     cp "$here"/crates/cpu/tests/fixtures/linear3_full1/* "$dir/fixture/"

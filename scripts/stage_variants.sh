@@ -20,7 +20,10 @@ main() {
         exit 1
     fi
     back=$(git symbolic-ref --short -q HEAD || git rev-parse HEAD)
-    trap 'git checkout -q "$back"' EXIT
+    # This revision's test-binary lister: an older checkout may not have it.
+    lister=$(mktemp)
+    cp scripts/test_binaries.sh "$lister"
+    trap 'git checkout -q "$back"; rm -f "$lister"' EXIT
     mkdir -p "$dir/fixture"
     cp crates/cpu/tests/fixtures/linear3_full1/* "$dir/fixture/"
     # Resolved before the first checkout moves HEAD under a relative name such as HEAD~1.
@@ -37,9 +40,7 @@ main() {
         gzip -f "$dir/lily_$short"
         if [ -n "${TESTS:-}" ]; then
             mkdir -p "$dir/tests_$short"
-            # The executables of this build: cargo prints them.
-            built=$(cargo test --release -q -p lily-cuda --no-run --message-format=json 2>/dev/null |
-                python3 -c 'import json, sys; [print(m["target"]["name"], m["executable"]) for m in map(json.loads, sys.stdin) if m.get("reason") == "compiler-artifact" and m.get("executable") and "test" in m["target"]["kind"]]')
+            built=$(bash "$lister")
             for t in $TESTS; do
                 exe=$(awk -v t="$t" '$1 == t {print $2}' <<<"$built")
                 [ -n "$exe" ] || { echo "stage_variants.sh: no test binary $t at $short" >&2; exit 1; }
