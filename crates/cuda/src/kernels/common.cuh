@@ -61,6 +61,13 @@ __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-
 // A decode kernel may also read before the wait what only an earlier step wrote (its own
 // layer's recurrent state, the old keys), at L2 (__ldcg, cp.async.cg): an L1 line may be older.
 // Not the position, which finish_step writes: a plain early load of it was stale on the H200.
+// ptxas moves a read-only-path load (ld.global.nc: __ldg, or a `const __restrict__` pointer)
+// across griddepcontrol.wait either way, as if nothing wrote its data while the kernel runs:
+// it sank every row product's weight prefetch below the wait and hoisted gdn_decode's read of
+// the position above it. So what is asked for before the wait is read with ld_early (L2, a load
+// ptxas keeps in place), and a value another kernel writes is read after it with __ldcg or
+// through a plain pointer. compile_kernels checks the compiled code (SASS) for both.
+__device__ __forceinline__ uint4 ld_early(const uint4* p) { return __ldcg(p); }
 __device__ __forceinline__ void pdl_launch_next() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
 __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 

@@ -55,7 +55,7 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
 #pragma unroll
     for (int r = 0; r < GDN_RPT; r++) s[r] = __ldcg(S + (kg * GDN_RPT + r) * GDN_VALUE_DIM);
     pdl_wait();
-    const int p = *pos_ptr;
+    const int p = __ldcg(pos_ptr);
     const bool writes_qk = blockIdx.y == 0 && h % (GDN_VALUE_HEADS / GDN_KEY_HEADS) == 0;
     for (int t = threadIdx.x; t < 2 * GDN_KEY_DIM; t += blockDim.x) {
         const bool is_q = t < GDN_KEY_DIM;

@@ -75,7 +75,7 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
 #pragma unroll
         for (int i = 0; i < PER_LANE; i++) {
             const int c = lane + 32 * i;
-            if (c < CHUNKS) w[r][i] = __ldg(wr + c);
+            if (c < CHUNKS) w[r][i] = ld_early(wr + c);
         }
     }
     pdl_wait();

@@ -94,7 +94,7 @@ __device__ __forceinline__ void expert_rows_load(ExpertRows& w, const bf16* base
 #pragma unroll
     for (int i = 0; i < EXPERT_PER_LANE; i++) {
         const int c = lane + 32 * i;
-        if (c < HIDDEN / 8) { w.g[i] = __ldg(g + c); w.u[i] = __ldg(u + c); }
+        if (c < HIDDEN / 8) { w.g[i] = ld_early(g + c); w.u[i] = ld_early(u + c); }
     }
 }
 __device__ __forceinline__ void expert_rows_finish(const ExpertRows& w, const uint4* xs, float* __restrict__ h_row) {
@@ -175,7 +175,7 @@ __device__ __forceinline__ void down_row_load(uint4 (&w)[DOWN_PER_LANE], const b
 #pragma unroll
     for (int i = 0; i < DOWN_PER_LANE; i++) {
         const int c = lane + 32 * i;
-        if (c < MOE_INTER / 8) w[i] = __ldg(reinterpret_cast<const uint4*>(row) + c);
+        if (c < MOE_INTER / 8) w[i] = ld_early(reinterpret_cast<const uint4*>(row) + c);
     }
 }
 
