@@ -53,6 +53,8 @@ cat "$out/env.txt"
 
 echo "== GPU tests"
 export LILY_TINY_FIXTURE="$bin/fixture"
+# pdl_order reads the SASS of this machine's own compiler (the code that runs here).
+LILY_CUOBJDUMP=$(command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump 2>/dev/null) && export LILY_CUOBJDUMP
 for t in "$bin"/tests/*; do
     [ -x "$t" ] || continue
     echo "-- $(basename "$t")"

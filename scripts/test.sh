@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command (README): sets up the small Python environment the tests use
 # (the official `openai` client for the server tests, NVRTC to check that every CUDA kernel
-# compiles for sm_90a), then runs every Rust test of the workspace. No GPU needed.
+# compiles for sm_90a, cuobjdump to check the compiled code's PDL waits), then runs every Rust
+# test of the workspace. No GPU needed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,15 @@ for base in site.getsitepackages():
         print(os.path.dirname(hits[0])); sys.exit(0)
 PY
 )
+cuobjdump=$("$venv/bin/python" - <<'PY'
+import glob, os, sys, site
+for base in site.getsitepackages():
+    hits = sorted(glob.glob(os.path.join(base, "nvidia", "**", "bin", "cuobjdump"), recursive=True))
+    if hits:
+        print(hits[0]); sys.exit(0)
+PY
+)
+[ -n "$cuobjdump" ] && export LILY_CUOBJDUMP="$cuobjdump"
 if [ -n "$nvrtc_dir" ]; then
   export LILY_REQUIRE_NVRTC=1
   export LD_LIBRARY_PATH="$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -96,8 +96,8 @@ extern "C" __global__ void __launch_bounds__(PP_WARPS * 32)
     const int t = blockIdx.x, p = start + t, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     // Neither the weights nor the angles depend on an earlier kernel.
     for (int i = threadIdx.x; i < HD; i += blockDim.x) {
-        q_scale[i] = 1.f + bf2f(q_norm[i]);
-        k_scale[i] = 1.f + bf2f(k_norm[i]);
+        q_scale[i] = 1.f + bf2f(ld_early(q_norm + i));
+        k_scale[i] = 1.f + bf2f(ld_early(k_norm + i));
     }
     for (int j = threadIdx.x; j < half; j += blockDim.x) {
         // The angle in f64: at position 2^18 an f32 angle has lost most of its fraction.
