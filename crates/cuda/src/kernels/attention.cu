@@ -9,19 +9,18 @@
 #define GROUP (ATTN_HEADS / ATTN_KV_HEADS)
 #define Q_ROWS (ATTN_HEADS * 2 * HD)
 
-// Zero-centred RMSNorm of one head (thread i holds dim i of x), then rotate-half RoPE on the
-// first ROPE_DIM dims at position p; returns dim i. Block of HD threads; xs holds HD floats.
-__device__ __forceinline__ float norm_rope(float x, const bf16* __restrict__ w, int p, float theta, float eps, float* xs,
+// Zero-centred RMSNorm of one head (thread i holds dim i of x, w its weight), then rotate-half
+// RoPE on the first ROPE_DIM dims at position p with thread i's inverse frequency; returns dim
+// i. Block of HD threads; xs holds HD floats.
+__device__ __forceinline__ float norm_rope(float x, float w, double inv_freq, int p, float eps, float* xs,
                                            float* scratch) {
     const int i = threadIdx.x;
     const float r = rsqrtf(block_sum(x * x, scratch) / HD + eps);
-    x = x * r * (1.f + bf2f(w[i]));
+    x = x * r * (1.f + w);
     xs[i] = x;
     __syncthreads();
     if (i < ROPE_DIM) {
-        // The angle in f64: at position 2^18 an f32 angle has lost most of its fraction.
-        const int half = ROPE_DIM / 2, j = i % half;
-        const double inv_freq = pow((double)theta, -2.0 * j / ROPE_DIM);
+        const int half = ROPE_DIM / 2;
         double s, c;
         sincos((double)p * inv_freq, &s, &c);
         x = i < half ? xs[i] * (float)c - xs[i + half] * (float)s : xs[i] * (float)c + xs[i - half] * (float)s;
@@ -38,11 +37,16 @@ extern "C" __global__ void attn_prepare(const float* __restrict__ proj, const bf
     __shared__ float xs[HD];
     __shared__ float scratch[32];
     pdl_launch_next();
-    pdl_wait();
-    const int b = blockIdx.x, i = threadIdx.x, p = *pos_ptr;
+    const int b = blockIdx.x, i = threadIdx.x;
     const bool is_q = b < ATTN_HEADS;
+    // What no earlier kernel writes, before the wait: the norm weight and the RoPE frequency
+    // (f64: at position 2^18 an f32 angle has lost most of its fraction).
+    const float w = bf2f(ld_early((is_q ? q_norm : k_norm) + i));
+    const double inv_freq = i < ROPE_DIM ? pow((double)theta, -2.0 * (i % (ROPE_DIM / 2)) / ROPE_DIM) : 0.0;
+    pdl_wait();
+    const int p = __ldcg(pos_ptr);
     const float* src = is_q ? proj + b * 2 * HD : proj + Q_ROWS + (b - ATTN_HEADS) * HD;
-    const float x = norm_rope(src[i], is_q ? q_norm : k_norm, p, theta, eps, xs, scratch);
+    const float x = norm_rope(src[i], w, inv_freq, p, eps, xs, scratch);
     if (is_q) {
         q_out[b * HD + i] = x;
     } else {
@@ -290,11 +294,12 @@ attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cach
 #pragma unroll
     for (int i = 0; i < DEC_STAGES - 1; i++) stage_in(i, len - 1);
     pdl_wait();
-    const bool guessed = __ldcg(pos_ptr) + 1 == len;
+    const int now = __ldcg(pos_ptr) + 1;
+    const bool guessed = now == len;
     if (!guessed) {
         cp_async_wait<0>();
         __syncwarp();
-        plan(__ldcg(pos_ptr) + 1);
+        plan(now);
 #pragma unroll
         for (int i = 0; i < DEC_STAGES - 1; i++) stage_in(i, -1);
     }
@@ -451,6 +456,7 @@ extern "C" __global__ void attn_decode_combine(const float* __restrict__ part_ac
     pdl_launch_next();
     pdl_wait();
     const int h = blockIdx.x, i = threadIdx.x;
+    const float gate = __ldcg(proj + h * 2 * HD + HD + i);  // asked for now, used at the end
     const int splits = active_splits(*pos_ptr + 1);
     const long base = (long)h * ATTN_SPLITS;
     for (int s = i; s < splits; s += HD) {
@@ -467,7 +473,6 @@ extern "C" __global__ void attn_decode_combine(const float* __restrict__ part_ac
         den += w * l_s[s];
         num += w * part_acc[(base + s) * HD + i];
     }
-    const float gate = proj[h * 2 * HD + HD + i];
     out[h * HD + i] = f2bf(num / den * sigmoid(gate));
 }
 

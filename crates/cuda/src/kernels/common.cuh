@@ -69,6 +69,7 @@ __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-
 // through a plain pointer. compile_kernels checks the compiled code (SASS) for both.
 __device__ __forceinline__ uint4 ld_early(const uint4* p) { return __ldcg(p); }
 __device__ __forceinline__ bf16 ld_early(const bf16* p) { return __ldcg(p); }
+__device__ __forceinline__ float ld_early(const float* p) { return __ldcg(p); }
 __device__ __forceinline__ void pdl_launch_next() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
 __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 

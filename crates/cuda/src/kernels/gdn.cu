@@ -54,8 +54,11 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
     float s[GDN_RPT];
 #pragma unroll
     for (int r = 0; r < GDN_RPT; r++) s[r] = __ldcg(S + (kg * GDN_RPT + r) * GDN_VALUE_DIM);
+    const float a_log_h = ld_early(a_log + h), dt_bias_h = ld_early(dt_bias + h);
     pdl_wait();
     const int p = __ldcg(pos_ptr);
+    // The gates' inputs now, not after the block sums: a memory round trip off the path.
+    const float b_in = __ldcg(proj + GDN_B + h), a_in = __ldcg(proj + GDN_A + h);
     const bool writes_qk = blockIdx.y == 0 && h % (GDN_VALUE_HEADS / GDN_KEY_HEADS) == 0;
     for (int t = threadIdx.x; t < 2 * GDN_KEY_DIM; t += blockDim.x) {
         const bool is_q = t < GDN_KEY_DIM;
@@ -81,8 +84,8 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
     const float qscale = rsqrtf(qq + eps) * rsqrtf((float)GDN_KEY_DIM);
     const float kscale = rsqrtf(kk + eps);
     kq *= qscale * kscale;
-    const float beta = sigmoid(proj[GDN_B + h]);
-    const float decay = expf(-expf(a_log[h]) * softplus(proj[GDN_A + h] + dt_bias[h]));
+    const float beta = sigmoid(b_in);
+    const float decay = expf(-expf(a_log_h) * softplus(a_in + dt_bias_h));
 
     float sk = 0.f, sq = 0.f;
 #pragma unroll

@@ -18,12 +18,28 @@
 #define GEMV_PER_LANE(cols) ((GEMV_CHUNKS(cols) + 31) / 32)
 #define GEMV_ROWS(cols) (GEMV_PER_LANE(cols) >= GEMV_LOADS ? 1 : GEMV_LOADS / GEMV_PER_LANE(cols))
 
+// The chunks of the norm weight a thread scales in stage_normed: a weight, so its callers ask
+// for it before their PDL wait instead of one more memory round trip after the block sum.
+template <int COLS, int THREADS>
+struct NormWeights {
+    static constexpr int CHUNKS = GEMV_CHUNKS(COLS), MINE = (CHUNKS + THREADS - 1) / THREADS;
+    uint4 w[MINE];
+    __device__ __forceinline__ void load(const bf16* __restrict__ norm_w) {
+#pragma unroll
+        for (int j = 0; j < MINE; j++) {
+            const int c = threadIdx.x + j * THREADS;
+            if (c < CHUNKS) w[j] = ld_early(reinterpret_cast<const uint4*>(norm_w) + c);
+        }
+    }
+};
+
 // x = bf16(resid * rsqrt(mean(resid^2) + eps) * (1 + w)) into shared memory (and xn_out).
 // One pass: each thread keeps its chunks of resid in registers between the sum and the scaling.
 template <int COLS, int THREADS>
-__device__ __forceinline__ void stage_normed(uint4* xs, const float* __restrict__ resid, const bf16* __restrict__ w,
-                                             bf16* __restrict__ xn_out, float eps) {
-    constexpr int CHUNKS = GEMV_CHUNKS(COLS), MINE = (CHUNKS + THREADS - 1) / THREADS;
+__device__ __forceinline__ void stage_normed(uint4* xs, const float* __restrict__ resid,
+                                             const NormWeights<COLS, THREADS>& nw, bf16* __restrict__ xn_out,
+                                             float eps) {
+    constexpr int CHUNKS = GEMV_CHUNKS(COLS), MINE = NormWeights<COLS, THREADS>::MINE;
     __shared__ float scratch[32];
     const float4* r4 = reinterpret_cast<const float4*>(resid);
     float4 v[MINE][2];
@@ -45,7 +61,7 @@ __device__ __forceinline__ void stage_normed(uint4* xs, const float* __restrict_
         if (c >= CHUNKS) continue;
         const float e[8] = {v[j][0].x, v[j][0].y, v[j][0].z, v[j][0].w, v[j][1].x, v[j][1].y, v[j][1].z, v[j][1].w};
         float wf[8];
-        unpack8(reinterpret_cast<const uint4*>(w)[c], wf);
+        unpack8(nw.w[j], wf);
         unsigned packed[4];
 #pragma unroll
         for (int i = 0; i < 4; i++)
@@ -68,6 +84,8 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
     const int lane = threadIdx.x & 31;
     const long row0 = ((long)blockIdx.x * WARPS + (threadIdx.x >> 5)) * ROWS;
     // The weights are issued before waiting for the previous kernel: they overlap its tail.
+    NormWeights<COLS, WARPS * 32> nw;
+    if constexpr (NORMED) nw.load(norm_w);
     uint4 w[ROWS][PER_LANE];
 #pragma unroll
     for (int r = 0; r < ROWS; r++) {
@@ -79,8 +97,12 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
         }
     }
     pdl_wait();
+    // What an accumulating product adds to, asked for now rather than after the sums.
+    float y_old[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; r++) y_old[r] = accumulate && lane == 0 && row0 + r < rows ? y[row0 + r] : 0.f;
     if constexpr (NORMED) {
-        stage_normed<COLS, WARPS * 32>(xs, resid, norm_w, xn_out, eps);
+        stage_normed<COLS, WARPS * 32>(xs, resid, nw, xn_out, eps);
     } else {
         for (int c = threadIdx.x; c < CHUNKS; c += blockDim.x) xs[c] = __ldcg(reinterpret_cast<const uint4*>(x) + c);
     }
@@ -96,7 +118,7 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
             if (c < CHUNKS) acc += dot8(w[r][i], xs[c]);
         }
         acc = warp_sum(acc);
-        if (lane == 0) y[row] = accumulate ? y[row] + acc : acc;
+        if (lane == 0) y[row] = accumulate ? y_old[r] + acc : acc;
     }
 }
 

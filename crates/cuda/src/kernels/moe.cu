@@ -32,6 +32,8 @@ __device__ __forceinline__ void route_warp(const float* logits, int* __restrict_
         const int e = lane + 32 * j;
         key[j] = e < NUM_EXPERTS ? order_key(__ldcg(logits + e)) : 0u;
     }
+    // With the others, not after the rounds: the end of the route is the MoE chain's path.
+    const float shared_gate = lane == 0 ? __ldcg(logits + NUM_EXPERTS) : 0.f;
     // This lane's best untaken key and its slot (the lower slot, so the lower expert, on a tie).
     auto lane_best = [&](int& slot) {
         unsigned b = key[0];
@@ -72,7 +74,7 @@ __device__ __forceinline__ void route_warp(const float* logits, int* __restrict_
             ids[k] = picked_id[k];
             weights[k] = p[k] / sum;
         }
-        weights[TOP_K] = sigmoid(__ldcg(logits + NUM_EXPERTS));
+        weights[TOP_K] = sigmoid(shared_gate);
     }
 }
 
@@ -126,8 +128,10 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
         const bool valid = r < MOE_INTER;
         ExpertRows w;
         expert_rows_load(w, shared_gate_up, valid ? r : 0);
+        NormWeights<HIDDEN, ROUTER_WARPS * 32> nw;
+        nw.load(norm_w);
         pdl_wait();
-        stage_normed<HIDDEN, ROUTER_WARPS * 32>(xs, resid, norm_w, nullptr, eps);
+        stage_normed(xs, resid, nw, nullptr, eps);
         __syncthreads();
         if (valid) expert_rows_finish(w, xs, h + TOP_K * MOE_INTER + r);
         return;
@@ -244,14 +248,17 @@ moe_down(const bf16* __restrict__ down, const float* __restrict__ h, const int* 
     const bool valid = row < HIDDEN;
     uint4 w[DOWN_PER_LANE];
     down_row_load(w, down + ((long)__ldcg(ids + s) * HIDDEN + (valid ? row : 0)) * MOE_INTER);
+    // The row's residual and shared-expert term, asked for now rather than after the barrier.
+    const bool adds = valid && s == 0 && lane == 0;
+    const float x_old = adds ? x[row] : 0.f, shared = adds ? __ldcg(shared_out + row) : 0.f;
     const float total = warp_sum(__ldcg(weights + s) * down_row_dot(w, h + s * MOE_INTER));
     if (lane == 0) partial[local_row][s] = total;
     __syncthreads();
-    if (valid && s == 0 && lane == 0) {
+    if (adds) {
         float sum = 0.f;
 #pragma unroll
         for (int k = 0; k < TOP_K; k++) sum += partial[local_row][k];
-        x[row] += sum + __ldcg(shared_out + row);
+        x[row] = x_old + (sum + shared);
     }
 }
 
