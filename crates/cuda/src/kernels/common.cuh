@@ -66,7 +66,7 @@ __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-
 // it sank every row product's weight prefetch below the wait and hoisted gdn_decode's read of
 // the position above it. So what is asked for before the wait is read with ld_early (L2, a load
 // ptxas keeps in place), and a value another kernel writes is read after it with __ldcg or
-// through a plain pointer. compile_kernels checks the compiled code (SASS) for both.
+// through a plain pointer. The pdl_order test checks the compiled code (SASS) for both.
 __device__ __forceinline__ uint4 ld_early(const uint4* p) { return __ldcg(p); }
 __device__ __forceinline__ bf16 ld_early(const bf16* p) { return __ldcg(p); }
 __device__ __forceinline__ float ld_early(const float* p) { return __ldcg(p); }
