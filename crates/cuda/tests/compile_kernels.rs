@@ -63,7 +63,7 @@ fn every_kernel_compiles_for_sm90a() {
         }
     }
     let swept = Shapes::parse(
-        "gemv_normed_warps=4,gemv_out_warps=16,gemv_hidden_warps=2,router_warps=1,gemv_loads=8,moe_warps=8,moe_down_rows=3,attn_split_keys=256",
+        "gemv_normed_warps=4,gemv_out_warps=8,gemv_hidden_warps=2,router_warps=1,gemv_loads=8,moe_warps=8,moe_down_rows=3,attn_split_keys=256",
     ).unwrap();
     let defines = Dims::qwen36_35b_a3b().defines_for(&swept);
     for (name, source) in SOURCES
