@@ -70,7 +70,10 @@ def main():
         without, err = bench(a.lily, a.context, ["--leave-out", label])
         if without is None:
             # Some launches cannot be left out (the step then fails its own checks).
-            print(f"| {label} | {count} | {eager_us:.2f} | failed: {err.strip().splitlines()[-1]} | | |", flush=True)
+            # The error's own line, not the backtrace's last frame (v13's run showed "9: <unknown>").
+            lines = err.strip().splitlines() or ["(no output)"]
+            reason = next((l for l in lines if l.startswith("Error")), lines[-1]).replace("|", "/")
+            print(f"| {label} | {count} | {eager_us:.2f} | failed: {reason} | | |", flush=True)
             continue
         marginal = step_ms - 1e3 / without
         print(f"| {label} | {count} | {eager_us:.2f} | {without:.1f} | {marginal:.3f} | {1e3 * marginal / count:.2f} |",
