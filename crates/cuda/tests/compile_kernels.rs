@@ -11,27 +11,6 @@ use lily_cuda::nvrtc::{Nvrtc, TARGET_ARCH};
 use lily_cuda::shapes::Shapes;
 use lily_cuda::Dims;
 
-fn tiny() -> Dims {
-    Dims {
-        hidden: 64,
-        vocab: 512,
-        attention_layers: vec![false, false, false, true],
-        gdn_key_heads: 2,
-        gdn_value_heads: 4,
-        gdn_key_dim: 16,
-        gdn_value_dim: 16,
-        attn_heads: 4,
-        attn_kv_heads: 1,
-        attn_head_dim: 32,
-        rope_dim: 8,
-        experts: 8,
-        top_k: 2,
-        moe_inter: 32,
-        shared_inter: 32,
-        ..Dims::qwen36_35b_a3b()
-    }
-}
-
 #[test]
 fn every_kernel_compiles_for_sm90a() {
     let nvrtc = match Nvrtc::get() {
@@ -46,7 +25,7 @@ fn every_kernel_compiles_for_sm90a() {
         }
     };
     eprintln!("NVRTC {:?}", nvrtc.version());
-    for dims in [Dims::qwen36_35b_a3b(), tiny()] {
+    for dims in [Dims::qwen36_35b_a3b(), common::tiny_dims()] {
         dims.validate().unwrap();
         // The tests' own kernel too: CI compiles it where the GPU tests cannot run.
         for (name, source) in SOURCES
@@ -62,9 +41,7 @@ fn every_kernel_compiles_for_sm90a() {
             );
         }
     }
-    let swept = Shapes::parse(
-        "gemv_normed_warps=4,gemv_out_warps=8,gemv_hidden_warps=2,router_warps=1,gemv_loads=8,moe_warps=8,moe_down_rows=3,attn_split_keys=256",
-    ).unwrap();
+    let swept = Shapes::parse(common::SWEPT_SHAPES).unwrap();
     let defines = Dims::qwen36_35b_a3b().defines_for(&swept);
     for (name, source) in SOURCES
         .iter()
@@ -112,7 +89,7 @@ fn the_cache_key_changes_with_every_compile_input() {
     assert_eq!(base, key(name, source, TARGET_ARCH, &full), "deterministic");
     let edited = format!("{source}\n// edited");
     for other in [
-        key(name, source, TARGET_ARCH, &tiny().defines()),
+        key(name, source, TARGET_ARCH, &common::tiny_dims().defines()),
         key(name, &edited, TARGET_ARCH, &full),
         key(name, source, "sm_90", &full),
         key("other.cu", source, TARGET_ARCH, &full),

@@ -4,7 +4,8 @@
 //! while the kernel runs, and moves it across `griddepcontrol.wait` either way: in v12 it sank
 //! every row product's weight prefetch below the wait (the prefetch never happened) and hoisted
 //! gdn_decode's read of the position, which the previous step's last kernel writes, above it (a
-//! race). For every kernel this compiles the PTX and the cubin with NVRTC, disassembles the cubin
+//! race). For every kernel of the full model, the tiny test model and the full model under other
+//! launch shapes, this compiles the PTX and the cubin with NVRTC, disassembles the cubin
 //! with `cuobjdump`, and follows both control-flow graphs from the entry: the loads that can run
 //! before a wait must be the same number in both (nothing sunk, nothing hoisted), and none of
 //! those in SASS may use the read-only path.
@@ -16,11 +17,14 @@
 //! both): then a missing tool is a failure.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+mod common;
 
 use lily_cuda::kernels::SOURCES;
 use lily_cuda::nvrtc::{Nvrtc, TARGET_ARCH};
+use lily_cuda::shapes::Shapes;
 use lily_cuda::Dims;
 
 /// One instruction as the control-flow walk needs it.
@@ -248,16 +252,47 @@ fn the_pdl_wait_stays_where_the_source_puts_it() {
     };
     let dir = std::env::temp_dir().join(format!("lily-pdl-order-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let dims = Dims::qwen36_35b_a3b();
-    let defines = dims.defines();
+    // The full model, the tiny one the GPU tests run, and the full model under other shapes.
+    let full = Dims::qwen36_35b_a3b();
+    let swept = Shapes::parse(common::SWEPT_SHAPES).unwrap();
+    let builds = [
+        ("full", full.defines()),
+        ("tiny", common::tiny_dims().defines()),
+        ("swept shapes", full.defines_for(&swept)),
+    ];
     let mut failures = Vec::new();
+    for (build, defines) in &builds {
+        let checked = check_build(nvrtc, &cuobjdump, &dir, build, defines, &mut failures);
+        assert!(
+            checked > 20,
+            "{build}: only {checked} kernels with a PDL wait found: the parsers lost them"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        failures.is_empty(),
+        "ptxas moved loads across the PDL wait:\n{}",
+        failures.join("\n")
+    );
+}
+
+/// Every kernel of one build (one set of `-D` values): appends what moved to `failures` and
+/// returns how many kernels with a wait it checked.
+fn check_build(
+    nvrtc: &Nvrtc,
+    cuobjdump: &Path,
+    dir: &Path,
+    build: &str,
+    defines: &[(&str, i64)],
+    failures: &mut Vec<String>,
+) -> usize {
     let mut checked = 0;
     for (name, source) in SOURCES {
         let ptx = nvrtc
-            .ptx(name, source, &defines)
+            .ptx(name, source, defines)
             .unwrap_or_else(|e| panic!("{e}"));
         let cubin = nvrtc
-            .compile(name, source, TARGET_ARCH, &defines)
+            .compile(name, source, TARGET_ARCH, defines)
             .unwrap_or_else(|e| panic!("{e}"));
         let file = dir.join(format!("{name}.cubin"));
         std::fs::write(&file, cubin).unwrap();
@@ -266,7 +301,7 @@ fn the_pdl_wait_stays_where_the_source_puts_it() {
             std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
         ))
         .unwrap();
-        let out = Command::new(&cuobjdump)
+        let out = Command::new(cuobjdump)
             .env("PATH", path)
             .arg("-sass")
             .arg(&file)
@@ -291,25 +326,16 @@ fn the_pdl_wait_stays_where_the_source_puts_it() {
             );
             let (ptx_early, _) = loads_before_wait(&ptx_ops);
             let (sass_early, sass_read_only) = loads_before_wait(sass_ops);
-            eprintln!("{name:16} {kernel:28} loads before the wait: PTX {ptx_early:3}, SASS {sass_early:3} ({sass_read_only} read-only)");
+            eprintln!("{build:12} {name:16} {kernel:28} loads before the wait: PTX {ptx_early:3}, SASS {sass_early:3} ({sass_read_only} read-only)");
             if ptx_early != sass_early || sass_read_only > 0 {
                 failures.push(format!(
-                    "{name}: {kernel}: {ptx_early} loads before the wait in the PTX, {sass_early} in the SASS, {sass_read_only} of them read-only"
+                    "{build}: {name}: {kernel}: {ptx_early} loads before the wait in the PTX, {sass_early} in the SASS, {sass_read_only} of them read-only"
                 ));
             }
             checked += 1;
         }
     }
-    std::fs::remove_dir_all(&dir).ok();
-    assert!(
-        checked > 20,
-        "only {checked} kernels with a PDL wait found: the parsers lost them"
-    );
-    assert!(
-        failures.is_empty(),
-        "ptxas moved loads across the PDL wait:\n{}",
-        failures.join("\n")
-    );
+    checked
 }
 
 #[test]

@@ -265,3 +265,30 @@ extern "C" __global__ void write_late(int* pos, int value, unsigned long long ns
     *pos = value;
 }
 "#;
+
+/// A model small enough for a test, with every kind of layer: what the kernel checks without a
+/// GPU compile besides the full model.
+pub fn tiny_dims() -> Dims {
+    Dims {
+        hidden: 64,
+        vocab: 512,
+        attention_layers: vec![false, false, false, true],
+        gdn_key_heads: 2,
+        gdn_value_heads: 4,
+        gdn_key_dim: 16,
+        gdn_value_dim: 16,
+        attn_heads: 4,
+        attn_kv_heads: 1,
+        attn_head_dim: 32,
+        rope_dim: 8,
+        experts: 8,
+        top_k: 2,
+        moe_inter: 32,
+        shared_inter: 32,
+        ..Dims::qwen36_35b_a3b()
+    }
+}
+
+/// Launch shapes other than the defaults, for every key (the checks without a GPU compile the
+/// decode kernels under them too).
+pub const SWEPT_SHAPES: &str = "gemv_normed_warps=4,gemv_out_warps=8,gemv_hidden_warps=2,router_warps=1,gemv_loads=8,moe_warps=8,moe_down_rows=3,attn_split_keys=256";
