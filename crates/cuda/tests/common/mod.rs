@@ -141,6 +141,8 @@ pub fn check(what: &str, ours: &[f32], reference: &[f32], bound: f32) {
     if e > bound {
         // Where it went wrong: the first and the worst element, and how many are off.
         let scale = reference.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        // Negated so that a NaN counts as off.
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
         let off = |i: usize| !((ours[i] - reference[i]).abs() <= bound * scale);
         let bad: Vec<usize> = (0..ours.len()).filter(|&i| off(i)).collect();
         let worst = (0..ours.len())
