@@ -12,22 +12,19 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r scripts/test-requirements.txt
 export LILY_TEST_PYTHON="$PWD/$venv/bin/python"
-nvrtc_dir=$("$venv/bin/python" - <<'PY'
+# The first file under the venv's nvidia/ wheels matching a glob (empty if none).
+venv_file() {
+  "$venv/bin/python" - "$1" <<'PY'
 import glob, os, sys, site
 for base in site.getsitepackages():
-    hits = sorted(glob.glob(os.path.join(base, "nvidia", "**", "libnvrtc.so*"), recursive=True))
-    if hits:
-        print(os.path.dirname(hits[0])); sys.exit(0)
-PY
-)
-cuobjdump=$("$venv/bin/python" - <<'PY'
-import glob, os, sys, site
-for base in site.getsitepackages():
-    hits = sorted(glob.glob(os.path.join(base, "nvidia", "**", "bin", "cuobjdump"), recursive=True))
+    hits = sorted(glob.glob(os.path.join(base, "nvidia", "**", sys.argv[1]), recursive=True))
     if hits:
         print(hits[0]); sys.exit(0)
 PY
-)
+}
+nvrtc=$(venv_file "libnvrtc.so*")
+nvrtc_dir=${nvrtc:+$(dirname "$nvrtc")}
+cuobjdump=$(venv_file "bin/cuobjdump")
 [ -n "$cuobjdump" ] && export LILY_CUOBJDUMP="$cuobjdump"
 if [ -n "$nvrtc_dir" ]; then
   export LILY_REQUIRE_NVRTC=1

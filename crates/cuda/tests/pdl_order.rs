@@ -28,7 +28,7 @@ use lily_cuda::shapes::Shapes;
 use lily_cuda::Dims;
 
 /// One instruction as the control-flow walk needs it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, PartialEq)]
 enum Op {
     Wait,
     /// A global load; `read_only` when it takes the read-only (non-coherent) path.
@@ -62,9 +62,6 @@ fn loads_before_wait(ops: &[Op]) -> (usize, usize) {
     let mut unwaited_at = vec![false; ops.len()];
     let mut stack = vec![0usize];
     while let Some(start) = stack.pop() {
-        if start >= ops.len() || unwaited_at[start] {
-            continue;
-        }
         let mut i = start;
         while i < ops.len() {
             if unwaited_at[i] {
@@ -220,34 +217,12 @@ fn sass_kernels(sass: &str) -> HashMap<String, Vec<Op>> {
     kernels
 }
 
-fn tool(var: &str, what: &str) -> Option<PathBuf> {
-    match std::env::var_os(var) {
-        Some(p) => Some(PathBuf::from(p)),
-        None => {
-            assert!(
-                std::env::var("LILY_REQUIRE_NVRTC").as_deref() != Ok("1"),
-                "LILY_REQUIRE_NVRTC=1 but {var} ({what}) is not set"
-            );
-            None
-        }
-    }
-}
-
 #[test]
 fn the_pdl_wait_stays_where_the_source_puts_it() {
-    let nvrtc = match Nvrtc::get() {
-        Ok(n) => n,
-        Err(e) => {
-            assert!(
-                std::env::var("LILY_REQUIRE_NVRTC").as_deref() != Ok("1"),
-                "LILY_REQUIRE_NVRTC=1 but NVRTC did not load: {e}"
-            );
-            eprintln!("SKIPPED the_pdl_wait_stays_where_the_source_puts_it: no NVRTC ({e})");
-            return;
-        }
-    };
-    let Some(cuobjdump) = tool("LILY_CUOBJDUMP", "the cuobjdump binary") else {
-        eprintln!("SKIPPED the_pdl_wait_stays_where_the_source_puts_it: set LILY_CUOBJDUMP");
+    const TEST: &str = "the_pdl_wait_stays_where_the_source_puts_it";
+    let (Some(nvrtc), Some(cuobjdump)) =
+        (common::nvrtc(TEST), common::tool(TEST, "LILY_CUOBJDUMP"))
+    else {
         return;
     };
     let dir = std::env::temp_dir().join(format!("lily-pdl-order-{}", std::process::id()));

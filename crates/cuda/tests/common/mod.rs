@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use lily_cuda::dims::Dims;
 use lily_cuda::driver::Gpu;
+use lily_cuda::nvrtc::Nvrtc;
 use lily_cuda::tensor::{DType, Tensor};
 use lily_cuda::weights::f32_to_bf16;
 use lily_cuda::CudaError;
@@ -22,6 +23,40 @@ pub fn gpu(test: &str) -> Option<Arc<Gpu>> {
         }
         Err(e) => panic!("{test}: {e}"),
     }
+}
+
+/// NVRTC, or None (with a notice) where it is not installed; a failure instead when
+/// `LILY_REQUIRE_NVRTC=1` says the tools were installed (scripts/test.sh sets it).
+pub fn nvrtc(test: &str) -> Option<&'static Nvrtc> {
+    match Nvrtc::get() {
+        Ok(n) => Some(n),
+        Err(e) => {
+            assert!(
+                !tools_required(),
+                "LILY_REQUIRE_NVRTC=1 but NVRTC did not load: {e}"
+            );
+            eprintln!("SKIPPED {test}: no NVRTC ({e}); set LILY_NVRTC");
+            None
+        }
+    }
+}
+
+/// The path of a tool the environment variable `var` names, or None (with a notice) where it
+/// is not set; a failure instead under `LILY_REQUIRE_NVRTC=1`.
+pub fn tool(test: &str, var: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os(var).map(std::path::PathBuf::from);
+    if path.is_none() {
+        assert!(
+            !tools_required(),
+            "LILY_REQUIRE_NVRTC=1 but {var} is not set"
+        );
+        eprintln!("SKIPPED {test}: set {var}");
+    }
+    path
+}
+
+fn tools_required() -> bool {
+    std::env::var("LILY_REQUIRE_NVRTC").as_deref() == Ok("1")
 }
 
 /// xorshift64*: fresh inputs per test from a seed derived from the clock, printed so a failure
