@@ -2,7 +2,8 @@
 //! v10: moe_down's shape alone moved decode by 2.5%; v11: the defaults are the best of a sweep
 //! of every key around them, `docs/results/2026-11-30-h200-s6/shape_sweep_*`; v13: 16 warps for
 //! the output projections once the row products' weights really stream before the PDL wait,
-//! `docs/results/2026-11-30-h200-s8/shape_*`). The kernel sources take them as `-D`
+//! `docs/results/2026-11-30-h200-s8/shape_*`; v14: moe_down with 8 rows per warp,
+//! `docs/results/2026-11-30-h200-s9/`). The kernel sources take them as `-D`
 //! constants (with the model's dimensions, [`crate::dims::Dims::defines`]) and the launchers
 //! size their grids from the same values, so a sweep needs no rebuild:
 //! `LILY_SHAPES=gemv_out_warps=4,moe_down_rows=2 lily bench --synthetic` (the GPU tests read it
@@ -26,8 +27,10 @@ pub struct Shapes {
     /// Warps (intermediate rows) per block of moe_gate_up, and tokens per block of the
     /// prefill routing.
     pub moe_warps: usize,
-    /// Hidden rows per block of moe_down (a warp per routed expert each).
+    /// moe_down: groups of hidden rows per block (a warp per routed expert each) and rows per
+    /// warp in a group.
     pub moe_down_rows: usize,
+    pub moe_down_warp_rows: usize,
     /// Fewest cached keys per split of the attention decode (attention.cu: active_splits): a
     /// context uses ceil(len / this) splits, at most ATTN_SPLITS.
     pub attn_split_keys: usize,
@@ -42,7 +45,8 @@ impl Default for Shapes {
             router_warps: 16,
             gemv_loads: 16,
             moe_warps: 4,
-            moe_down_rows: 2,
+            moe_down_rows: 1,
+            moe_down_warp_rows: 8,
             attn_split_keys: 64,
         }
     }
@@ -58,7 +62,7 @@ struct Field {
     field: fn(&mut Shapes) -> &mut usize,
 }
 
-const FIELDS: [Field; 8] = [
+const FIELDS: [Field; 9] = [
     Field {
         key: "gemv_normed_warps",
         define: "GEMV_NORMED_WARPS",
@@ -100,6 +104,12 @@ const FIELDS: [Field; 8] = [
         define: "DOWN_ROWS",
         limit: 4,
         field: |s| &mut s.moe_down_rows,
+    },
+    Field {
+        key: "moe_down_warp_rows",
+        define: "DOWN_WARP_ROWS",
+        limit: 16,
+        field: |s| &mut s.moe_down_warp_rows,
     },
     Field {
         key: "attn_split_keys",

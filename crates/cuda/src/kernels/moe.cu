@@ -229,36 +229,47 @@ moe_gate_up(const bf16* __restrict__ gate_up, const bf16* __restrict__ shared_do
 // x[row] += sum_s weight_s * (down_s[row] . h_s) over the 8 chosen experts, then the shared
 // expert's (shared_out, from moe_gate_up): the residual add included.
 // down: [NUM_EXPERTS][HIDDEN][MOE_INTER].
-// A warp per (row, slot), DOWN_ROWS rows per block; a row's sums are added in slot order
-// (deterministic, unlike atomics). Small blocks with few loads each measured best on the H200
-// (v10, with the shared expert as a ninth slot, decode 1K, same run: a row per block 432.9
-// tok/s; 4 warps of 2-3 slots for 2 rows 422.5; 3 warps of 3 slots for 2 rows 419.1; one warp
-// per row with all 9 experts' loads (v9) slower still; v11, 8 slots: 2 rows per block 446.7,
-// 1 row 444.0, 3 rows 445.5).
+// A warp per (slot, group of DOWN_WARP_ROWS rows), DOWN_ROWS groups per block; a row's sums are
+// added in slot order (deterministic, unlike atomics), so every shape gives the same bits.
+// v14 (H200, decode 1K, same call; shapes.rs): a warp per (row, slot), 2 rows per block (v10-v13)
+// 482.8 tok/s; 8 rows per warp, one group per block 493.9; 4 rows 489.7; 2 rows 479.6. The
+// launch's 16.8 MB then stream from ~2,048 warps in one wave of blocks instead of 16,384 warps
+// in two, each warp asking for all its rows before the first use.
 // Lanes read h straight from L2 (warps of a block share it through L1).
+#define DOWN_BLOCK_ROWS (DOWN_ROWS * DOWN_WARP_ROWS)
 extern "C" __global__ void __launch_bounds__(TOP_K * DOWN_ROWS * 32)
 moe_down(const bf16* __restrict__ down, const float* __restrict__ h, const int* __restrict__ ids,
          const float* __restrict__ weights, const float* __restrict__ shared_out, float* __restrict__ x) {
-    __shared__ float partial[DOWN_ROWS][TOP_K];
+    __shared__ float partial[DOWN_BLOCK_ROWS][TOP_K];
     pdl_launch_next();
     pdl_wait();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int s = warp % TOP_K, local_row = warp / TOP_K;
-    const int row = blockIdx.x * DOWN_ROWS + local_row;
-    const bool valid = row < HIDDEN;
-    uint4 w[DOWN_PER_LANE];
-    down_row_load(w, down + ((long)__ldcg(ids + s) * HIDDEN + (valid ? row : 0)) * MOE_INTER);
-    // The row's residual and shared-expert term, asked for now rather than after the barrier.
-    const bool adds = valid && s == 0 && lane == 0;
-    const float x_old = adds ? x[row] : 0.f, shared = adds ? __ldcg(shared_out + row) : 0.f;
-    const float total = warp_sum(__ldcg(weights + s) * down_row_dot(w, h + s * MOE_INTER));
-    if (lane == 0) partial[local_row][s] = total;
+    const int s = warp % TOP_K, local0 = (warp / TOP_K) * DOWN_WARP_ROWS;
+    const int block_row0 = blockIdx.x * DOWN_BLOCK_ROWS;
+    const bf16* expert = down + (long)__ldcg(ids + s) * HIDDEN * MOE_INTER;
+    uint4 w[DOWN_WARP_ROWS][DOWN_PER_LANE];
+#pragma unroll
+    for (int j = 0; j < DOWN_WARP_ROWS; j++) {
+        const int row = block_row0 + local0 + j;
+        down_row_load(w[j], expert + (long)(row < HIDDEN ? row : 0) * MOE_INTER);
+    }
+    // Thread t < DOWN_BLOCK_ROWS adds up row block_row0 + t; its residual and shared-expert
+    // term are asked for now rather than after the barrier.
+    const int add_row = block_row0 + threadIdx.x;
+    const bool adds = threadIdx.x < DOWN_BLOCK_ROWS && add_row < HIDDEN;
+    const float x_old = adds ? x[add_row] : 0.f, shared = adds ? __ldcg(shared_out + add_row) : 0.f;
+    const float wt = __ldcg(weights + s);
+#pragma unroll
+    for (int j = 0; j < DOWN_WARP_ROWS; j++) {
+        const float total = warp_sum(wt * down_row_dot(w[j], h + s * MOE_INTER));
+        if (lane == 0) partial[local0 + j][s] = total;
+    }
     __syncthreads();
     if (adds) {
         float sum = 0.f;
 #pragma unroll
-        for (int k = 0; k < TOP_K; k++) sum += partial[local_row][k];
-        x[row] = x_old + (sum + shared);
+        for (int k = 0; k < TOP_K; k++) sum += partial[threadIdx.x][k];
+        x[add_row] = x_old + (sum + shared);
     }
 }
 

@@ -148,7 +148,11 @@ impl Moe {
             .ptr(residual);
         self.gpu.launch(
             &self.down,
-            (hid.div_ceil(self.shapes.moe_down_rows) as u32, 1, 1),
+            (
+                hid.div_ceil(self.shapes.moe_down_rows * self.shapes.moe_down_warp_rows) as u32,
+                1,
+                1,
+            ),
             (self.shapes.moe_down_rows * k * 32) as u32,
             0,
             &mut args,
