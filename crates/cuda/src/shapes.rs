@@ -2,8 +2,8 @@
 //! v10: moe_down's shape alone moved decode by 2.5%; v11: the defaults are the best of a sweep
 //! of every key around them, `docs/results/2026-11-30-h200-s6/shape_sweep_*`; v13: 16 warps for
 //! the output projections once the row products' weights really stream before the PDL wait,
-//! `docs/results/2026-11-30-h200-s8/shape_*`; v14: moe_down with 8 rows per warp,
-//! `docs/results/2026-11-30-h200-s9/`). The kernel sources take them as `-D`
+//! `docs/results/2026-11-30-h200-s8/shape_*`; v14: moe_down with 8 rows per warp, then 8
+//! warps per gate|up block, `docs/results/2026-11-30-h200-s9/`). The kernel sources take them as `-D`
 //! constants (with the model's dimensions, [`crate::dims::Dims::defines`]) and the launchers
 //! size their grids from the same values, so a sweep needs no rebuild:
 //! `LILY_SHAPES=gemv_out_warps=4,moe_down_rows=2 lily bench --synthetic` (the GPU tests read it
@@ -44,7 +44,7 @@ impl Default for Shapes {
             gemv_hidden_warps: 8,
             router_warps: 16,
             gemv_loads: 16,
-            moe_warps: 4,
+            moe_warps: 8,
             moe_down_rows: 1,
             moe_down_warp_rows: 8,
             attn_split_keys: 64,

@@ -187,7 +187,9 @@ __device__ __forceinline__ void down_row_load(uint4 (&w)[DOWN_PER_LANE], const b
 #define GU_BLOCKS_Y ((MOE_INTER + MOE_WARPS - 1) / MOE_WARPS)
 #define SHARED_DOWN_ROWS ((HIDDEN + MOE_WARPS * GU_BLOCKS_Y - 1) / (MOE_WARPS * GU_BLOCKS_Y))
 
-// grid (TOP_K + 1, GU_BLOCKS_Y), one warp per intermediate row. Columns x < TOP_K: the 8 chosen
+// grid (TOP_K + 1, GU_BLOCKS_Y), one warp per intermediate row, MOE_WARPS rows per block (v14,
+// H200, decode 1K with moe_down's 8 rows per warp, same call: 2 / 4 / 8 / 16 warps 471.3 /
+// 486.7 / 492.6 / 477.4 tok/s; at 128K 4 and 8 within 0.1%). Columns x < TOP_K: the 8 chosen
 // experts' h[x][r] (the shared expert's h[TOP_K] is the router's). Column TOP_K: the shared
 // expert's down product, weighted, into shared_out [HIDDEN] (SHARED_DOWN_ROWS rows per warp,
 // asked for before the wait: they need neither the route nor h), which moe_down adds as the
@@ -231,10 +233,11 @@ moe_gate_up(const bf16* __restrict__ gate_up, const bf16* __restrict__ shared_do
 // down: [NUM_EXPERTS][HIDDEN][MOE_INTER].
 // A warp per (slot, group of DOWN_WARP_ROWS rows), DOWN_ROWS groups per block; a row's sums are
 // added in slot order (deterministic, unlike atomics), so every shape gives the same bits.
-// v14 (H200, decode 1K, same call; shapes.rs): a warp per (row, slot), 2 rows per block (v10-v13)
-// 482.8 tok/s; 8 rows per warp, one group per block 493.9; 4 rows 489.7; 2 rows 479.6. The
-// launch's 16.8 MB then stream from ~2,048 warps in one wave of blocks instead of 16,384 warps
-// in two, each warp asking for all its rows before the first use.
+// v14 (H200, decode 1K, shapes.rs): a warp per (row, slot), 2 rows per block (v10-v13) 482.8
+// tok/s; one group per block of 8 / 4 / 2 rows per warp 493.9 / 489.7 / 479.6 (same call); 16
+// rows 470.4 and two groups of 8 482.5 against 486.9 for one of 8 (another call). With 8 rows
+// the launch's 16.8 MB stream from 2,048 warps in one wave of blocks instead of 16,384 warps in
+// two, each warp asking for all its rows before the first use.
 // Lanes read h straight from L2 (warps of a block share it through L1).
 #define DOWN_BLOCK_ROWS (DOWN_ROWS * DOWN_WARP_ROWS)
 extern "C" __global__ void __launch_bounds__(TOP_K * DOWN_ROWS * 32)
