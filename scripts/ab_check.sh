@@ -8,6 +8,7 @@ out=${1:?usage: ab_check.sh OUTDIR DIR}
 dir=${2:?usage: ab_check.sh OUTDIR DIR}
 here=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
+tar xJf "$dir/lily.tar.xz" -C "$dir"
 find "$dir" -name '*.gz' -exec gunzip -f {} +
 chmod +x "$dir"/lily_* "$dir"/tests_*/* 2>/dev/null
 export LILY_TINY_FIXTURE="$dir/fixture" LILY_KERNEL_CACHE=${LILY_KERNEL_CACHE:-/tmp/lily-kernel-cache}
