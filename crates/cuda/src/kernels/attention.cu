@@ -226,7 +226,9 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
 #define DEC_TILE (DEC_KEYS * HD * 2)  // bytes of one K (or V) tile
 
 // c += a * b for an A whose rows 8..15 are zero (a1 = a3 = 0): only the accumulator's rows 0..7
-// (c0, c1) are kept; the other half is written to registers that die at once.
+// (c0, c1) are kept; the other half is written to registers that die at once (so NVRTC's
+// "set but never used", warning 550, is expected here and silenced).
+#pragma nv_diag_suppress 550
 __device__ __forceinline__ void mma_bf16_top(float c[2], unsigned a0, unsigned a2, unsigned b0, unsigned b1) {
     float d2, d3;
     asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%6,%5,%6}, {%7,%8}, "
@@ -234,6 +236,7 @@ __device__ __forceinline__ void mma_bf16_top(float c[2], unsigned a0, unsigned a
         : "+f"(c[0]), "+f"(c[1]), "=f"(d2), "=f"(d3)
         : "r"(a0), "r"(a2), "r"(0u), "r"(b0), "r"(b1), "f"(0.f));
 }
+#pragma nv_diag_default 550
 
 // One block per (kv head, split) of the context 0..pos. The split's keys are cut into tiles of
 // DEC_KEYS; warp w takes tiles w, w + DEC_WARPS, ... and streams them through its own
