@@ -21,9 +21,9 @@ import sys
 # Launches whose leave-out changes what the rest of the step reads, so that the step's time
 # without them is not their cost. Without the router the expert ids are never written: they
 # keep what the fresh buffer held (evidently one expert in every slot, as zeros would be), so
-# gate|up and down stream one expert's bytes instead of eight, and
-# the step got 0.37-0.41 ms faster than the router's work can explain (v13 and v14 ablations;
-# v14's partial variants put the router's own work at ~1.3 us per launch).
+# gate|up and down stream one expert's bytes instead of eight, and the step got 0.37-0.41 ms
+# faster than the router's work can explain (v13 and v14 ablations; v14's partial variants put
+# the router's own work at ~1.3 us per launch).
 NOT_ITS_COST = {
     "moe_router": "without it the expert ids are never written (the slots read one expert)",
 }
