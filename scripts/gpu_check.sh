@@ -12,8 +12,9 @@
 # AGREEMENT_LAYERS (default 8), GPU_BENCHES=1 (also the kernels' #[ignore]d micro-benchmarks),
 # ABLATION=1 (also each decode launch's marginal cost at 1K, scripts/ablate_decode.py, ~3 min),
 # SHAPES_SWEEP="gemv_out_warps=4 moe_warps=8,moe_down_rows=2 ..." (decode launch shapes to try, see
-# crates/cuda/src/shapes.rs: each runs the decode kernel tests and lily bench at
-# SWEEP_CONTEXTS (default 1024), twice, interleaved with the defaults; ~45 s per shape).
+# crates/cuda/src/shapes.rs: each runs the kernel tests, the tiny model's and the prefill MoE's
+# and lily bench at SWEEP_CONTEXTS (default 1024), twice, interleaved with the defaults; ~70 s
+# per shape).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -76,8 +77,12 @@ echo "== lily bench --synthetic"
 if [ -n "${SHAPES_SWEEP:-}" ]; then
     echo "== decode launch-shape sweep"
     for spec in "" $SHAPES_SWEEP; do
-        echo "-- tests under LILY_SHAPES=${spec:-(defaults)}"
-        LILY_SHAPES=$spec "$bin/tests/gpu_kernels" --test-threads=1 2>&1 | grep -E "test result|panicked|FAILED" || status=1
+        # The kernels, the tiny model end to end, and the prefill MoE (moe_warps also sizes the
+        # prefill routing's blocks).
+        for t in gpu_kernels gpu_backend gpu_prefill_moe; do
+            echo "-- $t under LILY_SHAPES=${spec:-(defaults)}"
+            LILY_SHAPES=$spec "$bin/tests/$t" --test-threads=1 2>&1 | grep -E "test result|panicked|FAILED" || status=1
+        done
     done
     for round in 1 2; do
         for spec in "" $SHAPES_SWEEP; do
