@@ -78,7 +78,7 @@ def main():
     for label, count, eager_us in launches:
         if count * eager_us < a.min_us:
             continue
-        reason = next((r for k, r in NOT_ITS_COST.items() if label.split()[0] == k), None)
+        reason = NOT_ITS_COST.get(label.split()[0])
         if reason:
             print(f"| {label} | {count} | {eager_us:.2f} | not measured: {reason} | | |", flush=True)
             continue

@@ -9,6 +9,10 @@
 #define GROUP (ATTN_HEADS / ATTN_KV_HEADS)
 #define Q_ROWS (ATTN_HEADS * 2 * HD)
 
+// The inverse frequency of RoPE pair j, in f64 as the angles that use it: at position 2^18 an
+// f32 angle has lost most of its fraction.
+__device__ __forceinline__ double rope_inv_freq(float theta, int j) { return pow((double)theta, -2.0 * j / ROPE_DIM); }
+
 // Zero-centred RMSNorm of one head (thread i holds dim i of x, w its weight), then rotate-half
 // RoPE on the first ROPE_DIM dims at position p with thread i's inverse frequency; returns dim
 // i. Block of HD threads; xs holds HD floats.
@@ -39,10 +43,9 @@ extern "C" __global__ void attn_prepare(const float* __restrict__ proj, const bf
     pdl_launch_next();
     const int b = blockIdx.x, i = threadIdx.x;
     const bool is_q = b < ATTN_HEADS;
-    // What no earlier kernel writes, before the wait: the norm weight and the RoPE frequency
-    // (f64: at position 2^18 an f32 angle has lost most of its fraction).
+    // What no earlier kernel writes, before the wait: the norm weight and the RoPE frequency.
     const float w = bf2f(ld_early((is_q ? q_norm : k_norm) + i));
-    const double inv_freq = i < ROPE_DIM ? pow((double)theta, -2.0 * (i % (ROPE_DIM / 2)) / ROPE_DIM) : 0.0;
+    const double inv_freq = i < ROPE_DIM ? rope_inv_freq(theta, i % (ROPE_DIM / 2)) : 0.0;
     pdl_wait();
     const int p = __ldcg(pos_ptr);
     const float* src = is_q ? proj + b * 2 * HD : proj + Q_ROWS + (b - ATTN_HEADS) * HD;
@@ -104,8 +107,7 @@ extern "C" __global__ void __launch_bounds__(PP_WARPS * 32)
         k_scale[i] = 1.f + bf2f(ld_early(k_norm + i));
     }
     for (int j = threadIdx.x; j < half; j += blockDim.x) {
-        // The angle in f64: at position 2^18 an f32 angle has lost most of its fraction.
-        const double inv_freq = pow((double)theta, -2.0 * j / ROPE_DIM);
+        const double inv_freq = rope_inv_freq(theta, j);
         double sn, cs;
         sincos((double)p * inv_freq, &sn, &cs);
         rope_cos[j] = (float)cs;
