@@ -245,17 +245,31 @@ moe_down(const bf16* __restrict__ down, const float* __restrict__ h, const int* 
          const float* __restrict__ weights, const float* __restrict__ shared_out, float* __restrict__ x) {
     __shared__ float partial[DOWN_BLOCK_ROWS][TOP_K];
     pdl_launch_next();
-    pdl_wait();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int s = warp % TOP_K, local0 = (warp / TOP_K) * DOWN_WARP_ROWS;
     const int block_row0 = blockIdx.x * DOWN_BLOCK_ROWS;
-    const bf16* expert = down + (long)__ldcg(ids + s) * HIDDEN * MOE_INTER;
     uint4 w[DOWN_WARP_ROWS][DOWN_PER_LANE];
+    auto load_rows = [&](int expert_id) {
+        const bf16* expert = down + (long)expert_id * HIDDEN * MOE_INTER;
 #pragma unroll
-    for (int j = 0; j < DOWN_WARP_ROWS; j++) {
-        const int row = block_row0 + local0 + j;
-        down_row_load(w[j], expert + (long)(row < HIDDEN ? row : 0) * MOE_INTER);
-    }
+        for (int j = 0; j < DOWN_WARP_ROWS; j++) {
+            const int row = block_row0 + local0 + j;
+            down_row_load(w[j], expert + (long)(row < HIDDEN ? row : 0) * MOE_INTER);
+        }
+    };
+    // The rows are asked for before the wait, for the expert the route names then: a guess.
+    // The router ran two launches back, and this grid launches only once every gate|up block
+    // has started; on the H200 gate|up's blocks outnumber one wave, so its last ones start after
+    // the first ones passed their wait, which the router's end released. Nothing guarantees that
+    // in general, so the id is read again after the wait and a warp whose expert changed asks
+    // for its rows again: a wrong guess costs time, never a wrong result. The buffer may hold
+    // anything before a sequence's first route (it is never cleared), hence the clamp: a guess
+    // must stay inside the weights (unclamped, the tiny model's tests read out of bounds).
+    const int guess = (int)min((unsigned)__ldcg(ids + s), (unsigned)(NUM_EXPERTS - 1));
+    load_rows(guess);
+    pdl_wait();
+    const int id = __ldcg(ids + s);
+    if (id != guess) load_rows(id);
     // Thread t < DOWN_BLOCK_ROWS adds up row block_row0 + t; its residual and shared-expert
     // term are asked for now rather than after the barrier.
     const int add_row = block_row0 + threadIdx.x;
