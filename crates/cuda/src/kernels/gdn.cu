@@ -324,7 +324,7 @@ extern "C" __global__ void gdn_prefill_ring(const float* __restrict__ proj, floa
 #define GDN_SC 32
 #define GDN_SCP (GDN_SC + 8)
 #define GDN_SCAN_FLOATS \
-    (3 * GDN_KDP * GDN_SCP + 3 * GDN_CH * GDN_KP + GDN_CH * GDN_AP + 4 * GDN_CH * GDN_SCP + 2 * GDN_CH)
+    (3 * GDN_KDP * GDN_SCP + 3 * GDN_CH * GDN_KP + GDN_CH * GDN_AP + 5 * GDN_CH * GDN_SCP + 2 * GDN_CH)
 
 __device__ __forceinline__ float4 gdn_ld4(const float* p) { return *reinterpret_cast<const float4*>(p); }
 __device__ __forceinline__ void gdn_st4(float* p, float a, float b, float c, float d) {
@@ -348,14 +348,14 @@ __device__ __forceinline__ float gdn_dot4(float4 a, float4 b, float acc) {
 struct Tf32Split {
     unsigned hi, lo;
 };
-__device__ __forceinline__ unsigned gdn_tf32(float x) {
-    unsigned r;
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-    return r;
-}
+// hi is x rounded to tf32's 10 mantissa bits by hand and lo = x - hi, exact. The tensor cores
+// read only a tf32 operand's top 19 bits, so lo goes in unrounded (truncated there, an error
+// below 2^-21 |x|). cvt.rna.tf32.f32 compiles to 7 instructions per half on sm_90 (it also
+// handles NaN and infinity, which these finite operands never are); the splits were most of
+// the chunked delta rule's instructions (ncu: the scan issue-bound at 2 warps per scheduler).
 __device__ __forceinline__ Tf32Split gdn_split(float x) {
-    const unsigned hi = gdn_tf32(x);
-    return {hi, gdn_tf32(x - __uint_as_float(hi))};
+    const unsigned hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+    return {hi, __float_as_uint(x - __uint_as_float(hi))};
 }
 __device__ __forceinline__ void gdn_mma_tf32(float c[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
                                              unsigned b0, unsigned b1) {
@@ -364,11 +364,14 @@ __device__ __forceinline__ void gdn_mma_tf32(float c[4], unsigned a0, unsigned a
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
-// c += A B for one m16n8k8 step: a holds A's (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4) and
-// b holds B's (t, g), (t + 4, g), g = lane / 4, t = lane % 4 (PTX ISA, mma.m16n8k8 .tf32).
-__device__ __forceinline__ void gdn_mma3(float c[4], const Tf32Split a[4], const Tf32Split b[2]) {
-    gdn_mma_tf32(c, a[0].lo, a[1].lo, a[2].lo, a[3].lo, b[0].hi, b[1].hi);
-    gdn_mma_tf32(c, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b[0].lo, b[1].lo);
+// c + cs += A B for one m16n8k8 step: a holds A's (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)
+// and b holds B's (t, g), (t + 4, g), g = lane / 4, t = lane % 4 (PTX ISA, mma.m16n8k8 .tf32).
+// The small terms go to cs, which may be c itself: apart, the dependent chain of tensor-core
+// ops a k-loop builds is 2 long per step instead of 3 (the scan waits on it), at 4 registers
+// per tile.
+__device__ __forceinline__ void gdn_mma3(float c[4], float cs[4], const Tf32Split a[4], const Tf32Split b[2]) {
+    gdn_mma_tf32(cs, a[0].lo, a[1].lo, a[2].lo, a[3].lo, b[0].hi, b[1].hi);
+    gdn_mma_tf32(cs, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b[0].lo, b[1].lo);
     gdn_mma_tf32(c, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b[0].hi, b[1].hi);
 }
 
@@ -464,10 +467,10 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
                 const Tf32Split b[2] = {gdn_split(B[k0]), gdn_split(B[k0 + 4])};
                 const Tf32Split ak[4] = {gdn_split(Ak[k0]), gdn_split(Ak[8 * GDN_KP + k0]), gdn_split(Ak[k0 + 4]),
                                          gdn_split(Ak[8 * GDN_KP + k0 + 4])};
-                gdn_mma3(kk, ak, b);
+                gdn_mma3(kk, kk, ak, b);
                 const Tf32Split aq[4] = {gdn_split(Aq[k0]), gdn_split(Aq[8 * GDN_KP + k0]), gdn_split(Aq[k0 + 4]),
                                          gdn_split(Aq[8 * GDN_KP + k0 + 4])};
-                gdn_mma3(qk, aq, b);
+                gdn_mma3(qk, qk, aq, b);
             }
 #pragma unroll
             for (int e = 0; e < 4; e++) {
@@ -543,7 +546,7 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
                                         {th[a0 + 8 * GDN_AP], tl[a0 + 8 * GDN_AP]},
                                         {th[a0 + 4], tl[a0 + 4]},
                                         {th[a0 + 8 * GDN_AP + 4], tl[a0 + 8 * GDN_AP + 4]}};
-                gdn_mma3(acc[mt], a, b);
+                gdn_mma3(acc[mt], acc[mt], a, b);
             }
         }
 #pragma unroll
@@ -585,8 +588,10 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
     float* ps = ks + GDN_CH * GDN_KP;        // P [GDN_CH][GDN_AP]
     float* us = ps + GDN_CH * GDN_AP;        // U [GDN_CH][GDN_SCP]
     float* ds = us + GDN_CH * GDN_SCP;       // D
-    float* dd = ds + GDN_CH * GDN_SCP;       // exp(G_last - G_i) D_i
-    float* ys = dd + GDN_CH * GDN_SCP;       // Gam_i q_i S0
+    // exp(G_last - G_i) D_i, split into its tf32 halves once: step 3's 8 warps all read it.
+    unsigned* dh = reinterpret_cast<unsigned*>(ds + GDN_CH * GDN_SCP);
+    unsigned* dl = dh + GDN_CH * GDN_SCP;
+    float* ys = reinterpret_cast<float*>(dl + GDN_CH * GDN_SCP);  // Gam_i q_i S0
     float* gam = ys + GDN_CH * GDN_SCP;      // exp(G_i)
     float* ed = gam + GDN_CH;                // exp(G_last - G_i)
     const int tid = threadIdx.x, tx = tid % 8, ty = tid / 8;
@@ -692,12 +697,12 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
         {
             const int mt = warp & 3;
             const float* A = (warp < 4 ? ws : qs) + (16 * mt + g) * GDN_KP + t;
-            float acc[GDN_SC / 8][4];
+            float acc[GDN_SC / 8][4], small[GDN_SC / 8][4];
 #pragma unroll
             for (int nt = 0; nt < GDN_SC / 8; nt++)
 #pragma unroll
-                for (int i = 0; i < 4; i++) acc[nt][i] = 0.f;
-#pragma unroll 2
+                for (int i = 0; i < 4; i++) acc[nt][i] = small[nt][i] = 0.f;
+#pragma unroll
             for (int k0 = 0; k0 < GDN_KDP; k0 += 8) {
                 const Tf32Split a[4] = {gdn_split(A[k0]), gdn_split(A[8 * GDN_KP + k0]), gdn_split(A[k0 + 4]),
                                         gdn_split(A[8 * GDN_KP + k0 + 4])};
@@ -705,18 +710,21 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
                 for (int nt = 0; nt < GDN_SC / 8; nt++) {
                     const int at = (k0 + t) * GDN_SCP + 8 * nt + g;
                     const Tf32Split b[2] = {{sh[at], sl[at]}, {sh[at + 4 * GDN_SCP], sl[at + 4 * GDN_SCP]}};
-                    gdn_mma3(acc[nt], a, b);
+                    gdn_mma3(acc[nt], small[nt], a, b);
                 }
             }
 #pragma unroll
             for (int nt = 0; nt < GDN_SC / 8; nt++)
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
+                    acc[nt][i] += small[nt][i];
                     const int r = 16 * mt + g + 8 * (i >> 1), at = r * GDN_SCP + 8 * nt + 2 * t + (i & 1);
                     if (warp < 4) {
                         const float d = us[at] - acc[nt][i];
                         ds[at] = d;
-                        dd[at] = ed[r] * d;
+                        const Tf32Split v = gdn_split(ed[r] * d);
+                        dh[at] = v.hi;
+                        dl[at] = v.lo;
                     } else {
                         ys[at] = gam[r] * acc[nt][i];
                     }
@@ -772,30 +780,36 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
         {
             const float chunk_decay = gam[n - 1];
             for (int mt = warp; mt < GDN_KDP / 16; mt += GDN_CHUNK_THREADS / 32) {
-                float acc[GDN_SC / 8][4];
+                float acc[GDN_SC / 8][4], small[GDN_SC / 8][4];
 #pragma unroll
                 for (int nt = 0; nt < GDN_SC / 8; nt++)
 #pragma unroll
-                    for (int i = 0; i < 4; i++)
+                    for (int i = 0; i < 4; i++) {
                         acc[nt][i] =
                             chunk_decay * ss[(16 * mt + g + 8 * (i >> 1)) * GDN_SCP + 8 * nt + 2 * t + (i & 1)];
+                        small[nt][i] = 0.f;
+                    }
+                // All GDN_CH k-steps, unrolled (constant offsets): a short chunk's padding rows
+                // of k and D are zero.
                 const float* A = ks + t * GDN_KP + 16 * mt + g;
-                for (int k0 = 0; k0 < n; k0 += 8) {
+#pragma unroll
+                for (int k0 = 0; k0 < GDN_CH; k0 += 8) {
                     const float* Ak = A + k0 * GDN_KP;
                     const Tf32Split a[4] = {gdn_split(Ak[0]), gdn_split(Ak[8]), gdn_split(Ak[4 * GDN_KP]),
                                             gdn_split(Ak[4 * GDN_KP + 8])};
 #pragma unroll
                     for (int nt = 0; nt < GDN_SC / 8; nt++) {
-                        const float* B = dd + (k0 + t) * GDN_SCP + 8 * nt + g;
-                        const Tf32Split b[2] = {gdn_split(B[0]), gdn_split(B[4 * GDN_SCP])};
-                        gdn_mma3(acc[nt], a, b);
+                        const int at = (k0 + t) * GDN_SCP + 8 * nt + g;
+                        const Tf32Split b[2] = {{dh[at], dl[at]}, {dh[at + 4 * GDN_SCP], dl[at + 4 * GDN_SCP]}};
+                        gdn_mma3(acc[nt], small[nt], a, b);
                     }
                 }
 #pragma unroll
                 for (int nt = 0; nt < GDN_SC / 8; nt++)
 #pragma unroll
                     for (int i = 0; i < 4; i++)
-                        put_s((16 * mt + g + 8 * (i >> 1)) * GDN_SCP + 8 * nt + 2 * t + (i & 1), acc[nt][i]);
+                        put_s((16 * mt + g + 8 * (i >> 1)) * GDN_SCP + 8 * nt + 2 * t + (i & 1),
+                              acc[nt][i] + small[nt][i]);
             }
         }
         // The next chunk's k rows, P and decay factors go over this chunk's, and it reads all of S.

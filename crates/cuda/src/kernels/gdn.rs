@@ -37,13 +37,14 @@ fn solve_shared_bytes(d: &Dims) -> u32 {
 
 /// Dynamic shared memory of gdn_chunk_scan (GDN_SCAN_FLOATS): the block's columns of S and its
 /// two tf32 halves (rows padded to 16, row stride SCAN_COLUMNS + 8), the chunk's W, q and k
-/// rows, P, then U, D, the decay-weighted D and Gam q S0, and two decay factors per token.
+/// rows, P, then U, D, the decay-weighted D's two tf32 halves and Gam q S0, and two decay
+/// factors per token.
 fn scan_shared_bytes(d: &Dims) -> u32 {
     let columns = SCAN_COLUMNS + 8;
     (4 * (3 * d.gdn_key_dim.div_ceil(16) * 16 * columns
         + 3 * CHUNK * key_row_stride(d)
         + CHUNK * (CHUNK + 4)
-        + 4 * CHUNK * columns
+        + 5 * CHUNK * columns
         + 2 * CHUNK)) as u32
 }
 
