@@ -566,10 +566,10 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
 
 // grid (V, ceil(VD / GDN_SC)), block GDN_CHUNK_THREADS, dynamic shared memory GDN_SCAN_FLOATS
 // floats. Sequential over the chunks; the block's columns of S stay in shared memory from the
-// first chunk to the last. The three products with KD in them (W S0, q S0, K^T D) run on the
-// tensor cores, one 16-row tile per warp; P D is a small triangle done with FMAs, 8 x 32 threads
-// (tx picks 4 of the block's columns, ty two rows of the chunk). o: [tokens, V, VD] before the
-// gated norm.
+// first chunk to the last. Every product runs on the tensor cores: the three with KD in them
+// (W S0, q S0, K^T D) one 16-row tile per warp, the triangle P D two 16 x 8 tiles per warp (the
+// FMAs it took before were a quarter of the kernel's instructions). Copies of S in and out: 8 x
+// 32 threads, tx picks 4 of the block's columns. o: [tokens, V, VD] before the gated norm.
 extern "C" __global__ void __launch_bounds__(GDN_CHUNK_THREADS)
 gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const float* __restrict__ w_in,
                const float* __restrict__ u_in, const float* __restrict__ p_in, const float* __restrict__ g_in,
@@ -735,42 +735,38 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
         // Step 1's buffers are free: the next chunk's W, q and U load during steps 2 and 3.
         if (more) stage_a(t1, n1);
 
-        // Step 2. O = Y + P D over P's column groups up to the diagonal. A thread takes rows ty and
-        // 63 - ty, so that every warp has the same number of groups (the triangle's long rows
-        // would otherwise all fall to the last warp).
+        // Step 2. O = Y + P D on the tensor cores (3xTF32, as the other products), in 16 x 8 tiles:
+        // P's lower triangle gives tile row mt 2 mt + 2 k-steps, so a warp takes tile rows mt and
+        // 3 - mt of one column tile, 10 k-steps for every warp. P is read up to the diagonal only:
+        // further right its rows hold an earlier chunk's values (selected away, never multiplied).
         {
-            const int rows[2] = {ty, GDN_CH - 1 - ty};
-            float y[2][4];
+            const int nt = warp & 3, c = col0 + 8 * nt + 2 * t;
+            const int mts[2] = {warp >> 2, 3 - (warp >> 2)};
 #pragma unroll
-            for (int a = 0; a < 2; a++) {
-                const float4 y4 = gdn_ld4(ys + rows[a] * GDN_SCP + c4);
-                y[a][0] = y4.x;
-                y[a][1] = y4.y;
-                y[a][2] = y4.z;
-                y[a][3] = y4.w;
-            }
-            for (int jg = 0; jg <= rows[1] / 4; jg++) {
-                const bool both = jg <= rows[0] / 4;
-                const float4 p1 = gdn_ld4(ps + rows[1] * GDN_AP + 4 * jg);
-                const float4 p0 = both ? gdn_ld4(ps + rows[0] * GDN_AP + 4 * jg) : p1;
-                const float pa[2][4] = {{p0.x, p0.y, p0.z, p0.w}, {p1.x, p1.y, p1.z, p1.w}};
+            for (int m = 0; m < 2; m++) {
+                const int mt = mts[m], i0 = 16 * mt + g;
+                float acc[4], small[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
-                for (int jj = 0; jj < 4; jj++) {
-                    const float4 d4 = gdn_ld4(ds + (4 * jg + jj) * GDN_SCP + c4);
-                    const float dv[4] = {d4.x, d4.y, d4.z, d4.w};
+                for (int e = 0; e < 4; e++) acc[e] = ys[(i0 + 8 * (e >> 1)) * GDN_SCP + 8 * nt + 2 * t + (e & 1)];
+                auto p_at = [&](int i, int j) { return j <= i ? ps[i * GDN_AP + j] : 0.f; };
+                for (int k0 = 0; k0 < 16 * mt + 16; k0 += 8) {
+                    const int j0 = k0 + t, at = j0 * GDN_SCP + 8 * nt + g;
+                    const Tf32Split a[4] = {gdn_split(p_at(i0, j0)), gdn_split(p_at(i0 + 8, j0)),
+                                            gdn_split(p_at(i0, j0 + 4)), gdn_split(p_at(i0 + 8, j0 + 4))};
+                    const Tf32Split b[2] = {gdn_split(ds[at]), gdn_split(ds[at + 4 * GDN_SCP])};
+                    gdn_mma3(acc, small, a, b);
+                }
+                // VD is even, so a lane's column pair is all real or all padding.
 #pragma unroll
-                    for (int b = 0; b < 4; b++) {
-                        if (both) y[0][b] = fmaf(pa[0][jj], dv[b], y[0][b]);
-                        y[1][b] = fmaf(pa[1][jj], dv[b], y[1][b]);
+                for (int half = 0; half < 2; half++) {
+                    const int r = i0 + 8 * half;
+                    if (r < n && c < GDN_VALUE_DIM) {
+                        float2 v;
+                        v.x = acc[2 * half] + small[2 * half];
+                        v.y = acc[2 * half + 1] + small[2 * half + 1];
+                        *reinterpret_cast<float2*>(o + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + c) = v;
                     }
                 }
-            }
-#pragma unroll
-            for (int a = 0; a < 2; a++) {
-                const int r = rows[a];
-                if (r < n && live)
-                    gdn_st4(o + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col0 + c4, y[a][0],
-                            y[a][1], y[a][2], y[a][3]);
             }
         }
 
