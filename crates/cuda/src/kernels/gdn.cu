@@ -336,12 +336,6 @@ __device__ __forceinline__ void gdn_st4(float* p, float a, float b, float c, flo
     *reinterpret_cast<float4*>(p) = v;
 }
 __device__ __forceinline__ void gdn_zero4(float* p) { gdn_st4(p, 0.f, 0.f, 0.f, 0.f); }
-__device__ __forceinline__ float gdn_dot4(float4 a, float4 b, float acc) {
-    acc = fmaf(a.x, b.x, acc);
-    acc = fmaf(a.y, b.y, acc);
-    acc = fmaf(a.z, b.z, acc);
-    return fmaf(a.w, b.w, acc);
-}
 
 // 3xTF32 on the tensor cores: x = hi + lo with both halves tf32, and a b = a_lo b_hi + a_hi b_lo +
 // a_hi b_hi, which keeps about f32 accuracy (plain tf32 left the state ~5e-4 off).
