@@ -359,3 +359,26 @@ impl Gdn {
         self.launch_gated_norm(sc.o.ptr(), proj, norm, out, t * v)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hopper gives a block at most 227 KB of dynamic shared memory and an SM 228 KB, 1 KB of
+    /// it reserved per resident block. At the model's dims the scan runs one block per SM
+    /// with 512 bytes to spare, and the solve's launch bound promises two blocks per SM: a
+    /// layout change that breaks either fails here, not at the first launch on the GPU.
+    #[test]
+    fn chunk_kernels_fit_hopper_shared_memory_at_model_dims() {
+        let d = Dims::qwen36_35b_a3b();
+        let (block_max, sm, reserved) = (227 * 1024, 228 * 1024, 1024);
+        let scan = scan_shared_bytes(&d);
+        assert!(scan <= block_max, "gdn_chunk_scan needs {scan} bytes");
+        let solve = solve_shared_bytes(&d);
+        assert!(
+            2 * (solve + reserved) <= sm,
+            "two gdn_chunk_solve blocks need {} bytes",
+            2 * (solve + reserved)
+        );
+    }
+}
