@@ -2,8 +2,10 @@
 
 Reads the SASS-level CSV that `ncu -i REPORT --page source --print-source sass --csv` prints
 (scripts/ncu_kernels.sh makes it) and prints, per kernel: the sampled stall reasons as shares
-of all samples, the samples by twentieths of the kernel's code (which phase of a kernel costs),
-and the instructions with the most samples with their main stall reason.
+of all samples, the executed instructions by opcode (an issue-bound kernel shows what it spends
+its issue slots on: v15 found cvt.rna.tf32 lowered to FSETP/SEL/LOP3 this way), the samples by
+twentieths of the kernel's code (which phase of a kernel costs), and the instructions with the
+most samples with their main stall reason.
 
     python3 scripts/ncu_summary.py sass.csv [--top 15]
 """
@@ -47,6 +49,16 @@ def summarize(name, rows, top):
         for s in reasons:
             by_reason[s] += number(r[s])
     print("stalls: " + ", ".join(f"{s[6:]} {100 * c / total:.1f}%" for s, c in by_reason.most_common(8)))
+    executed = [number(r.get("Instructions Executed", "0")) for r in rows]
+    if sum(executed):
+        by_opcode = collections.Counter()
+        for r, n in zip(rows, executed):
+            words = r["Source"].split()
+            if words and words[0].startswith("@"):  # a predicate guard, not the opcode
+                words = words[1:]
+            by_opcode[words[0].split(".")[0] if words else "?"] += n
+        print(f"executed: {sum(executed):,} warp instructions; by opcode: "
+              + ", ".join(f"{op} {100 * n / sum(executed):.1f}%" for op, n in by_opcode.most_common(10)))
     parts = [0] * 20
     for i, s in enumerate(samples):
         parts[i * 20 // len(rows)] += s
