@@ -318,7 +318,13 @@ extern "C" __global__ void gdn_prefill_ring(const float* __restrict__ proj, floa
 // gdn_chunk_solve's q rows are dead once P is written; T = (I + A)^-1 goes over them, split
 // into its tf32 halves (two [GDN_CH][GDN_AP] arrays).
 #define GDN_QT_FLOATS (GDN_CH * GDN_KP > 2 * GDN_CH * GDN_AP ? GDN_CH * GDN_KP : 2 * GDN_CH * GDN_AP)
-#define GDN_SOLVE_FLOATS (GDN_CH * GDN_KP + GDN_QT_FLOATS + GDN_CH * GDN_AP + 3 * GDN_CH)
+// gdn_chunk_solve's warps take U's first n-tiles (v's columns 0 .. GDN_V0) from registers
+// loaded early; v's columns from GDN_V0 up to the n-tiles' end (GDN_VS of them) it stages in
+// shared memory, row stride GDN_VSP (32 k + 8: the 4 rows of a B fragment on different banks).
+#define GDN_V0 (8 * (GDN_CHUNK_THREADS / 32))
+#define GDN_VS ((GDN_VALUE_DIM + 7) / 8 * 8 > GDN_V0 ? (GDN_VALUE_DIM + 7) / 8 * 8 - GDN_V0 : 0)
+#define GDN_VSP (GDN_VS > 0 ? GDN_VS + 8 : 0)
+#define GDN_SOLVE_FLOATS (GDN_CH * GDN_KP + GDN_QT_FLOATS + GDN_CH * GDN_AP + 3 * GDN_CH + GDN_CH * GDN_VSP)
 // gdn_chunk_scan: value columns per block, and the row stride of its [.][GDN_SC] tiles, which
 // puts the 4 rows of a tf32 B fragment on different banks.
 #define GDN_SC 32
@@ -390,6 +396,7 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     float* bs = as + GDN_CH * GDN_AP;  // beta [GDN_CH]
     float* gs = bs + GDN_CH;           // G [GDN_CH]
     float* wsc = gs + GDN_CH;          // beta Gam, W's right-hand side scale per row
+    float* vsm = wsc + GDN_CH;         // v's columns GDN_V0 .. [GDN_CH][GDN_VSP]
     unsigned* th = reinterpret_cast<unsigned*>(qs);
     unsigned* tl = th + GDN_CH * GDN_AP;
     const int tid = threadIdx.x;
@@ -410,6 +417,16 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
             gdn_zero4(qs + r * GDN_KP + c);
         }
     }
+    // VD is a multiple of 4, so each 4 columns are all real or all padding.
+    constexpr int V4 = GDN_VS / 4;
+    for (int i = tid; i < GDN_CH * V4; i += GDN_CHUNK_THREADS) {
+        const int r = i / V4, c = 4 * (i % V4);
+        if (r < n && GDN_V0 + c < GDN_VALUE_DIM)
+            cp_async16(vsm + r * GDN_VSP + c,
+                       vv + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + GDN_V0 + c);
+        else
+            gdn_zero4(vsm + r * GDN_VSP + c);
+    }
     cp_async_commit();
     if (tid < GDN_CH) {
         const long at = (long)(t0 + tid) * GDN_VALUE_HEADS + h;
@@ -419,7 +436,9 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     // This warp's first n-tile of [U | W] (a U tile for the full model) takes its right-hand side
     // from v in global memory: those loads are issued now, so that their latency passes under
     // the products and the substitution instead of stalling the last product (the kernel's main
-    // stall when they were loaded there). More tiles' worth of registers would spill.
+    // stall when they were loaded there). More tiles' worth of registers would spill; U's later
+    // tiles read v from shared memory (vsm): loaded from global memory in the product, they were
+    // the solve's largest stall left (ncu, v15: FMULs waiting on them).
     const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
     constexpr int UT = (GDN_VALUE_DIM + 7) / 8, NT = UT + GDN_KDP / 8, MT = GDN_CH / 16;
     constexpr int NQ = (NT + GDN_CHUNK_THREADS / 32 - 1) / (GDN_CHUNK_THREADS / 32);
@@ -531,7 +550,7 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
                 else if (q == 0)
                     bv[r] = bs[j] * vpre[k0 / 8][r];
                 else
-                    bv[r] = bs[j] * v_at(nt, j);
+                    bv[r] = bs[j] * vsm[j * GDN_VSP + col - GDN_V0];
             }
             const Tf32Split b[2] = {gdn_split(bv[0]), gdn_split(bv[1])};
 #pragma unroll
