@@ -343,6 +343,29 @@ __device__ __forceinline__ void gdn_st4(float* p, float a, float b, float c, flo
 }
 __device__ __forceinline__ void gdn_zero4(float* p) { gdn_st4(p, 0.f, 0.f, 0.f, 0.f); }
 
+// Stages rows 0 .. GDN_CH - 1 of F4 float4s each, global row r at src + r * src_stride, into
+// shared rows dst + r * dst_stride, with cp.async (the caller commits). A float4 that
+// real(r, c) rejects is zeroed instead, or with ZERO false left as it was. Each thread keeps
+// one float4 column and steps by whole rows, so a copy costs a pointer add: dividing the
+// element index for every copy, with its 64-bit address arithmetic, was ~15% of
+// gdn_chunk_scan's instructions (ncu, v15).
+template <int F4, bool ZERO, typename Real>
+__device__ __forceinline__ void gdn_stage_rows(float* dst, int dst_stride, const float* src, long src_stride,
+                                               Real real) {
+    static_assert(F4 <= GDN_CHUNK_THREADS, "a row wider than the block");
+    constexpr int RP = GDN_CHUNK_THREADS / F4;
+    const int r0 = threadIdx.x / F4, c = 4 * (threadIdx.x % F4);
+    if (r0 >= RP) return;
+    dst += r0 * dst_stride + c;
+    src += r0 * src_stride + c;
+    for (int r = r0; r < GDN_CH; r += RP, dst += RP * dst_stride, src += RP * src_stride) {
+        if (real(r, c))
+            cp_async16(dst, src);
+        else if (ZERO)
+            gdn_zero4(dst);
+    }
+}
+
 // 3xTF32 on the tensor cores: x = hi + lo with both halves tf32, and a b = a_lo b_hi + a_hi b_lo +
 // a_hi b_hi, which keeps about f32 accuracy (plain tf32 left the state ~5e-4 off).
 struct Tf32Split {
@@ -405,28 +428,17 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
 
     // Padding rows past the chunk's last token: k = q = beta = g = 0, so their A rows are zero
     // and their G repeats the last real one. Columns past KD (up to the tf32 tiles) are zero.
-    constexpr int F4 = GDN_KDP / 4;
-    for (int i = tid; i < GDN_CH * F4; i += GDN_CHUNK_THREADS) {
-        const int r = i / F4, c = 4 * (i % F4);
-        if (r < n && c < GDN_KEY_DIM) {
-            const long at = ((long)(t0 + r) * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + c;
-            cp_async16(ks + r * GDN_KP + c, kn + at);
-            cp_async16(qs + r * GDN_KP + c, qn + at);
-        } else {
-            gdn_zero4(ks + r * GDN_KP + c);
-            gdn_zero4(qs + r * GDN_KP + c);
-        }
+    {
+        const long at = ((long)t0 * GDN_KEY_HEADS + kh) * GDN_KEY_DIM, stride = GDN_KEY_HEADS * GDN_KEY_DIM;
+        auto real_k = [&](int r, int c) { return r < n && c < GDN_KEY_DIM; };
+        gdn_stage_rows<GDN_KDP / 4, true>(ks, GDN_KP, kn + at, stride, real_k);
+        gdn_stage_rows<GDN_KDP / 4, true>(qs, GDN_KP, qn + at, stride, real_k);
     }
     // VD is a multiple of 4, so each 4 columns are all real or all padding.
-    constexpr int V4 = GDN_VS / 4;
-    for (int i = tid; i < GDN_CH * V4; i += GDN_CHUNK_THREADS) {
-        const int r = i / V4, c = 4 * (i % V4);
-        if (r < n && GDN_V0 + c < GDN_VALUE_DIM)
-            cp_async16(vsm + r * GDN_VSP + c,
-                       vv + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + GDN_V0 + c);
-        else
-            gdn_zero4(vsm + r * GDN_VSP + c);
-    }
+    if (GDN_VS > 0)
+        gdn_stage_rows<(GDN_VS > 0 ? GDN_VS / 4 : 1), true>(
+            vsm, GDN_VSP, vv + ((long)t0 * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + GDN_V0,
+            GDN_VALUE_HEADS * GDN_VALUE_DIM, [&](int r, int c) { return r < n && GDN_V0 + c < GDN_VALUE_DIM; });
     cp_async_commit();
     if (tid < GDN_CH) {
         const long at = (long)(t0 + tid) * GDN_VALUE_HEADS + h;
@@ -640,41 +652,21 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
     // Padding rows are zero, so D's padding rows are zero (P's diagonal groups and the k-steps
     // of K^T D reach into them).
     constexpr int F4 = GDN_KEY_DIM / 4;
+    constexpr long VROW = GDN_VALUE_HEADS, KROW = GDN_KEY_HEADS;  // a token's heads, per row
     auto stage_a = [&](int t0, int n) {
-        for (int i = tid; i < GDN_CH * F4; i += GDN_CHUNK_THREADS) {
-            const int r = i / F4, cc = 4 * (i % F4);
-            float *dw = ws + r * GDN_KP + cc, *dq = qs + r * GDN_KP + cc;
-            if (r < n) {
-                cp_async16(dw, w_in + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_KEY_DIM + cc);
-                cp_async16(dq, qn + ((long)(t0 + r) * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + cc);
-            } else {
-                gdn_zero4(dw);
-                gdn_zero4(dq);
-            }
-        }
-        for (int i = tid; i < GDN_CH * (GDN_SC / 4); i += GDN_CHUNK_THREADS) {
-            const int r = i / (GDN_SC / 4), cc = 4 * (i % (GDN_SC / 4));
-            if (r < n && col0 + cc < GDN_VALUE_DIM)
-                cp_async16(us + r * GDN_SCP + cc,
-                         u_in + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col0 + cc);
-            else
-                gdn_zero4(us + r * GDN_SCP + cc);
-        }
+        auto real = [&](int r, int) { return r < n; };
+        gdn_stage_rows<F4, true>(ws, GDN_KP, w_in + (t0 * VROW + h) * GDN_KEY_DIM, VROW * GDN_KEY_DIM, real);
+        gdn_stage_rows<F4, true>(qs, GDN_KP, qn + (t0 * KROW + kh) * GDN_KEY_DIM, KROW * GDN_KEY_DIM, real);
+        gdn_stage_rows<GDN_SC / 4, true>(us, GDN_SCP, u_in + (t0 * VROW + h) * GDN_VALUE_DIM + col0,
+                                         VROW * GDN_VALUE_DIM,
+                                         [&](int r, int c) { return r < n && col0 + c < GDN_VALUE_DIM; });
         cp_async_commit();
     };
     auto stage_b = [&](int t0, int n) {
-        for (int i = tid; i < GDN_CH * F4; i += GDN_CHUNK_THREADS) {
-            const int r = i / F4, cc = 4 * (i % F4);
-            if (r < n)
-                cp_async16(ks + r * GDN_KP + cc, kn + ((long)(t0 + r) * GDN_KEY_HEADS + kh) * GDN_KEY_DIM + cc);
-            else
-                gdn_zero4(ks + r * GDN_KP + cc);
-        }
-        for (int i = tid; i < GDN_CH * (GDN_CH / 4); i += GDN_CHUNK_THREADS) {
-            const int r = i / (GDN_CH / 4), cc = 4 * (i % (GDN_CH / 4));
-            if (r < n && cc <= r)
-                cp_async16(ps + r * GDN_AP + cc, p_in + ((long)(t0 + r) * GDN_VALUE_HEADS + h) * GDN_CH + cc);
-        }
+        gdn_stage_rows<F4, true>(ks, GDN_KP, kn + (t0 * KROW + kh) * GDN_KEY_DIM, KROW * GDN_KEY_DIM,
+                                 [&](int r, int) { return r < n; });
+        gdn_stage_rows<GDN_CH / 4, false>(ps, GDN_AP, p_in + (t0 * VROW + h) * GDN_CH, VROW * GDN_CH,
+                                          [&](int r, int c) { return r < n && c <= r; });
         cp_async_commit();
     };
     // The chunk's G (threads < GDN_CH, one token each; padding tokens take the last real one),
