@@ -81,10 +81,11 @@ struct GemmJob {
 
 // The tile's epilogue. Accumulator chunk i (columns 8i..8i+7) of warp w: d[4i + e] is row
 // 16w + lane/4 (+8 for e >= 2), column 8i + 2*(lane%4) + e%2.
+// EPI_SCALED: row_scale holds the scales of this thread's two rows (gemm_row_scales).
 template <int EPI>
 __device__ __forceinline__ void gemm_store(const float d[GEMM_BN / 2], const GemmJob& j, int N,
                                            float* __restrict__ Y, bf16* __restrict__ H,
-                                           const float* __restrict__ scale, int accumulate, int wg, int warp,
+                                           const float (&row_scale)[2], int accumulate, int wg, int warp,
                                            int lane, int half_n) {
     const int g = lane >> 2, t2 = (lane & 3) * 2, n0 = j.n0;
 #pragma unroll
@@ -103,7 +104,7 @@ __device__ __forceinline__ void gemm_store(const float d[GEMM_BN / 2], const Gem
                 *reinterpret_cast<unsigned*>(H + (long)row * half_n + unit) = packed;
             }
         } else if constexpr (EPI == EPI_SCALED) {
-            const float s = __ldcg(scale + row);
+            const float s = row_scale[half];
 #pragma unroll
             for (int i = 0; i < GEMM_BN / 8; i++) {
                 const int col = n0 + i * 8 + t2;
@@ -133,6 +134,18 @@ __device__ __forceinline__ void gemm_store(const float d[GEMM_BN / 2], const Gem
                 }
             }
         }
+    }
+}
+
+// The scales of the two rows a thread stores in a tile, asked for when the tile starts: read in
+// the epilogue they were its largest stall (ncu, gemm_moe_down at 8K: 4.7% of the samples
+// waited on them).
+__device__ __forceinline__ void gemm_row_scales(const float* __restrict__ scale, const GemmJob& j, int wg, int warp,
+                                                int lane, float (&row_scale)[2]) {
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        const int row = j.row0 + wg * 64 + (warp & 3) * 16 + (lane >> 2) + half * 8;
+        row_scale[half] = row < j.row_end ? __ldcg(scale + row) : 0.f;
     }
 }
 
@@ -234,6 +247,8 @@ __device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restri
         // A warpgroup whose 64 rows are all past the tile's end (an expert's last tile) skips
         // its MMAs: the tensor cores then serve the other warpgroup alone.
         const bool live_rows = j.row0 + wg * 64 < j.row_end;
+        float row_scale[2] = {0.f, 0.f};
+        if constexpr (EPI == EPI_SCALED) gemm_row_scales(scale, j, wg, warp, lane, row_scale);
         float d[GEMM_BN / 2];
 #pragma unroll
         for (int i = 0; i < GEMM_BN / 2; i++) d[i] = 0.f;
@@ -257,7 +272,7 @@ __device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restri
             }
         }
         wgmma_wait<0>();
-        gemm_store<EPI>(d, j, N, Y, H, scale, accumulate, wg, warp, lane, half_n);
+        gemm_store<EPI>(d, j, N, Y, H, row_scale, accumulate, wg, warp, lane, half_n);
     }
     cp_async_wait<0>();
 }
