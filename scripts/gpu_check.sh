@@ -4,9 +4,12 @@
 #
 # Build here first (x86-64 Linux, glibc <= the GPU machine's):
 #   LILY_COMMIT=$(git rev-parse --short HEAD) cargo build --release -p lily-cli
-#   scripts/gpu_check.sh --stage DIR               # copies lily + the GPU test binaries (built if needed) into DIR
-# Then on the GPU machine, from the repository root:
-#   scripts/gpu_check.sh OUTDIR [DIR]              # DIR defaults to .gpu
+#   scripts/gpu_check.sh --stage DIR               # lily + the GPU test binaries (built if needed), packed as DIR/gpu.tar.xz
+# Then on the GPU machine, from the repository root (carry DIR):
+#   scripts/gpu_check.sh OUTDIR [DIR]              # DIR defaults to .gpu; unpacks DIR/gpu.tar.xz first
+# Packed because the GPU machine takes at most 64 MiB of working tree and carried paths: the
+# repository is ~36 MB and the stripped binaries ~28 MB (xz: ~6 MB). The other scripts run
+# from an unpacked DIR: `tar xJf DIR/gpu.tar.xz -C DIR` (or after one gpu_check.sh run).
 # Environment: CONTEXTS (default: the contract's 256 .. 131072), BENCH_FLAGS (e.g. --profile),
 # SKIP_TRANSFORMERS=1, TRANSFORMERS_CONTEXTS (default 1024,8192), SKIP_AGREEMENT=1,
 # AGREEMENT_LAYERS (default 8), GPU_BENCHES=1 (also the kernels' #[ignore]d micro-benchmarks),
@@ -27,12 +30,15 @@ if [ "${1:-}" = "--stage" ]; then
     done
     mkdir -p "$dir/fixture"
     cp "$here"/crates/cpu/tests/fixtures/linear3_full1/* "$dir/fixture/"
-    ls -la "$dir" "$dir/tests"
+    tar cf - -C "$dir" lily tests | xz -6 -T2 >"$dir/gpu.tar.xz"
+    rm -r "$dir/lily" "$dir/tests"
+    ls -la "$dir"
     exit 0
 fi
 
 out=${1:?usage: gpu_check.sh OUTDIR [BIN_DIR]}
 bin=${2:-$here/.gpu}
+if [ -e "$bin/gpu.tar.xz" ]; then tar xJf "$bin/gpu.tar.xz" -C "$bin" || exit 1; fi
 mkdir -p "$out"
 status=0
 
