@@ -65,6 +65,12 @@ pub struct Args {
     /// generated tokens are then meaningless.
     #[arg(long = "leave-out", value_name = "KERNEL")]
     leave_out: Vec<String>,
+    /// Write a per-block timeline of one decode step (graph replay) at the first context to
+    /// FILE, as CSV: when each block of each launch started and when its PDL wait returned, on
+    /// which SM (scripts/trace_summary.py summarises it). The kernels are then compiled with the
+    /// marks (a store or three per block): compare that run's table only with traced runs.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
 }
 
 struct Row {
@@ -138,13 +144,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         format!("GPU draw (temperature {}, top_p {}, top_k {}, u 0.5)", rule.temperature, rule.top_p, rule.top_k)
     };
     let started = Instant::now();
+    if args.trace.is_some() && args.steps < 4 {
+        bail!("--trace needs --steps of at least 4 (it replays steps after the measured ones)");
+    }
+    let gpu = Gpu::open()?;
+    if args.trace.is_some() {
+        lily_cuda::trace::enable(&gpu)?;
+    }
     let (backend, precision) = match (&args.model, args.synthetic) {
         (Some(dir), _) => (
-            CudaBackend::load(Gpu::open()?, dir).with_context(|| format!("loading {}", dir.display()))?,
+            CudaBackend::load(gpu, dir).with_context(|| format!("loading {}", dir.display()))?,
             "bf16 (checkpoint)",
         ),
         (None, true) => (
-            CudaBackend::synthetic(Gpu::open()?, Dims::qwen36_35b_a3b(), args.seed)?,
+            CudaBackend::synthetic(gpu, Dims::qwen36_35b_a3b(), args.seed)?,
             "bf16 (synthetic)",
         ),
         (None, false) => bail!("give --synthetic or --model DIR"),
@@ -201,6 +214,28 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             bail!(
                 "context {context}: the generated ids differ between rounds (digests {digests:x?})"
             );
+        }
+        if let (Some(path), true) = (&args.trace, context == args.contexts[0]) {
+            // The eager step names the launches (the graph replays the same sequence); two
+            // replays warm the graph, the third is traced.
+            backend.clear(&mut seq)?;
+            backend.set_rule(&seq, &rule)?;
+            backend.prefill_tokens(&mut seq, &tokens)?;
+            let labels: Vec<String> = backend.profile_step(&mut seq)?.into_iter().map(|(l, _)| l).collect();
+            backend.run_steps(&mut seq, 2)?;
+            lily_cuda::trace::clear(gpu)?;
+            backend.run_steps(&mut seq, 1)?;
+            let marks = lily_cuda::trace::collect(gpu)?;
+            // Marks that do not match the eager step's launches are still written, unnamed.
+            let (text, what) = match lily_cuda::trace::launches(&marks, &labels) {
+                Ok(launches) => (lily_cuda::trace::csv(&launches), format!("{} launches", launches.len())),
+                Err(e) => {
+                    tracing::warn!("{e}; writing the marks by grid id");
+                    (lily_cuda::trace::csv_unmatched(&marks), "launches not matched".to_string())
+                }
+            };
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+            println!("# traced one decode step at context {context}: {what}, {} blocks -> {}", marks.len(), path.display());
         }
         if args.profile {
             profiles.push((format!("decode step at context {context}"), backend.profile_step(&mut seq)?));

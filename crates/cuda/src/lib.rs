@@ -33,6 +33,7 @@ pub mod nvrtc;
 pub mod prefill;
 pub mod shapes;
 pub mod tensor;
+pub mod trace;
 pub mod weights;
 
 pub use backend::{CudaBackend, CudaSequence};

@@ -45,6 +45,26 @@ fn every_kernel_compiles_for_sm90a() {
     }
 }
 
+/// `lily bench --trace` compiles every family with the marks of common.cuh (trace.rs): that
+/// build must compile too, and put its marks in the code.
+#[test]
+fn every_kernel_compiles_with_the_trace_marks() {
+    let Some(nvrtc) = common::nvrtc("every_kernel_compiles_with_the_trace_marks") else {
+        return;
+    };
+    let mut defines = Dims::qwen36_35b_a3b().defines();
+    defines.push(("LILY_TRACE_BUF", 0x7f00_0000_0000));
+    for (name, source) in SOURCES {
+        let ptx = nvrtc
+            .ptx(name, source, &defines)
+            .unwrap_or_else(|e| panic!("{name} traced: {e}"));
+        assert!(
+            ptx.contains("%globaltimer") && ptx.contains("%gridid"),
+            "{name}: the traced build has no marks"
+        );
+    }
+}
+
 #[test]
 fn a_broken_source_reports_the_compiler_log() {
     let Ok(nvrtc) = Nvrtc::get() else {

@@ -70,8 +70,45 @@ __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-
 __device__ __forceinline__ uint4 ld_early(const uint4* p) { return __ldcg(p); }
 __device__ __forceinline__ bf16 ld_early(const bf16* p) { return __ldcg(p); }
 __device__ __forceinline__ float ld_early(const float* p) { return __ldcg(p); }
-__device__ __forceinline__ void pdl_launch_next() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
-__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+#ifdef LILY_TRACE_BUF
+// lily bench --trace (trace.rs): thread 0 of each block stores its grid id, the global timer at
+// the block's start (at = 0) and after its PDL wait (at = 1), and its SM, to the slot (grid id
+// mod TRACE_LAUNCHES, block). Plain stores: an atomic's round trip would lengthen the chains
+// being timed. Only in a traced build: without LILY_TRACE_BUF the marks compile to nothing.
+#define TRACE_LAUNCHES 512
+#define TRACE_BLOCKS 16384
+__device__ __forceinline__ void trace_mark(int at) {
+    if (threadIdx.x | threadIdx.y | threadIdx.z) return;
+    const unsigned long long block =
+        blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+    if (block >= TRACE_BLOCKS) return;
+    unsigned long long grid, t;
+    unsigned sm;
+    asm volatile("mov.u64 %0, %%gridid;" : "=l"(grid));
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    unsigned long long* slot = reinterpret_cast<unsigned long long*>((unsigned long long)LILY_TRACE_BUF) +
+                               4 * ((grid % TRACE_LAUNCHES) * TRACE_BLOCKS + block);
+    if (at == 0) {
+        slot[0] = grid;
+        slot[1] = t;
+        slot[3] = sm;
+    } else {
+        slot[2] = t;
+    }
+}
+#define TRACE_MARK(at) trace_mark(at)
+#else
+#define TRACE_MARK(at)
+#endif
+__device__ __forceinline__ void pdl_launch_next() {
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    TRACE_MARK(0);
+}
+__device__ __forceinline__ void pdl_wait() {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    TRACE_MARK(1);
+}
 
 // Shared-memory address of a generic pointer, as cp.async and ldmatrix take it.
 __device__ __forceinline__ unsigned smem_u32(const void* p) {

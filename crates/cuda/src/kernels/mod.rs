@@ -35,7 +35,8 @@ pub const SOURCES: &[(&str, &str)] = &[
 pub(crate) fn load(gpu: &Arc<Gpu>, name: &str, source: &str, dims: &Dims) -> Result<Module> {
     let started = std::time::Instant::now();
     let nvrtc = Nvrtc::get()?;
-    let defines = dims.defines();
+    let mut defines = dims.defines();
+    defines.extend(crate::trace::define());
     let compile = || nvrtc.compile(name, source, TARGET_ARCH, &defines);
     let cache = CubinCache::from_env();
     let key = nvrtc.cache_key(name, source, TARGET_ARCH, &defines);
