@@ -213,7 +213,7 @@ mod tests {
         let bytes = slot_bytes(&[
             (0, [8, 300, 350, 5]),
             (1, [8, 310, 0, 6]),
-            (BLOCKS + 0, [9, 100, 120, 7]),
+            (BLOCKS, [9, 100, 120, 7]),
         ]);
         let marks = parse(&bytes);
         assert_eq!(marks.len(), 3);
