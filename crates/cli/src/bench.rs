@@ -231,7 +231,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 Ok(launches) => (lily_cuda::trace::csv(&launches), format!("{} launches", launches.len())),
                 Err(e) => {
                     tracing::warn!("{e}; writing the marks by grid id");
-                    (lily_cuda::trace::csv_unmatched(&marks), "launches not matched".to_string())
+                    (lily_cuda::trace::csv(&lily_cuda::trace::unnamed(&marks)), "launches not matched".to_string())
                 }
             };
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;

@@ -104,17 +104,27 @@ pub struct LaunchTrace {
     pub blocks: Vec<BlockMark>,
 }
 
-/// Groups marks by launch, orders the launches by their first start and names them with
-/// `labels` (the step's launches in order). Fails where the count of launches differs, or a
-/// launch recorded other than its grid's block count (up to [`BLOCKS`]): two launches then
-/// shared a slot, or the labels are not this step's.
-pub fn launches(marks: &[BlockMark], labels: &[String]) -> Result<Vec<LaunchTrace>> {
+/// The marks of each launch (one grid id), blocks in order, launches in the order of their
+/// first start.
+fn by_launch(marks: &[BlockMark]) -> Vec<Vec<BlockMark>> {
     let mut by_grid: std::collections::BTreeMap<u64, Vec<BlockMark>> = Default::default();
     for m in marks {
         by_grid.entry(m.grid_id).or_default().push(*m);
     }
     let mut groups: Vec<Vec<BlockMark>> = by_grid.into_values().collect();
+    for g in &mut groups {
+        g.sort_by_key(|m| m.block);
+    }
     groups.sort_by_key(|g| g.iter().map(|m| m.start_ns).min());
+    groups
+}
+
+/// Groups marks by launch, orders the launches by their first start and names them with
+/// `labels` (the step's launches in order). Fails where the count of launches differs, or a
+/// launch recorded other than its grid's block count (up to [`BLOCKS`]): two launches then
+/// shared a slot, or the labels are not this step's ([`unnamed`] still shows the marks).
+pub fn launches(marks: &[BlockMark], labels: &[String]) -> Result<Vec<LaunchTrace>> {
+    let groups = by_launch(marks);
     if groups.len() != labels.len() {
         return Err(CudaError::Invalid(format!(
             "trace: {} launches marked, the step has {}",
@@ -123,7 +133,7 @@ pub fn launches(marks: &[BlockMark], labels: &[String]) -> Result<Vec<LaunchTrac
         )));
     }
     let mut out = Vec::with_capacity(groups.len());
-    for (mut blocks, label) in groups.into_iter().zip(labels) {
+    for (blocks, label) in groups.into_iter().zip(labels) {
         let expected = grid_blocks(label)?.min(BLOCKS);
         if blocks.len() != expected {
             return Err(CudaError::Invalid(format!(
@@ -131,13 +141,24 @@ pub fn launches(marks: &[BlockMark], labels: &[String]) -> Result<Vec<LaunchTrac
                 blocks.len()
             )));
         }
-        blocks.sort_by_key(|m| m.block);
         out.push(LaunchTrace {
             label: label.clone(),
             blocks,
         });
     }
     Ok(out)
+}
+
+/// The launches as [`launches`] groups them, labelled by grid id alone: for marks that do not
+/// match the step's launches.
+pub fn unnamed(marks: &[BlockMark]) -> Vec<LaunchTrace> {
+    by_launch(marks)
+        .into_iter()
+        .map(|blocks| LaunchTrace {
+            label: format!("grid id {}", blocks[0].grid_id),
+            blocks,
+        })
+        .collect()
 }
 
 fn grid_blocks(label: &str) -> Result<usize> {
@@ -169,25 +190,6 @@ pub fn csv(launches: &[LaunchTrace]) -> String {
                 m.start_ns - t0
             );
         }
-    }
-    s
-}
-
-/// CSV of marks that could not be matched to the step's launches ([`launches`] failed): grid id,
-/// block, SM, start and wait-return times from the first start.
-pub fn csv_unmatched(marks: &[BlockMark]) -> String {
-    let t0 = marks.iter().map(|m| m.start_ns).min().unwrap_or(0);
-    let mut s = String::from("grid_id,block,sm,start_ns,wait_ns\n");
-    for m in marks {
-        let wait = m.wait_ns.map(|w| (w - t0).to_string()).unwrap_or_default();
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{wait}",
-            m.grid_id,
-            m.block,
-            m.sm,
-            m.start_ns - t0
-        );
     }
     s
 }
@@ -246,8 +248,8 @@ mod tests {
             .to_string();
         assert!(err.contains("no grid"), "{err}");
         assert_eq!(
-            csv_unmatched(&marks),
-            "grid_id,block,sm,start_ns,wait_ns\n8,0,5,0,50\n"
+            csv(&unnamed(&marks)),
+            "launch,label,block,sm,start_ns,wait_ns\n0,grid id 8,0,5,0,50\n"
         );
     }
 }

@@ -79,6 +79,11 @@ struct GemmJob {
     const bf16* b;
 };
 
+// The output row of a thread's accumulator half (0: d[4i], d[4i + 1]; 1: d[4i + 2], d[4i + 3]).
+__device__ __forceinline__ int gemm_out_row(const GemmJob& j, int wg, int warp, int lane, int half) {
+    return j.row0 + wg * 64 + (warp & 3) * 16 + (lane >> 2) + half * 8;
+}
+
 // The tile's epilogue. Accumulator chunk i (columns 8i..8i+7) of warp w: d[4i + e] is row
 // 16w + lane/4 (+8 for e >= 2), column 8i + 2*(lane%4) + e%2.
 // EPI_SCALED: row_scale holds the scales of this thread's two rows (gemm_row_scales).
@@ -87,10 +92,10 @@ __device__ __forceinline__ void gemm_store(const float d[GEMM_BN / 2], const Gem
                                            float* __restrict__ Y, bf16* __restrict__ H,
                                            const float (&row_scale)[2], int accumulate, int wg, int warp,
                                            int lane, int half_n) {
-    const int g = lane >> 2, t2 = (lane & 3) * 2, n0 = j.n0;
+    const int t2 = (lane & 3) * 2, n0 = j.n0;
 #pragma unroll
     for (int half = 0; half < 2; half++) {
-        const int row = j.row0 + wg * 64 + (warp & 3) * 16 + g + half * 8;
+        const int row = gemm_out_row(j, wg, warp, lane, half);
         if (row >= j.row_end) continue;
         if constexpr (EPI == EPI_SWIGLU) {
 #pragma unroll
@@ -144,7 +149,7 @@ __device__ __forceinline__ void gemm_row_scales(const float* __restrict__ scale,
                                                 int lane, float (&row_scale)[2]) {
 #pragma unroll
     for (int half = 0; half < 2; half++) {
-        const int row = j.row0 + wg * 64 + (warp & 3) * 16 + (lane >> 2) + half * 8;
+        const int row = gemm_out_row(j, wg, warp, lane, half);
         row_scale[half] = row < j.row_end ? __ldcg(scale + row) : 0.f;
     }
 }
