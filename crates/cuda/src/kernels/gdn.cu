@@ -17,20 +17,30 @@
 #define GDN_CPB (GDN_VALUE_DIM < 32 ? GDN_VALUE_DIM : 32)
 #define GDN_KG 8
 #define GDN_RPT (GDN_KEY_DIM / GDN_KG)
+static_assert(2 * GDN_KEY_DIM <= GDN_CPB * GDN_KG, "gdn_decode: a thread per q|k channel");
 
-__device__ __forceinline__ float conv_channel(const float* __restrict__ proj, const bf16* __restrict__ conv_w,
-                                              float* ring, int c, int p, bool write) {
-    const float cur = proj[c];
-    float acc = bf2f(conv_w[c * CONV_K + CONV_K - 1]) * cur;
+// One conv channel of the decode step: its weights and its history (the ring's last CONV_K - 1
+// inputs, zero before position 0), both asked for before the PDL wait, then the output.
+struct ConvChannel {
+    float w[CONV_K], hist[CONV_K - 1];
+    __device__ __forceinline__ void weights(const bf16* __restrict__ conv_w, int c) {
 #pragma unroll
-    for (int i = 0; i < CONV_K - 1; i++) {
-        const int q = p - (CONV_K - 1) + i;
-        const float v = q < 0 ? 0.f : ring[(q % CONV_K) * GDN_C + c];
-        acc += bf2f(conv_w[c * CONV_K + i]) * v;
+        for (int i = 0; i < CONV_K; i++) w[i] = bf2f(ld_early(conv_w + c * CONV_K + i));
     }
-    if (write) ring[(p % CONV_K) * GDN_C + c] = cur;
-    return silu(acc);
-}
+    __device__ __forceinline__ void history(const float* ring, int c, int p) {
+#pragma unroll
+        for (int i = 0; i < CONV_K - 1; i++) {
+            const int q = p - (CONV_K - 1) + i;
+            hist[i] = q < 0 ? 0.f : __ldcg(ring + (q % CONV_K) * GDN_C + c);
+        }
+    }
+    __device__ __forceinline__ float out(float cur) const {
+        float acc = w[CONV_K - 1] * cur;
+#pragma unroll
+        for (int i = 0; i < CONV_K - 1; i++) acc += w[i] * hist[i];
+        return silu(acc);
+    }
+};
 
 __device__ __forceinline__ float softplus(float x) { return x > 20.f ? x : log1pf(expf(x)); }
 
@@ -55,21 +65,40 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
 #pragma unroll
     for (int r = 0; r < GDN_RPT; r++) s[r] = __ldcg(S + (kg * GDN_RPT + r) * GDN_VALUE_DIM);
     const float a_log_h = ld_early(a_log + h), dt_bias_h = ld_early(dt_bias + h);
+    // Thread t < 2 KD convolves channel t of q|k (its key head's), thread t < CPB value column
+    // t of the block. The history is an earlier step's (the slot written this step is never one
+    // read), so it too is asked for before the wait, at the position read then: a guess (a
+    // plain early read of the position was stale on the H200, see common.cuh), checked after
+    // the wait, when a wrong one is asked for again. The wait's path is then one round trip
+    // (the position, this step's inputs and gates together) instead of two.
+    const bool has_qk = threadIdx.x < 2 * GDN_KEY_DIM, has_v = threadIdx.x < GDN_CPB;
+    const bool is_q = threadIdx.x < GDN_KEY_DIM;
+    const int i_qk = is_q ? threadIdx.x : threadIdx.x - GDN_KEY_DIM;
+    const int c_qk = (is_q ? 0 : GDN_KEY_HEADS * GDN_KEY_DIM) + kh * GDN_KEY_DIM + i_qk;
+    const int c_v = 2 * GDN_KEY_HEADS * GDN_KEY_DIM + h * GDN_VALUE_DIM + col0 + threadIdx.x;
+    ConvChannel conv_qk, conv_v;
+    if (has_qk) conv_qk.weights(conv_w, c_qk);
+    if (has_v) conv_v.weights(conv_w, c_v);
+    auto history = [&](int at) {
+        if (has_qk) conv_qk.history(ring, c_qk, at);
+        if (has_v) conv_v.history(ring, c_v, at);
+    };
+    const int guess = __ldcg(pos_ptr);
+    history(guess);
     pdl_wait();
     const int p = __ldcg(pos_ptr);
+    const float cur_qk = has_qk ? __ldcg(proj + c_qk) : 0.f, cur_v = has_v ? __ldcg(proj + c_v) : 0.f;
     // The gates' inputs now, not after the block sums: a memory round trip off the path.
     const float b_in = __ldcg(proj + GDN_B + h), a_in = __ldcg(proj + GDN_A + h);
-    const bool writes_qk = blockIdx.y == 0 && h % (GDN_VALUE_HEADS / GDN_KEY_HEADS) == 0;
-    for (int t = threadIdx.x; t < 2 * GDN_KEY_DIM; t += blockDim.x) {
-        const bool is_q = t < GDN_KEY_DIM;
-        const int i = is_q ? t : t - GDN_KEY_DIM;
-        const int c = (is_q ? 0 : GDN_KEY_HEADS * GDN_KEY_DIM) + kh * GDN_KEY_DIM + i;
-        const float v = conv_channel(proj, conv_w, ring, c, p, writes_qk);
-        if (is_q) qs[i] = v; else ks[i] = v;
+    if (p != guess) history(p);
+    if (has_qk) {
+        const float v = conv_qk.out(cur_qk);
+        if (is_q) qs[i_qk] = v; else ks[i_qk] = v;
+        if (blockIdx.y == 0 && h % (GDN_VALUE_HEADS / GDN_KEY_HEADS) == 0) ring[(p % CONV_K) * GDN_C + c_qk] = cur_qk;
     }
-    for (int t = threadIdx.x; t < GDN_CPB; t += blockDim.x) {
-        const int c = 2 * GDN_KEY_HEADS * GDN_KEY_DIM + h * GDN_VALUE_DIM + col0 + t;
-        vs[t] = conv_channel(proj, conv_w, ring, c, p, true);
+    if (has_v) {
+        vs[threadIdx.x] = conv_v.out(cur_v);
+        ring[(p % CONV_K) * GDN_C + c_v] = cur_v;
     }
     __syncthreads();
     float qq = 0.f, kk = 0.f, kq = 0.f;
