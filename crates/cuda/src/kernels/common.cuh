@@ -65,8 +65,12 @@ __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-
 // across griddepcontrol.wait either way, as if nothing wrote its data while the kernel runs:
 // it sank every row product's weight prefetch below the wait and hoisted gdn_decode's read of
 // the position above it. So what is asked for before the wait is read with ld_early (L2, a load
-// ptxas keeps in place), and a value another kernel writes is read after it with __ldcg or
-// through a plain pointer. The pdl_order test checks the compiled code (SASS) for both.
+// ptxas keeps in place), and a value another kernel writes is read after it with __ldcg: not
+// through a plain pointer, whose load may be served by an L1 line that an earlier launch left
+// on this SM (v17, H200: gdn_decode's conv history read with plain loads gave another decode
+// than read at L2, the one the position and the other blocks' writes say; the run's other
+// plain reads of activations gave the same bits at L2, and read there since). The pdl_order
+// test checks the compiled code (SASS) for the first rule.
 __device__ __forceinline__ uint4 ld_early(const uint4* p) { return __ldcg(p); }
 __device__ __forceinline__ bf16 ld_early(const bf16* p) { return __ldcg(p); }
 __device__ __forceinline__ float ld_early(const float* p) { return __ldcg(p); }

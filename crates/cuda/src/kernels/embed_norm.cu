@@ -8,7 +8,7 @@ extern "C" __global__ void embed_token(const bf16* __restrict__ table, const int
                                        const int* __restrict__ pos, float* __restrict__ x) {
     pdl_launch_next();
     pdl_wait();
-    const long token = ids[*pos];
+    const long token = __ldcg(ids + __ldcg(pos));
     for (int i = threadIdx.x; i < HIDDEN; i += blockDim.x) x[i] = bf2f(table[token * HIDDEN + i]);
 }
 

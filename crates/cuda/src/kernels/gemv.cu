@@ -100,7 +100,7 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
     // What an accumulating product adds to, asked for now rather than after the sums.
     float y_old[ROWS];
 #pragma unroll
-    for (int r = 0; r < ROWS; r++) y_old[r] = accumulate && lane == 0 && row0 + r < rows ? y[row0 + r] : 0.f;
+    for (int r = 0; r < ROWS; r++) y_old[r] = accumulate && lane == 0 && row0 + r < rows ? __ldcg(y + row0 + r) : 0.f;
     if constexpr (NORMED) {
         stage_normed<COLS, WARPS * 32>(xs, resid, nw, xn_out, eps);
     } else {

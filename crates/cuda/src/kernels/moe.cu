@@ -274,7 +274,7 @@ moe_down(const bf16* __restrict__ down, const float* __restrict__ h, const int* 
     // term are asked for now rather than after the barrier.
     const int add_row = block_row0 + threadIdx.x;
     const bool adds = threadIdx.x < DOWN_BLOCK_ROWS && add_row < HIDDEN;
-    const float x_old = adds ? x[add_row] : 0.f, shared = adds ? __ldcg(shared_out + add_row) : 0.f;
+    const float x_old = adds ? __ldcg(x + add_row) : 0.f, shared = adds ? __ldcg(shared_out + add_row) : 0.f;
     const float wt = __ldcg(weights + s);
 #pragma unroll
     for (int j = 0; j < DOWN_WARP_ROWS; j++) {
