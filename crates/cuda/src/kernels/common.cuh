@@ -69,8 +69,12 @@ __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-
 // through a plain pointer, whose load may be served by an L1 line that an earlier launch left
 // on this SM (v17, H200: gdn_decode's conv history read with plain loads gave another decode
 // than read at L2, the one the position and the other blocks' writes say; the run's other
-// plain reads of activations gave the same bits at L2, and read there since). The pdl_order
-// test checks the compiled code (SASS) for the first rule.
+// plain reads of activations gave the same bits at L2, and read there since). Reads through
+// `const __restrict__` pointers (ld.global.nc, also cached in L1) remain in the decode step:
+// the attention kernels' q, partials and position, moe_gate_up's x, the downs' h, the final
+// rmsnorm's x, and argmax's and finish_step's plain reads; moving all of them to L2 gave the
+// same bits and a 7.6% slower step at 1K (v17, one round, branch l2-everywhere), so they stay
+// until one is shown stale. The pdl_order test checks the compiled code (SASS) for the first rule.
 __device__ __forceinline__ uint4 ld_early(const uint4* p) { return __ldcg(p); }
 __device__ __forceinline__ bf16 ld_early(const bf16* p) { return __ldcg(p); }
 __device__ __forceinline__ float ld_early(const float* p) { return __ldcg(p); }
