@@ -3,7 +3,8 @@
 //! of every key around them, `docs/results/2026-11-30-h200-s6/shape_sweep_*`; v13: 16 warps for
 //! the output projections once the row products' weights really stream before the PDL wait,
 //! `docs/results/2026-11-30-h200-s8/shape_*`; v14: moe_down with 8 rows per warp, then 8
-//! warps per gate|up block, `docs/results/2026-11-30-h200-s9/`). The kernel sources take them
+//! warps per gate|up block, `docs/results/2026-11-30-h200-s9/`; v18: the streamed normed
+//! products' 16 warps with one row in registers and two in the ring, `docs/results/2026-12-01-h200-s13/`). The kernel sources take them
 //! as `-D` constants (with the model's dimensions, [`crate::dims::Dims::defines`]) and the
 //! launchers size their grids from the same values, so a sweep needs no rebuild:
 //! `LILY_SHAPES=gemv_out_warps=4,moe_down_rows=2 lily bench --synthetic` (the GPU tests read it
@@ -15,10 +16,15 @@ use crate::error::{CudaError, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shapes {
-    /// Warps per block of the row products (gemv.cu), by product: the ones with the layer
-    /// norm fused (GDN in_proj, attention q|k|v), the output projections (GDN out_proj,
+    /// Warps per block of the row products (gemv.cu), by product: the streamed ones with the
+    /// layer norm fused (GDN in_proj, attention q|k|v), the output projections (GDN out_proj,
     /// o_proj), lm_head, and the MoE router (one row per warp).
     pub gemv_normed_warps: usize,
+    /// Rows in flight per warp of the streamed products: in registers (0 or 1) and in the
+    /// warp's ring in shared memory; and their blocks per SM.
+    pub gemv_normed_reg_rows: usize,
+    pub gemv_normed_stages: usize,
+    pub gemv_normed_blocks: usize,
     pub gemv_out_warps: usize,
     pub gemv_hidden_warps: usize,
     pub router_warps: usize,
@@ -39,7 +45,10 @@ pub struct Shapes {
 impl Default for Shapes {
     fn default() -> Self {
         Shapes {
-            gemv_normed_warps: 8,
+            gemv_normed_warps: 16,
+            gemv_normed_reg_rows: 1,
+            gemv_normed_stages: 2,
+            gemv_normed_blocks: 1,
             gemv_out_warps: 16,
             gemv_hidden_warps: 8,
             router_warps: 16,
@@ -52,68 +61,100 @@ impl Default for Shapes {
     }
 }
 
-/// Every shape once: its `LILY_SHAPES` key, its `-D` macro, the largest value a block of at
-/// most 1,024 threads (or a lane's registers) allows, and its field. moe_down_rows is also
-/// checked against the routed expert count by the MoE launcher.
+/// Every shape once: its `LILY_SHAPES` key, its `-D` macro, its least value (1 but for a
+/// choice that may be off), the largest value a block of at most 1,024 threads (or a lane's
+/// registers) allows, and its field. moe_down_rows is also checked against the routed expert
+/// count by the MoE launcher, the streamed products' rings against shared memory by theirs.
 struct Field {
     key: &'static str,
     define: &'static str,
+    least: usize,
     limit: usize,
     field: fn(&mut Shapes) -> &mut usize,
 }
 
-const FIELDS: [Field; 9] = [
+const FIELDS: [Field; 12] = [
     Field {
         key: "gemv_normed_warps",
         define: "GEMV_NORMED_WARPS",
+        least: 1,
         limit: 32,
         field: |s| &mut s.gemv_normed_warps,
     },
     Field {
+        key: "gemv_normed_reg_rows",
+        define: "GEMV_NORMED_REG_ROWS",
+        least: 0,
+        limit: 1,
+        field: |s| &mut s.gemv_normed_reg_rows,
+    },
+    Field {
+        key: "gemv_normed_stages",
+        define: "GEMV_NORMED_STAGES",
+        least: 1,
+        limit: 16,
+        field: |s| &mut s.gemv_normed_stages,
+    },
+    Field {
+        key: "gemv_normed_blocks",
+        define: "GEMV_NORMED_BLOCKS",
+        least: 1,
+        limit: 32,
+        field: |s| &mut s.gemv_normed_blocks,
+    },
+    Field {
         key: "gemv_out_warps",
         define: "GEMV_OUT_WARPS",
+        least: 1,
         limit: 32,
         field: |s| &mut s.gemv_out_warps,
     },
     Field {
         key: "gemv_hidden_warps",
         define: "GEMV_HIDDEN_WARPS",
+        least: 1,
         limit: 32,
         field: |s| &mut s.gemv_hidden_warps,
     },
     Field {
         key: "router_warps",
         define: "ROUTER_WARPS",
+        least: 1,
         limit: 32,
         field: |s| &mut s.router_warps,
     },
     Field {
         key: "gemv_loads",
         define: "GEMV_LOADS",
+        least: 1,
         limit: 32,
         field: |s| &mut s.gemv_loads,
     },
     Field {
         key: "moe_warps",
         define: "MOE_WARPS",
+        least: 1,
         limit: 32,
         field: |s| &mut s.moe_warps,
     },
     Field {
         key: "moe_down_rows",
         define: "DOWN_ROWS",
+        least: 1,
         limit: 4,
         field: |s| &mut s.moe_down_rows,
     },
     Field {
         key: "moe_down_warp_rows",
         define: "DOWN_WARP_ROWS",
+        least: 1,
         limit: 16,
         field: |s| &mut s.moe_down_warp_rows,
     },
     Field {
         key: "attn_split_keys",
         define: "ATTN_SPLIT_KEYS",
+        least: 1,
         limit: 1 << 18,
         field: |s| &mut s.attn_split_keys,
     },
@@ -132,9 +173,7 @@ impl Shapes {
             let value: usize = value
                 .trim()
                 .parse()
-                .ok()
-                .filter(|v| *v > 0)
-                .ok_or_else(|| format!("{key}: `{}` is not a positive integer", value.trim()))?;
+                .map_err(|_| format!("{key}: `{}` is not a whole number", value.trim()))?;
             let Some(f) = FIELDS.iter().find(|f| f.key == key) else {
                 let known: Vec<&str> = FIELDS.iter().map(|f| f.key).collect();
                 return Err(format!(
@@ -142,6 +181,9 @@ impl Shapes {
                     known.join(", ")
                 ));
             };
+            if value < f.least {
+                return Err(format!("{key} = {value} is less than {}", f.least));
+            }
             if value > f.limit {
                 return Err(format!("{key} = {value} is more than {}", f.limit));
             }
@@ -212,8 +254,9 @@ mod tests {
         for (spec, says) in [
             ("gemv_warps=4", "unknown shape `gemv_warps`"),
             ("router_warps", "not KEY=VALUE"),
-            ("moe_warps=0", "not a positive integer"),
-            ("moe_warps=x", "not a positive integer"),
+            ("moe_warps=0", "less than 1"),
+            ("moe_warps=x", "not a whole number"),
+            ("gemv_normed_reg_rows=2", "more than 1"),
             ("gemv_out_warps=64", "more than 32"),
         ] {
             let e = Shapes::parse(spec).unwrap_err();

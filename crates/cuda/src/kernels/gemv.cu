@@ -4,15 +4,15 @@
 // two 2048-column rows; a caller may take fewer rows per warp for more blocks). x is staged once per
 // block in shared memory.
 // `accumulate` adds into y: that is how the residual add rides on the output projections.
-// The `_normed` variant takes the f32 residual stream instead of x and applies the zero-centred
-// RMSNorm in its prologue (each block recomputes it from L2, which removes a launch per norm;
-// 8 warps of up to 2 rows per block share one norm); block 0 also writes the normed vector out
-// when another kernel needs it (the experts).
+// With NORMED it takes the f32 residual stream instead of x and applies the zero-centred
+// RMSNorm in its prologue (each block recomputes it from L2, which removes a launch per norm);
+// block 0 also writes the normed vector out when another kernel needs it (the experts). The
+// MoE router uses it so; the large normed products stream instead (gemv_hidden_normed below).
 // Needs: HIDDEN, GDN_OUT (value heads * value dim), ATTN_OUT (heads * head dim).
 
 // Launch shapes (shapes.rs): GEMV_LOADS for every row product, and warps per block by entry
-// point: GEMV_HIDDEN_WARPS (lm_head), GEMV_NORMED_WARPS (GDN in_proj, attention q|k|v),
-// GEMV_OUT_WARPS (GDN out_proj, o_proj); moe.cu's router has ROUTER_WARPS.
+// point: GEMV_HIDDEN_WARPS (lm_head), GEMV_OUT_WARPS (GDN out_proj, o_proj); moe.cu's router
+// has ROUTER_WARPS; the streamed gemv_hidden_normed has GEMV_NORMED_WARPS and GEMV_NORMED_STAGES.
 // 16-byte chunks of a row, each lane's share of them, and rows per warp (gemv.rs: rows_per_block).
 #define GEMV_CHUNKS(cols) ((cols) / 8)
 #define GEMV_PER_LANE(cols) ((GEMV_CHUNKS(cols) + 31) / 32)
@@ -126,10 +126,80 @@ extern "C" __global__ void __launch_bounds__(GEMV_HIDDEN_WARPS * 32)
 gemv_hidden(const bf16* W, const bf16* x, float* y, int rows, int accumulate) {
     gemv_rows<HIDDEN, false, GEMV_HIDDEN_WARPS>(W, x, nullptr, nullptr, nullptr, 0.f, y, rows, accumulate);
 }
+
+// The layer-input products (GDN in_proj, attention q|k|v: 50.6 and 37.7 MB) streamed by a
+// fixed GEMV_NORMED_BLOCKS blocks per SM (gemv.rs sizes the grid) instead of waves of short
+// blocks: in v17's timeline gemv_rows' last blocks of in_proj started 10.7 us after its PDL
+// release, each wave paying its own norm and the ramp of its loads. Warp g of the grid's G
+// takes rows g, g + G, ...: the first GEMV_NORMED_REG_ROWS (0 or 1) into registers, the others
+// through the warp's ring of GEMV_NORMED_STAGES rows in shared memory, where each lane copies
+// its 16-byte chunks of a row (lane + 32 i) with cp.async and reads back only those same
+// chunks, so a lane's own wait_group is the only synchronisation the ring needs: no barrier,
+// no copy engine. Registers and ring are filled before the PDL wait; each ring row consumed
+// asks for the one STAGES rows later. x stays in shared memory (not registers), which keeps a
+// block small enough to become resident beside the previous kernel's blocks.
+// Dynamic shared memory: GEMV_NORMED_WARPS * GEMV_NORMED_STAGES rows (gemv.rs: stream_ring_bytes).
 extern "C" __global__ void __launch_bounds__(GEMV_NORMED_WARPS * 32)
 gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* xn_out, float eps,
                    float* y, int rows, int accumulate) {
-    gemv_rows<HIDDEN, true, GEMV_NORMED_WARPS>(W, nullptr, resid, norm_w, xn_out, eps, y, rows, accumulate);
+    constexpr int CHUNKS = GEMV_CHUNKS(HIDDEN), PER_LANE = GEMV_PER_LANE(HIDDEN), STAGES = GEMV_NORMED_STAGES;
+    constexpr int REG = GEMV_NORMED_REG_ROWS;
+    extern __shared__ uint4 ring[];
+    __shared__ uint4 xs[CHUNKS];
+    pdl_launch_next();
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const long first = (long)blockIdx.x * GEMV_NORMED_WARPS + warp, stride = (long)gridDim.x * GEMV_NORMED_WARPS;
+    uint4* mine = ring + warp * STAGES * CHUNKS;
+    // The warp's ring row k (its row REG + k) into stage k % STAGES; a group per k, empty past
+    // the last row, so that wait_group<STAGES - 1> always means "ring row k has landed".
+    auto ask = [&](long k) {
+        const long row = first + (k + REG) * stride;
+        if (row < rows) {
+            const uint4* src = reinterpret_cast<const uint4*>(W + row * HIDDEN);
+            uint4* dst = mine + (k % STAGES) * CHUNKS;
+#pragma unroll
+            for (int i = 0; i < PER_LANE; i++) {
+                const int c = lane + 32 * i;
+                if (c < CHUNKS) cp_async16(dst + c, src + c);
+            }
+        }
+        cp_async_commit();
+    };
+    // y[row] (+)= the row (chunk(i): this lane's i-th chunk of it) . x.
+    auto finish = [&](auto chunk, long row) {
+        float acc = 0.f;
+#pragma unroll
+        for (int i = 0; i < PER_LANE; i++) {
+            const int c = lane + 32 * i;
+            if (c < CHUNKS) acc += dot8(chunk(i), xs[c]);
+        }
+        acc = warp_sum(acc);
+        if (lane == 0) y[row] = accumulate ? __ldcg(y + row) + acc : acc;
+    };
+    NormWeights<HIDDEN, GEMV_NORMED_WARPS * 32> nw;
+    nw.load(norm_w);
+    uint4 w0[REG ? PER_LANE : 1];
+    if constexpr (REG) {
+        const uint4* src = reinterpret_cast<const uint4*>(W + (first < rows ? first : 0) * HIDDEN);
+#pragma unroll
+        for (int i = 0; i < PER_LANE; i++) {
+            const int c = lane + 32 * i;
+            if (c < CHUNKS) w0[i] = ld_early(src + c);
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < STAGES; k++) ask(k);
+    pdl_wait();
+    stage_normed<HIDDEN, GEMV_NORMED_WARPS * 32>(xs, resid, nw, xn_out, eps);
+    __syncthreads();
+    if (REG && first < rows) finish([&](int i) { return w0[i]; }, first);
+    for (long k = 0, row = first + REG * stride; row < rows; k++, row += stride) {
+        cp_async_wait<STAGES - 1>();
+        const uint4* src = mine + (k % STAGES) * CHUNKS;
+        finish([&](int i) { return src[lane + 32 * i]; }, row);
+        // After the sum, which needed this lane's reads of the stage: only then is it refilled.
+        ask(k + STAGES);
+    }
 }
 extern "C" __global__ void __launch_bounds__(GEMV_OUT_WARPS * 32)
 gemv_gdn_out(const bf16* W, const bf16* x, float* y, int rows, int accumulate) {

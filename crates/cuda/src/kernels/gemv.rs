@@ -15,6 +15,14 @@ fn rows_per_block(shapes: &Shapes, warps: usize, cols: usize) -> usize {
     warps * (shapes.gemv_loads / per_lane).max(1)
 }
 
+/// Shared memory a block may use on Hopper (227 KB).
+pub(crate) const SHARED_PER_BLOCK: usize = 232_448;
+
+/// The streamed normed product's rings: GEMV_NORMED_STAGES rows of `hidden` bf16 per warp.
+fn stream_ring_bytes(shapes: &Shapes, dims: &Dims) -> usize {
+    shapes.gemv_normed_warps * shapes.gemv_normed_stages * dims.hidden * 2
+}
+
 /// A compiled entry point: its row width and warps per block.
 struct Entry {
     cols: usize,
@@ -48,6 +56,19 @@ impl Gemv {
             entry(dims.attn_out(), shapes.gemv_out_warps, "gemv_attn_out")?,
         ];
         let normed = module.function("gemv_hidden_normed")?;
+        let ring = stream_ring_bytes(&shapes, dims);
+        // The static x staging and the norm's scratch sit beside the ring.
+        let limit = SHARED_PER_BLOCK - dims.hidden * 2 - 128;
+        if ring > limit {
+            return Err(CudaError::Invalid(format!(
+                "gemv_normed_warps x gemv_normed_stages = {} x {} rows of {} bytes need {ring} \
+                 bytes of shared memory; a block has {limit}",
+                shapes.gemv_normed_warps,
+                shapes.gemv_normed_stages,
+                dims.hidden * 2
+            )));
+        }
+        module.allow_shared(&normed, ring as u32)?;
         Ok(Gemv {
             gpu: gpu.clone(),
             _module: module,
@@ -134,7 +155,6 @@ impl Gemv {
             None => 0,
         };
         let y = y.expect(DType::F32, &[rows])?;
-        let warps = self.shapes.gemv_normed_warps;
         let mut args = KernelArgs::new()
             .ptr(w.ptr)
             .ptr(resid)
@@ -144,15 +164,13 @@ impl Gemv {
             .ptr(y)
             .i32(rows as i32)
             .i32(accumulate as i32);
+        // A fixed number of blocks per SM: their warps loop over the rows (gemv.cu).
+        let blocks = self.gpu.multiprocessors.max(1) * self.shapes.gemv_normed_blocks as u32;
         self.gpu.launch(
             &self.normed,
-            (
-                rows.div_ceil(rows_per_block(&self.shapes, warps, h)) as u32,
-                1,
-                1,
-            ),
-            (warps * 32) as u32,
-            0,
+            (blocks, 1, 1),
+            (self.shapes.gemv_normed_warps * 32) as u32,
+            stream_ring_bytes(&self.shapes, &self.dims) as u32,
             &mut args,
         )
     }
