@@ -242,6 +242,13 @@ mod tests {
             }
         );
         assert_eq!(Shapes::parse("").unwrap(), Shapes::default());
+        // A choice that may be off takes 0; the others start at 1 (names_what_is_wrong).
+        assert_eq!(
+            Shapes::parse("gemv_normed_reg_rows=0")
+                .unwrap()
+                .gemv_normed_reg_rows,
+            0
+        );
         assert_eq!(
             Shapes::parse(&s.to_string()).unwrap(),
             s,

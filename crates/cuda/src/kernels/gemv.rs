@@ -18,9 +18,22 @@ fn rows_per_block(shapes: &Shapes, warps: usize, cols: usize) -> usize {
 /// Shared memory a block may use on Hopper (227 KB).
 pub(crate) const SHARED_PER_BLOCK: usize = 232_448;
 
-/// The streamed normed product's rings: GEMV_NORMED_STAGES rows of `hidden` bf16 per warp.
-fn stream_ring_bytes(shapes: &Shapes, dims: &Dims) -> usize {
-    shapes.gemv_normed_warps * shapes.gemv_normed_stages * dims.hidden * 2
+/// The streamed normed product's rings (GEMV_NORMED_STAGES rows of `hidden` bf16 per warp), or
+/// an error naming the shapes when they do not fit a block beside its static x staging and
+/// the norm's scratch.
+fn stream_ring_bytes(shapes: &Shapes, dims: &Dims) -> Result<usize> {
+    let ring = shapes.gemv_normed_warps * shapes.gemv_normed_stages * dims.hidden * 2;
+    let limit = SHARED_PER_BLOCK - dims.hidden * 2 - 128;
+    if ring > limit {
+        return Err(CudaError::Invalid(format!(
+            "gemv_normed_warps x gemv_normed_stages = {} x {} rows of {} bytes need {ring} \
+             bytes of shared memory; a block has {limit}",
+            shapes.gemv_normed_warps,
+            shapes.gemv_normed_stages,
+            dims.hidden * 2
+        )));
+    }
+    Ok(ring)
 }
 
 /// A compiled entry point: its row width and warps per block.
@@ -35,6 +48,7 @@ pub struct Gemv {
     _module: Module,
     by_cols: Vec<Entry>,
     normed: Function,
+    ring_bytes: u32,
     dims: Dims,
     shapes: Shapes,
 }
@@ -56,24 +70,14 @@ impl Gemv {
             entry(dims.attn_out(), shapes.gemv_out_warps, "gemv_attn_out")?,
         ];
         let normed = module.function("gemv_hidden_normed")?;
-        let ring = stream_ring_bytes(&shapes, dims);
-        // The static x staging and the norm's scratch sit beside the ring.
-        let limit = SHARED_PER_BLOCK - dims.hidden * 2 - 128;
-        if ring > limit {
-            return Err(CudaError::Invalid(format!(
-                "gemv_normed_warps x gemv_normed_stages = {} x {} rows of {} bytes need {ring} \
-                 bytes of shared memory; a block has {limit}",
-                shapes.gemv_normed_warps,
-                shapes.gemv_normed_stages,
-                dims.hidden * 2
-            )));
-        }
-        module.allow_shared(&normed, ring as u32)?;
+        let ring_bytes = stream_ring_bytes(&shapes, dims)? as u32;
+        module.allow_shared(&normed, ring_bytes)?;
         Ok(Gemv {
             gpu: gpu.clone(),
             _module: module,
             by_cols,
             normed,
+            ring_bytes,
             dims: dims.clone(),
             shapes,
         })
@@ -170,8 +174,29 @@ impl Gemv {
             &self.normed,
             (blocks, 1, 1),
             (self.shapes.gemv_normed_warps * 32) as u32,
-            stream_ring_bytes(&self.shapes, &self.dims) as u32,
+            self.ring_bytes,
             &mut args,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_streamed_rings_fit_a_block_or_the_error_names_the_shapes() {
+        let dims = Dims::qwen36_35b_a3b();
+        // 16 warps x 2 rows of 4 KB.
+        assert_eq!(
+            stream_ring_bytes(&Shapes::default(), &dims).unwrap(),
+            16 * 2 * 4096
+        );
+        let big = Shapes::parse("gemv_normed_warps=16,gemv_normed_stages=4").unwrap();
+        let e = stream_ring_bytes(&big, &dims).unwrap_err().to_string();
+        assert!(
+            e.contains("gemv_normed_warps x gemv_normed_stages = 16 x 4"),
+            "{e}"
+        );
     }
 }
