@@ -59,8 +59,11 @@ def main():
           "first block resident before its release, us | last block start after the release, us |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     by_label = collections.OrderedDict()
-    for i in order:
-        by_label.setdefault(launches[i]["label"], []).append(i)
+    for k, i in enumerate(order):
+        by_label.setdefault(launches[i]["label"], []).append((k, i))
+    by_label = collections.OrderedDict(
+        (name, [i for _, i in group]) for label, ks in by_label.items() for name, group in split_by_neighbour(label, ks, launches, order)
+    )
     rows = []
     for label, ids in by_label.items():
         l0 = launches[ids[0]]
@@ -79,6 +82,26 @@ def main():
             l = launches[i]
             print(f"| {i} | {l['label']} | {min(l['start']) / 1e3:.2f} | {max(l['start']) / 1e3:.2f} | "
                   f"{release[i] / 1e3:.2f} | {share[i] / 1e3:.2f} |")
+
+
+def kernel(label):
+    return label.split(" grid")[0]
+
+
+def split_by_neighbour(label, ks, launches, order):
+    """One kernel grid can be several products of the model (the streamed layer-input product is
+    GDN in_proj and attention q|k|v; one output projection is GDN out_proj and o_proj): such a
+    label is split by the kernel that follows it, else by the one before it, when each part
+    has at least two launches (a layer's first or last launch alone is not a product)."""
+    for offset, word in ((1, "before"), (-1, "after")):
+        parts = collections.OrderedDict()
+        for k, i in ks:
+            j = k + offset
+            near = kernel(launches[order[j]]["label"]) if 0 <= j < len(order) else "nothing"
+            parts.setdefault(f"{label}, {word} {near}", []).append((k, i))
+        if len(parts) > 1 and all(len(p) >= 2 for p in parts.values()):
+            return list(parts.items())
+    return [(label, ks)]
 
 
 if __name__ == "__main__":
