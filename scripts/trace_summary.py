@@ -58,12 +58,13 @@ def main():
     print("| kernel grid | launches | blocks | SMs | critical path us each (release to next release) | "
           "first block resident before its release, us | last block start after the release, us |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    by_label = collections.OrderedDict()
+    same_label = collections.OrderedDict()
     for k, i in enumerate(order):
-        by_label.setdefault(launches[i]["label"], []).append((k, i))
-    by_label = collections.OrderedDict(
-        (name, [i for _, i in group]) for label, ks in by_label.items() for name, group in split_by_neighbour(label, ks, launches, order)
-    )
+        same_label.setdefault(launches[i]["label"], []).append((k, i))
+    by_label = collections.OrderedDict()
+    for label, ks in same_label.items():
+        for name, part in split_by_neighbour(label, ks, launches, order):
+            by_label[name] = [i for _, i in part]
     rows = []
     for label, ids in by_label.items():
         l0 = launches[ids[0]]

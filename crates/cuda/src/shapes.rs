@@ -4,9 +4,10 @@
 //! the output projections once the row products' weights really stream before the PDL wait,
 //! `docs/results/2026-11-30-h200-s8/shape_*`; v14: moe_down with 8 rows per warp, then 8
 //! warps per gate|up block, `docs/results/2026-11-30-h200-s9/`; v18: the streamed normed
-//! products' 16 warps with one row in registers and two in the ring, `docs/results/2026-12-01-h200-s13/`). The kernel sources take them
-//! as `-D` constants (with the model's dimensions, [`crate::dims::Dims::defines`]) and the
-//! launchers size their grids from the same values, so a sweep needs no rebuild:
+//! products' 16 warps with one row in registers and two in the ring,
+//! `docs/results/2026-12-01-h200-s13/`). The kernel sources take them as `-D` constants (with
+//! the model's dimensions, [`crate::dims::Dims::defines`]) and the launchers size their grids
+//! from the same values, so a sweep needs no rebuild:
 //! `LILY_SHAPES=gemv_out_warps=4,moe_down_rows=2 lily bench --synthetic` (the GPU tests read it
 //! too, so the same shapes can be checked against the CPU first).
 
