@@ -41,6 +41,14 @@ pub struct Shapes {
     /// Fewest cached keys per split of the attention decode (attention.cu: active_splits): a
     /// context uses ceil(len / this) splits, at most ATTN_SPLITS.
     pub attn_split_keys: usize,
+    /// L2 policy of the decode (common.cuh): rows of each group of `gemv_normed_warps` of the
+    /// next layer's input product that the router asks into L2 (0: none), whether before its
+    /// PDL wait, with evict_last rather than evict_normal, and whether the streamed weights
+    /// (normed products, experts) carry evict_first.
+    pub l2_ahead_rows: usize,
+    pub l2_ahead_early: usize,
+    pub l2_ahead_last: usize,
+    pub l2_evict_first: usize,
 }
 
 impl Default for Shapes {
@@ -58,6 +66,10 @@ impl Default for Shapes {
             moe_down_rows: 1,
             moe_down_warp_rows: 8,
             attn_split_keys: 64,
+            l2_ahead_rows: 0,
+            l2_ahead_early: 0,
+            l2_ahead_last: 0,
+            l2_evict_first: 0,
         }
     }
 }
@@ -74,7 +86,7 @@ struct Field {
     field: fn(&mut Shapes) -> &mut usize,
 }
 
-const FIELDS: [Field; 12] = [
+const FIELDS: [Field; 16] = [
     Field {
         key: "gemv_normed_warps",
         define: "GEMV_NORMED_WARPS",
@@ -158,6 +170,34 @@ const FIELDS: [Field; 12] = [
         least: 1,
         limit: 1 << 18,
         field: |s| &mut s.attn_split_keys,
+    },
+    Field {
+        key: "l2_ahead_rows",
+        define: "L2_AHEAD_ROWS",
+        least: 0,
+        limit: 32,
+        field: |s| &mut s.l2_ahead_rows,
+    },
+    Field {
+        key: "l2_ahead_early",
+        define: "L2_AHEAD_EARLY",
+        least: 0,
+        limit: 1,
+        field: |s| &mut s.l2_ahead_early,
+    },
+    Field {
+        key: "l2_ahead_last",
+        define: "L2_AHEAD_LAST",
+        least: 0,
+        limit: 1,
+        field: |s| &mut s.l2_ahead_last,
+    },
+    Field {
+        key: "l2_evict_first",
+        define: "L2_EVICT_FIRST",
+        least: 0,
+        limit: 1,
+        field: |s| &mut s.l2_evict_first,
     },
 ];
 

@@ -154,6 +154,7 @@ gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* 
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const long first = (long)blockIdx.x * GEMV_NORMED_WARPS + warp, stride = (long)gridDim.x * GEMV_NORMED_WARPS;
     uint4* mine = ring + warp * STAGES * CHUNKS;
+    const u64 policy = stream_policy();
     // The warp's ring row k (its row REG + k) into stage k % STAGES; a group per k, empty past
     // the last row, so that wait_group<STAGES - 1> always means "ring row k has landed".
     auto ask = [&](long k) {
@@ -164,7 +165,7 @@ gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* 
 #pragma unroll
             for (int i = 0; i < PER_LANE; i++) {
                 const int c = lane + 32 * i;
-                if (c < CHUNKS) cp_async16(dst + c, src + c);
+                if (c < CHUNKS) cp_async16(smem_u32(dst + c), src + c, policy);
             }
         }
         cp_async_commit();
@@ -188,7 +189,7 @@ gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* 
 #pragma unroll
         for (int i = 0; i < PER_LANE; i++) {
             const int c = lane + 32 * i;
-            if (c < CHUNKS) w0[i] = ld_early(src + c);
+            if (c < CHUNKS) w0[i] = ld_stream(src + c, policy);
         }
     }
 #pragma unroll
