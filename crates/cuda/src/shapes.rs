@@ -42,11 +42,11 @@ pub struct Shapes {
     /// context uses ceil(len / this) splits, at most ATTN_SPLITS.
     pub attn_split_keys: usize,
     /// L2 policy of the decode (common.cuh): rows of each group of `gemv_normed_warps` of the
-    /// next layer's input product that the router asks into L2 (0: none), whether before its
-    /// PDL wait, with evict_last rather than evict_normal, and whether the streamed weights
-    /// (normed products, experts) carry evict_first.
+    /// next layer's input product that the router asks into L2 (0: none), whether after its
+    /// shared-expert rows rather than right after its PDL wait, with evict_last rather than
+    /// evict_normal, and the mask of weight streams read with evict_first.
     pub l2_ahead_rows: usize,
-    pub l2_ahead_early: usize,
+    pub l2_ahead_late: usize,
     pub l2_ahead_last: usize,
     pub l2_evict_first: usize,
 }
@@ -67,7 +67,7 @@ impl Default for Shapes {
             moe_down_warp_rows: 8,
             attn_split_keys: 64,
             l2_ahead_rows: 0,
-            l2_ahead_early: 0,
+            l2_ahead_late: 0,
             l2_ahead_last: 0,
             l2_evict_first: 0,
         }
@@ -179,11 +179,11 @@ const FIELDS: [Field; 16] = [
         field: |s| &mut s.l2_ahead_rows,
     },
     Field {
-        key: "l2_ahead_early",
-        define: "L2_AHEAD_EARLY",
+        key: "l2_ahead_late",
+        define: "L2_AHEAD_LATE",
         least: 0,
         limit: 1,
-        field: |s| &mut s.l2_ahead_early,
+        field: |s| &mut s.l2_ahead_late,
     },
     Field {
         key: "l2_ahead_last",
@@ -196,7 +196,7 @@ const FIELDS: [Field; 16] = [
         key: "l2_evict_first",
         define: "L2_EVICT_FIRST",
         least: 0,
-        limit: 1,
+        limit: 15,
         field: |s| &mut s.l2_evict_first,
     },
 ];

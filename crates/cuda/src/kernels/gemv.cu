@@ -93,7 +93,7 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
 #pragma unroll
         for (int i = 0; i < PER_LANE; i++) {
             const int c = lane + 32 * i;
-            if (c < CHUNKS) w[r][i] = ld_early(wr + c);
+            if (c < CHUNKS) w[r][i] = ld_stream<L2_ROWS>(wr + c);
         }
     }
     pdl_wait();
@@ -154,7 +154,6 @@ gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* 
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const long first = (long)blockIdx.x * GEMV_NORMED_WARPS + warp, stride = (long)gridDim.x * GEMV_NORMED_WARPS;
     uint4* mine = ring + warp * STAGES * CHUNKS;
-    const u64 policy = stream_policy();
     // The warp's ring row k (its row REG + k) into stage k % STAGES; a group per k, empty past
     // the last row, so that wait_group<STAGES - 1> always means "ring row k has landed".
     auto ask = [&](long k) {
@@ -165,7 +164,7 @@ gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* 
 #pragma unroll
             for (int i = 0; i < PER_LANE; i++) {
                 const int c = lane + 32 * i;
-                if (c < CHUNKS) cp_async16(smem_u32(dst + c), src + c, policy);
+                if (c < CHUNKS) cp_async_stream<L2_NORMED>(dst + c, src + c);
             }
         }
         cp_async_commit();
@@ -189,7 +188,7 @@ gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* 
 #pragma unroll
         for (int i = 0; i < PER_LANE; i++) {
             const int c = lane + 32 * i;
-            if (c < CHUNKS) w0[i] = ld_stream(src + c, policy);
+            if (c < CHUNKS) w0[i] = ld_stream<L2_NORMED>(src + c);
         }
     }
 #pragma unroll

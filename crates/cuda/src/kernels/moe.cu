@@ -93,11 +93,10 @@ __device__ __forceinline__ void expert_rows_load(ExpertRows& w, const bf16* base
     const int lane = threadIdx.x & 31;
     const uint4* g = reinterpret_cast<const uint4*>(base + (long)r * HIDDEN);
     const uint4* u = reinterpret_cast<const uint4*>(base + (long)(MOE_INTER + r) * HIDDEN);
-    const u64 policy = stream_policy();
 #pragma unroll
     for (int i = 0; i < EXPERT_PER_LANE; i++) {
         const int c = lane + 32 * i;
-        if (c < HIDDEN / 8) { w.g[i] = ld_stream(g + c, policy); w.u[i] = ld_stream(u + c, policy); }
+        if (c < HIDDEN / 8) { w.g[i] = ld_stream<L2_GATE_UP>(g + c); w.u[i] = ld_stream<L2_GATE_UP>(u + c); }
     }
 }
 __device__ __forceinline__ void expert_rows_finish(const ExpertRows& w, const uint4* xs, float* __restrict__ h_row) {
@@ -139,7 +138,7 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
                 l2_ahead(ahead + (long)row0 * HIDDEN, (unsigned)n * HIDDEN * 2);
             }
         };
-        if (L2_AHEAD_EARLY) ask_ahead();
+
         const int r = (blockIdx.x - ROUTER_BLOCKS) * ROUTER_WARPS + (threadIdx.x >> 5);
         const bool valid = r < MOE_INTER;
         ExpertRows w;
@@ -147,10 +146,11 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
         NormWeights<HIDDEN, ROUTER_WARPS * 32> nw;
         nw.load(norm_w);
         pdl_wait();
-        if (!L2_AHEAD_EARLY) ask_ahead();
+        if (!L2_AHEAD_LATE) ask_ahead();
         stage_normed(xs, resid, nw, nullptr, eps);
         __syncthreads();
         if (valid) expert_rows_finish(w, xs, h + TOP_K * MOE_INTER + r);
+        if (L2_AHEAD_LATE) ask_ahead();
         return;
     }
     // One row per warp: the router's 257 rows are 1 MB, so its time is latency, and more blocks
@@ -193,11 +193,10 @@ __device__ __forceinline__ float down_row_dot(const uint4 (&w)[DOWN_PER_LANE], c
 }
 __device__ __forceinline__ void down_row_load(uint4 (&w)[DOWN_PER_LANE], const bf16* row) {
     const int lane = threadIdx.x & 31;
-    const u64 policy = stream_policy();
 #pragma unroll
     for (int i = 0; i < DOWN_PER_LANE; i++) {
         const int c = lane + 32 * i;
-        if (c < MOE_INTER / 8) w[i] = ld_stream(reinterpret_cast<const uint4*>(row) + c, policy);
+        if (c < MOE_INTER / 8) w[i] = ld_stream<L2_DOWN>(reinterpret_cast<const uint4*>(row) + c);
     }
 }
 
