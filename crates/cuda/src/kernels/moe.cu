@@ -125,10 +125,14 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
     if (blockIdx.x >= ROUTER_BLOCKS) {
         __shared__ uint4 xs[HIDDEN / 8];
         pdl_launch_next();
-        // The next layer's input product (gemv_hidden_normed) into L2: the first L2_AHEAD_ROWS
-        // rows of every group of GEMV_NORMED_WARPS, which are that product's first warps' of
-        // each block, so those warps read L2 while the others stream DRAM. Spread over the
-        // blocks (block fastest), so that no one SM's copy engine issues them all.
+        // The next layer's input product (gemv_hidden_normed) asked into L2 while the route is
+        // worked out and DRAM would idle: the first L2_AHEAD_ROWS rows of every group of
+        // GEMV_NORMED_WARPS, which that product's first warps of each block read, so those
+        // warps read L2 while the others stream DRAM. Issued right after the wait, spread over
+        // the blocks (block fastest) so that no one SM's copy engine issues them all. v19
+        // (H200, same calls, decode 1K): before the wait, or after these blocks' own rows, lost
+        // 2-3%; 4 rows of 16 (12.6 MB per GDN layer) beat 6, 8 and 10 (-0.5 to -3.6%), 2 were
+        // 0.3% ahead of 4 with evict_normal (4 with evict_last, the default, was best).
         auto ask_ahead = [&]() {
             if (L2_AHEAD_ROWS == 0 || ahead == nullptr) return;
             const int blocks = gridDim.x - ROUTER_BLOCKS, b = blockIdx.x - ROUTER_BLOCKS;
@@ -138,7 +142,6 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
                 l2_ahead(ahead + (long)row0 * HIDDEN, (unsigned)n * HIDDEN * 2);
             }
         };
-
         const int r = (blockIdx.x - ROUTER_BLOCKS) * ROUTER_WARPS + (threadIdx.x >> 5);
         const bool valid = r < MOE_INTER;
         ExpertRows w;
@@ -146,11 +149,10 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
         NormWeights<HIDDEN, ROUTER_WARPS * 32> nw;
         nw.load(norm_w);
         pdl_wait();
-        if (!L2_AHEAD_LATE) ask_ahead();
+        ask_ahead();
         stage_normed(xs, resid, nw, nullptr, eps);
         __syncthreads();
         if (valid) expert_rows_finish(w, xs, h + TOP_K * MOE_INTER + r);
-        if (L2_AHEAD_LATE) ask_ahead();
         return;
     }
     // One row per warp: the router's 257 rows are 1 MB, so its time is latency, and more blocks
