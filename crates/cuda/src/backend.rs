@@ -180,7 +180,7 @@ impl CudaBackend {
         k.embed_norm
             .embed_token(&w.embed.view(), &s.ids.view(), &pos, &x)?;
         let (mut gdn_i, mut attn_i) = (0, 0);
-        for l in &w.layers {
+        for (i, l) in w.layers.iter().enumerate() {
             match &l.mixer {
                 Mixer::Gdn(g) => {
                     let proj = s.gdn_proj.view();
@@ -239,6 +239,10 @@ impl CudaBackend {
                     attn_i += 1;
                 }
             }
+            let ahead = w.layers.get(i + 1).map(|next| match &next.mixer {
+                Mixer::Gdn(g) => g.in_proj.view(),
+                Mixer::Attn(a) => a.qkv.view(),
+            });
             k.moe.run(&MoeArgs {
                 router: &l.router.view(),
                 norm: &l.post_norm.view(),
@@ -254,6 +258,7 @@ impl CudaBackend {
                 h: &s.expert_h.view(),
                 shared_out: &s.shared_expert_out.view(),
                 residual: &x,
+                ahead: ahead.as_ref(),
             })?;
         }
         debug_assert_eq!((gdn_i, attn_i), (d.gdn_layers(), d.attn_layers()));

@@ -5,7 +5,8 @@
 //! `docs/results/2026-11-30-h200-s8/shape_*`; v14: moe_down with 8 rows per warp, then 8
 //! warps per gate|up block, `docs/results/2026-11-30-h200-s9/`; v18: the streamed normed
 //! products' 16 warps with one row in registers and two in the ring,
-//! `docs/results/2026-12-01-h200-s13/`). The kernel sources take them as `-D` constants (with
+//! `docs/results/2026-12-01-h200-s13/`; v19: the L2 policy, `docs/results/2026-12-01-h200-s14/`).
+//! The kernel sources take them as `-D` constants (with
 //! the model's dimensions, [`crate::dims::Dims::defines`]) and the launchers size their grids
 //! from the same values, so a sweep needs no rebuild:
 //! `LILY_SHAPES=gemv_out_warps=4,moe_down_rows=2 lily bench --synthetic` (the GPU tests read it
@@ -41,6 +42,12 @@ pub struct Shapes {
     /// Fewest cached keys per split of the attention decode (attention.cu: active_splits): a
     /// context uses ceil(len / this) splits, at most ATTN_SPLITS.
     pub attn_split_keys: usize,
+    /// L2 policy of the decode (common.cuh): rows of each group of `gemv_normed_warps` of the
+    /// next layer's input product that the router asks into L2 (0: none), with evict_last
+    /// rather than evict_normal, and the mask of weight streams read with evict_first.
+    pub l2_ahead_rows: usize,
+    pub l2_ahead_last: usize,
+    pub l2_evict_first: usize,
 }
 
 impl Default for Shapes {
@@ -58,6 +65,9 @@ impl Default for Shapes {
             moe_down_rows: 1,
             moe_down_warp_rows: 8,
             attn_split_keys: 64,
+            l2_ahead_rows: 4,
+            l2_ahead_last: 1,
+            l2_evict_first: 14,
         }
     }
 }
@@ -74,7 +84,7 @@ struct Field {
     field: fn(&mut Shapes) -> &mut usize,
 }
 
-const FIELDS: [Field; 12] = [
+const FIELDS: [Field; 15] = [
     Field {
         key: "gemv_normed_warps",
         define: "GEMV_NORMED_WARPS",
@@ -158,6 +168,27 @@ const FIELDS: [Field; 12] = [
         least: 1,
         limit: 1 << 18,
         field: |s| &mut s.attn_split_keys,
+    },
+    Field {
+        key: "l2_ahead_rows",
+        define: "L2_AHEAD_ROWS",
+        least: 0,
+        limit: 32,
+        field: |s| &mut s.l2_ahead_rows,
+    },
+    Field {
+        key: "l2_ahead_last",
+        define: "L2_AHEAD_LAST",
+        least: 0,
+        limit: 1,
+        field: |s| &mut s.l2_ahead_last,
+    },
+    Field {
+        key: "l2_evict_first",
+        define: "L2_EVICT_FIRST",
+        least: 0,
+        limit: 15,
+        field: |s| &mut s.l2_evict_first,
     },
 ];
 

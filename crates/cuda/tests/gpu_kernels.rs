@@ -668,6 +668,7 @@ fn moe_matches_cpu_block() {
             h: &poisoned(&gpu, "h", DType::F32, &[top + 1, i]).view(),
             shared_out: &poisoned(&gpu, "shared_out", DType::F32, &[hid]).view(),
             residual: &residual.view(),
+            ahead: Some(&m.router.view()),
         })
         .unwrap();
         if layer == 0 {

@@ -142,7 +142,10 @@ fn ptx_kernels(ptx: &str) -> HashMap<String, Vec<Op>> {
             Op::Load {
                 read_only: word.contains(".nc"),
             }
-        } else if word.starts_with("cp.async.") && word.contains(".global") {
+        } else if word.starts_with("cp.async.")
+            && word.contains(".global")
+            && !word.starts_with("cp.async.bulk.prefetch")
+        {
             Op::Load { read_only: false }
         } else if word == "bra" || word.starts_with("bra.") {
             let target = body

@@ -78,6 +78,44 @@ __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-
 __device__ __forceinline__ uint4 ld_early(const uint4* p) { return __ldcg(p); }
 __device__ __forceinline__ bf16 ld_early(const bf16* p) { return __ldcg(p); }
 __device__ __forceinline__ float ld_early(const float* p) { return __ldcg(p); }
+// L2 eviction priorities (shapes.rs: l2_evict_first, l2_ahead_rows). A decode step streams
+// 6.7 GB through the 50 MB L2; the weights of the products in the mask L2_EVICT_FIRST are read
+// with evict_first, so they pass through without pushing out what is read again (the step's
+// activations, the keys and values, the rows moe_router asks for ahead). v19 (H200, same
+// calls, decode 1K): the experts' gate|up alone +1.9%, with their down +2.1%; the normed
+// products' own streams -0.5% (they are what the ahead rows are for); with the ahead rows, the
+// mask 14 (all but the normed products) was best: +3.5% over no hints. Sites of the mask:
+#define L2_NORMED 1  // the layer-input products (gemv_hidden_normed)
+#define L2_GATE_UP 2 // the experts' gate|up (routed and shared)
+#define L2_DOWN 4    // the experts' down (routed and shared)
+#define L2_ROWS 8    // gemv_rows: output projections, lm_head, the router
+// ld_early, with evict_first where SITE is in the mask.
+template <int SITE>
+__device__ __forceinline__ uint4 ld_stream(const uint4* p) {
+    if constexpr ((L2_EVICT_FIRST & SITE) != 0) {
+        u64 policy;
+        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+        uint4 v;
+        asm volatile("ld.global.cg.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "l"(p), "l"(policy));
+        return v;
+    } else {
+        return ld_early(p);
+    }
+}
+// `bytes` (a multiple of 16) from p into L2, with L2_AHEAD_LAST evict_last (else normal:
+// -0.6% at 1K, v19).
+__device__ __forceinline__ void l2_ahead(const void* p, unsigned bytes) {
+    u64 policy;
+#if L2_AHEAD_LAST
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+#else
+    asm("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(policy));
+#endif
+    asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"(p), "r"(bytes), "l"(policy)
+                 : "memory");
+}
 #ifdef LILY_TRACE_BUF
 // lily bench --trace (trace.rs): thread 0 of each block stores its grid id, the global timer at
 // the block's start (at = 0) and after its PDL wait (at = 1), and its SM, to the slot (grid id
@@ -132,6 +170,19 @@ __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool v
                  : "memory");
 }
 __device__ __forceinline__ void cp_async16(void* dst, const void* src) { cp_async16(smem_u32(dst), src); }
+// cp_async16 (always valid), with evict_first where SITE is in L2_EVICT_FIRST.
+template <int SITE>
+__device__ __forceinline__ void cp_async_stream(void* dst, const void* src) {
+    if constexpr ((L2_EVICT_FIRST & SITE) != 0) {
+        u64 policy;
+        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+        asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(smem_u32(dst)), "l"(src),
+                     "l"(policy)
+                     : "memory");
+    } else {
+        cp_async16(dst, src);
+    }
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 // Waits until at most N of this thread's committed groups are still in flight.
 template <int N>

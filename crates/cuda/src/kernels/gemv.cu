@@ -93,7 +93,7 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
 #pragma unroll
         for (int i = 0; i < PER_LANE; i++) {
             const int c = lane + 32 * i;
-            if (c < CHUNKS) w[r][i] = ld_early(wr + c);
+            if (c < CHUNKS) w[r][i] = ld_stream<L2_ROWS>(wr + c);
         }
     }
     pdl_wait();
@@ -164,7 +164,7 @@ gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* 
 #pragma unroll
             for (int i = 0; i < PER_LANE; i++) {
                 const int c = lane + 32 * i;
-                if (c < CHUNKS) cp_async16(dst + c, src + c);
+                if (c < CHUNKS) cp_async_stream<L2_NORMED>(dst + c, src + c);
             }
         }
         cp_async_commit();
@@ -188,7 +188,7 @@ gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* 
 #pragma unroll
         for (int i = 0; i < PER_LANE; i++) {
             const int c = lane + 32 * i;
-            if (c < CHUNKS) w0[i] = ld_early(src + c);
+            if (c < CHUNKS) w0[i] = ld_stream<L2_NORMED>(src + c);
         }
     }
 #pragma unroll

@@ -96,7 +96,7 @@ __device__ __forceinline__ void expert_rows_load(ExpertRows& w, const bf16* base
 #pragma unroll
     for (int i = 0; i < EXPERT_PER_LANE; i++) {
         const int c = lane + 32 * i;
-        if (c < HIDDEN / 8) { w.g[i] = ld_early(g + c); w.u[i] = ld_early(u + c); }
+        if (c < HIDDEN / 8) { w.g[i] = ld_stream<L2_GATE_UP>(g + c); w.u[i] = ld_stream<L2_GATE_UP>(u + c); }
     }
 }
 __device__ __forceinline__ void expert_rows_finish(const ExpertRows& w, const uint4* xs, float* __restrict__ h_row) {
@@ -120,10 +120,28 @@ __device__ __forceinline__ void expert_rows_finish(const ExpertRows& w, const ui
 extern "C" __global__ void __launch_bounds__(ROUTER_WARPS * 32)
 moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf16* __restrict__ norm_w,
            bf16* __restrict__ xn_out, float eps, float* logits, unsigned* done, int* __restrict__ ids,
-           float* __restrict__ weights, const bf16* __restrict__ shared_gate_up, float* __restrict__ h) {
+           float* __restrict__ weights, const bf16* __restrict__ shared_gate_up, float* __restrict__ h,
+           const bf16* __restrict__ ahead, int ahead_rows) {
     if (blockIdx.x >= ROUTER_BLOCKS) {
         __shared__ uint4 xs[HIDDEN / 8];
         pdl_launch_next();
+        // The next layer's input product (gemv_hidden_normed) asked into L2 while the route is
+        // worked out and DRAM would idle: the first L2_AHEAD_ROWS rows of every group of
+        // GEMV_NORMED_WARPS, which that product's first warps of each block read, so those
+        // warps read L2 while the others stream DRAM. Issued right after the wait, spread over
+        // the blocks (block fastest) so that no one SM's copy engine issues them all. v19
+        // (H200, same calls, decode 1K): before the wait, or after these blocks' own rows, lost
+        // 2-3%; 4 rows of 16 (12.6 MB per GDN layer) beat 6, 8 and 10 (-0.5 to -3.6%), 2 were
+        // 0.3% ahead of 4 with evict_normal (4 with evict_last, the default, was best).
+        auto ask_ahead = [&]() {
+            if (L2_AHEAD_ROWS == 0 || ahead == nullptr) return;
+            const int blocks = gridDim.x - ROUTER_BLOCKS, b = blockIdx.x - ROUTER_BLOCKS;
+            const int groups = (ahead_rows + GEMV_NORMED_WARPS - 1) / GEMV_NORMED_WARPS;
+            for (int g = threadIdx.x * blocks + b; g < groups; g += blockDim.x * blocks) {
+                const int row0 = g * GEMV_NORMED_WARPS, n = min(L2_AHEAD_ROWS, ahead_rows - row0);
+                l2_ahead(ahead + (long)row0 * HIDDEN, (unsigned)n * HIDDEN * 2);
+            }
+        };
         const int r = (blockIdx.x - ROUTER_BLOCKS) * ROUTER_WARPS + (threadIdx.x >> 5);
         const bool valid = r < MOE_INTER;
         ExpertRows w;
@@ -131,6 +149,7 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
         NormWeights<HIDDEN, ROUTER_WARPS * 32> nw;
         nw.load(norm_w);
         pdl_wait();
+        ask_ahead();
         stage_normed(xs, resid, nw, nullptr, eps);
         __syncthreads();
         if (valid) expert_rows_finish(w, xs, h + TOP_K * MOE_INTER + r);
@@ -179,7 +198,7 @@ __device__ __forceinline__ void down_row_load(uint4 (&w)[DOWN_PER_LANE], const b
 #pragma unroll
     for (int i = 0; i < DOWN_PER_LANE; i++) {
         const int c = lane + 32 * i;
-        if (c < MOE_INTER / 8) w[i] = ld_early(reinterpret_cast<const uint4*>(row) + c);
+        if (c < MOE_INTER / 8) w[i] = ld_stream<L2_DOWN>(reinterpret_cast<const uint4*>(row) + c);
     }
 }
 

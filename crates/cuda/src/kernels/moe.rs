@@ -54,6 +54,9 @@ pub struct MoeArgs<'a> {
     pub shared_out: &'a View<'a>,
     /// F32 [hidden]: the residual stream: normed for the input, and the experts' output is added to it.
     pub residual: &'a View<'a>,
+    /// BF16 [rows, hidden]: the next layer's input product, whose first rows the router asks
+    /// into L2 (shapes.rs: l2_ahead_rows); None for the last layer.
+    pub ahead: Option<&'a View<'a>>,
 }
 
 impl Moe {
@@ -98,6 +101,19 @@ impl Moe {
         let h = a.h.expect(DType::F32, &[k + 1, i])?;
         let shared_out = a.shared_out.expect(DType::F32, &[hid])?;
         let residual = a.residual.expect(DType::F32, &[hid])?;
+        let (ahead, ahead_rows) = match a.ahead {
+            None => (0, 0),
+            Some(v) => match v.shape[..] {
+                [r, c] if c == hid && v.dtype == DType::BF16 => (v.ptr, r),
+                _ => {
+                    return Err(CudaError::Shape {
+                        tensor: v.to_string(),
+                        expected: format!("BF16 [rows, {hid}]"),
+                        actual: format!("{:?} {:?}", v.dtype, v.shape),
+                    })
+                }
+            },
+        };
         let mut args = KernelArgs::new()
             .ptr(router)
             .ptr(residual)
@@ -109,7 +125,9 @@ impl Moe {
             .ptr(ids)
             .ptr(weights)
             .ptr(shared_gate_up)
-            .ptr(h);
+            .ptr(h)
+            .ptr(ahead)
+            .i32(ahead_rows as i32);
         // One router row, then one shared-expert intermediate row, per warp (moe_router).
         let warps = self.shapes.router_warps;
         self.gpu.launch(
