@@ -1,6 +1,7 @@
 //! The CUDA `Backend`: one decode step is a fixed sequence of ~400 launches that reads the
 //! token and position from GPU memory and writes the next token back there, so it is captured
-//! once per sequence as a CUDA graph and replayed with no host synchronisation in between.
+//! once per sequence as a CUDA graph (one per pick path: greedy, or a draw) and replayed with no
+//! host synchronisation in between.
 //! Prefill runs the prompt in chunks through batched kernels (prefill.rs) and leaves the
 //! sequence where the step graph continues.
 
@@ -95,10 +96,15 @@ impl CudaBackend {
                 n, seq.position, seq.max_seq
             )));
         }
-        let graph = seq
-            .graph
+        let graphs = seq
+            .graphs
             .as_ref()
             .ok_or_else(|| CudaError::Invalid("sequence has no captured step".into()))?;
+        let graph = if seq.greedy {
+            &graphs.greedy
+        } else {
+            &graphs.draw
+        };
         for _ in 0..n {
             graph.launch()?;
         }
@@ -156,8 +162,10 @@ impl CudaBackend {
 
     /// Sets the rule the sequence's steps (and its next prefill) apply to pick each token; waits
     /// for queued work (the upload is synchronous).
-    pub fn set_rule(&self, seq: &CudaSequence, rule: &PickRule) -> Result<()> {
-        self.gpu.upload(seq.rule.ptr(), &rule_bytes(rule))
+    pub fn set_rule(&self, seq: &mut CudaSequence, rule: &PickRule) -> Result<()> {
+        self.gpu.upload(seq.rule.ptr(), &rule_bytes(rule))?;
+        seq.greedy = rule.is_greedy();
+        Ok(())
     }
 
     /// The token the last step or prefill picked (the sequence's next input); waits for it.
@@ -172,7 +180,8 @@ impl CudaBackend {
     }
 
     /// Records one decode step's launches on the stream (run directly, or under capture).
-    fn record_step(&self, s: &CudaSequence) -> Result<()> {
+    /// `greedy`: the pick's path (sampling.rs: pick), which must be the sequence's rule's.
+    fn record_step(&self, s: &CudaSequence, greedy: bool) -> Result<()> {
         let k = &self.kernels;
         let w = &self.weights;
         let d = &self.dims;
@@ -271,6 +280,7 @@ impl CudaBackend {
             &s.rule.view(),
             &s.pick_scratch.view(),
             &s.best.view(),
+            greedy,
         )?;
         k.sampling
             .finish_step(&s.best.view(), &s.ids.view(), &pos, &s.prompt_end.view())
@@ -286,6 +296,8 @@ impl CudaBackend {
         self.gpu.memset_u32(s.router_done.ptr(), 0, 2)?;
         self.gpu.synchronize()?;
         s.position = 0;
+        // The zeroed rule is greedy.
+        s.greedy = true;
         Ok(())
     }
 
@@ -298,7 +310,7 @@ impl CudaBackend {
         }
         self.gpu.synchronize()?;
         self.gpu.profile_start();
-        let recorded = self.record_step(s);
+        let recorded = self.record_step(s, s.greedy);
         let timings = self.gpu.profile_finish();
         recorded?;
         s.position += 1;
@@ -345,8 +357,15 @@ pub struct CudaSequence {
     shared_expert_out: Tensor,
     pub(crate) logits: Tensor,
     pub(crate) pick_scratch: Tensor,
-    /// The captured step; set by `new_sequence` once the buffers above exist.
-    graph: Option<Graph>,
+    /// Whether `rule` is greedy (set_rule keeps the two in step): which graph a step replays.
+    pub(crate) greedy: bool,
+    /// The captured step, once per pick path; set by `new_sequence` once the buffers above exist.
+    graphs: Option<StepGraphs>,
+}
+
+struct StepGraphs {
+    greedy: Graph,
+    draw: Graph,
 }
 
 /// A host copy of a sequence's state at some position.
@@ -445,11 +464,14 @@ impl Backend for CudaBackend {
                 DType::U64,
                 &[pick_scratch_bytes(d.vocab) / 8],
             )?,
-            graph: None,
+            greedy: true,
+            graphs: None,
         };
         self.reset(&mut seq)?;
-        let graph = g.capture(|| self.record_step(&seq))?;
-        seq.graph = Some(graph);
+        seq.graphs = Some(StepGraphs {
+            greedy: g.capture(|| self.record_step(&seq, true))?,
+            draw: g.capture(|| self.record_step(&seq, false))?,
+        });
         Ok(seq)
     }
 

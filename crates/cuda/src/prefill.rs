@@ -106,6 +106,7 @@ impl CudaBackend {
             &seq.rule.view(),
             &seq.pick_scratch.view(),
             &seq.best.view(),
+            seq.greedy,
         )?;
         // finish_step advances from the last prompt token's position.
         self.gpu.memset_u32(seq.pos.ptr(), (start - 1) as u32, 1)?;

@@ -722,6 +722,7 @@ fn argmax_takes_the_largest_logit_and_the_lowest_index_on_a_tie() {
         &rule.view(),
         &scratch.view(),
         &best.view(),
+        true,
     )
     .unwrap();
     let ids = upload(&gpu, "ids", DType::I32, &[4], &[7.0, -1.0, -1.0, -1.0]);

@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use common::{download, gpu, mean_ms_of, upload, Rng};
@@ -28,6 +29,8 @@ struct Setup {
     rule: Tensor,
     scratch: Tensor,
     best: Tensor,
+    /// Whether the rule last set is greedy: the path `launch` takes.
+    greedy: Cell<bool>,
 }
 
 impl Setup {
@@ -45,22 +48,27 @@ impl Setup {
             rule: Tensor::new(gpu, "rule", DType::U64, &[RULE_BYTES / 8]).unwrap(),
             scratch,
             best: upload(gpu, "best", DType::U64, &[1], &[0.0]),
+            greedy: Cell::new(true),
         }
     }
 
     fn set_rule(&self, rule: &PickRule) {
         self.gpu.upload(self.rule.ptr(), &rule_bytes(rule)).unwrap();
+        self.greedy.set(rule.is_greedy());
     }
 
     fn launch(&self) {
-        self.k
-            .pick(
-                &self.logits.view(),
-                &self.rule.view(),
-                &self.scratch.view(),
-                &self.best.view(),
-            )
-            .unwrap();
+        self.launch_as(self.greedy.get()).unwrap();
+    }
+
+    fn launch_as(&self, greedy: bool) -> lily_cuda::Result<()> {
+        self.k.pick(
+            &self.logits.view(),
+            &self.rule.view(),
+            &self.scratch.view(),
+            &self.best.view(),
+            greedy,
+        )
     }
 
     /// The token in `best`, which is then cleared as finish_step leaves it.
@@ -395,10 +403,10 @@ fn all_minus_infinity_falls_back_to_the_argmax() {
     assert_eq!(s.pick(&r), r.pick(&x, &mut Vec::new()));
 }
 
-/// The step graph is captured once; the rule is only rewritten in device memory between
-/// replays, and finish_step consumes the pick and clears `best`.
+/// The step graph is captured once per pick path; the rule is only rewritten in device memory
+/// between replays, and finish_step consumes the pick and clears `best`.
 #[test]
-fn one_captured_graph_serves_every_rule() {
+fn one_captured_graph_per_path_serves_every_rule() {
     let Some(gpu) = gpu("gpu graph") else { return };
     let mut rng = Rng::new("gpu graph");
     let n = 248_320;
@@ -407,17 +415,14 @@ fn one_captured_graph_serves_every_rule() {
     let ids = upload(&gpu, "ids", DType::I32, &[4], &[7.0, -1.0, -1.0, -1.0]);
     let pos = upload(&gpu, "pos", DType::I32, &[1], &[0.0]);
     let end = upload(&gpu, "end", DType::I32, &[1], &[1.0]);
-    let graph = gpu
-        .capture(|| {
-            s.k.pick(
-                &s.logits.view(),
-                &s.rule.view(),
-                &s.scratch.view(),
-                &s.best.view(),
-            )?;
+    let capture = |greedy| {
+        gpu.capture(|| {
+            s.launch_as(greedy)?;
             s.k.finish_step(&s.best.view(), &ids.view(), &pos.view(), &end.view())
         })
-        .unwrap();
+        .unwrap()
+    };
+    let (greedy, draw) = (capture(true), capture(false));
     let mut host_scratch = Vec::new();
     for r in [
         PickRule::GREEDY,
@@ -442,7 +447,9 @@ fn one_captured_graph_serves_every_rule() {
     ] {
         gpu.memset_u32(pos.ptr(), 0, 1).unwrap();
         s.set_rule(&r);
-        graph.launch().unwrap();
+        if r.is_greedy() { &greedy } else { &draw }
+            .launch()
+            .unwrap();
         gpu.synchronize().unwrap();
         let want = r.pick(&x, &mut host_scratch);
         assert_eq!(download(&gpu, &ids)[1], want as f32, "{r:?}");

@@ -58,8 +58,9 @@ extern "C" __global__ void finish_step(u64* best, int* ids, int* pos, const int*
 // ---- One draw under a PickRule, entirely on the GPU ----
 //
 // Reproduces PickRule::pick (crates/model/src/pick.rs) for a rule the host writes into device
-// memory before each replay of the captured step. Every kernel below returns at once for a
-// greedy rule and `argmax` returns at once otherwise, so both paths sit in one graph.
+// memory before each replay of the captured step. The host launches these for a rule that
+// draws and `argmax` for a greedy one (sampling.rs: pick); each returns at once on the other
+// path, so a launch that does not match the rule in memory writes nothing.
 //
 // The top-k and top-p cuts are prefixes of the candidates ordered by (weight desc, id asc). A
 // prefix is stored as a threshold: token i is inside when bits(w_i) > tau, or bits(w_i) == tau

@@ -77,7 +77,17 @@ impl Sampling {
     /// the host before each replay): greedy, or one draw, exactly as `PickRule::pick`. Leaves
     /// the pick in `best` as an argmax key (`best` must hold 0, as finish_step leaves it).
     /// `scratch` is U64 [scratch_bytes(vocab) / 8], one per sequence; it needs no clearing.
-    pub fn pick(&self, logits: &View, rule: &View, scratch: &View, best: &View) -> Result<()> {
+    /// `greedy` is what the rule in memory is: only that path's kernels are launched (the
+    /// other's nine launches cost ~7 us of a greedy step, v19); each kernel checks the rule
+    /// again and does nothing on the other path, so a mismatch leaves `best` at 0.
+    pub fn pick(
+        &self,
+        logits: &View,
+        rule: &View,
+        scratch: &View,
+        best: &View,
+        greedy: bool,
+    ) -> Result<()> {
         let n = logits.shape.iter().product::<usize>();
         if n == 0 || n > MAX_VOCAB {
             return Err(CudaError::Invalid(format!(
@@ -89,8 +99,12 @@ impl Sampling {
         let s = scratch.expect(DType::U64, &[scratch_bytes(n) / 8])?;
         let b = best.expect(DType::U64, &[1])?;
         let blocks = n.div_ceil(256 * 8).clamp(1, 1024) as u32;
-        let mut args = KernelArgs::new().ptr(l).i32(n as i32).ptr(r).ptr(b);
-        self.gpu.launch(&self.argmax, (blocks, 1, 1), 256, 0, &mut args)?;
+        if greedy {
+            let mut args = KernelArgs::new().ptr(l).i32(n as i32).ptr(r).ptr(b);
+            return self
+                .gpu
+                .launch(&self.argmax, (blocks, 1, 1), 256, 0, &mut args);
+        }
         let grid = (n.div_ceil(CHUNK) as u32, 1, 1);
         let n = n as i32;
         for f in [&self.max, &self.weights] {
