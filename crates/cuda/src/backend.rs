@@ -199,7 +199,6 @@ impl CudaBackend {
                         &l.input_norm.view(),
                         None,
                         &proj,
-                        false,
                     )?;
                     k.gdn.decode(&GdnDecodeArgs {
                         proj: &proj,
@@ -229,7 +228,6 @@ impl CudaBackend {
                         &l.input_norm.view(),
                         None,
                         &proj,
-                        false,
                     )?;
                     k.attention.decode(&AttnDecodeArgs {
                         proj: &proj,

@@ -89,7 +89,6 @@ fn gemv_with_fused_rmsnorm_matches_cpu_norm_then_matvec() {
         &upload(&gpu, "norm_w", DType::BF16, &[h], &norm_w).view(),
         Some(&xn_out.view()),
         &y.view(),
-        false,
     )
     .unwrap();
     check(

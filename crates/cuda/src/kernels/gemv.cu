@@ -145,7 +145,7 @@ gemv_hidden(const bf16* W, const bf16* x, float* y, int rows, int accumulate) {
 // Dynamic shared memory: GEMV_NORMED_WARPS * GEMV_NORMED_STAGES rows (gemv.rs: stream_ring_bytes).
 extern "C" __global__ void __launch_bounds__(GEMV_NORMED_WARPS * 32)
 gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* xn_out, float eps,
-                   float* y, int rows, int accumulate) {
+                   float* y, int rows) {
     constexpr int CHUNKS = GEMV_CHUNKS(HIDDEN), PER_LANE = GEMV_PER_LANE(HIDDEN), STAGES = GEMV_NORMED_STAGES;
     constexpr int REG = GEMV_NORMED_REG_ROWS;
     extern __shared__ uint4 ring[];
@@ -169,7 +169,7 @@ gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* 
         }
         cp_async_commit();
     };
-    // y[row] (+)= the row (chunk(i): this lane's i-th chunk of it) . x.
+    // y[row] = the row (chunk(i): this lane's i-th chunk of it) . x.
     auto finish = [&](auto chunk, long row) {
         float acc = 0.f;
 #pragma unroll
@@ -178,7 +178,7 @@ gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* 
             if (c < CHUNKS) acc += dot8(chunk(i), xs[c]);
         }
         acc = warp_sum(acc);
-        if (lane == 0) y[row] = accumulate ? __ldcg(y + row) + acc : acc;
+        if (lane == 0) y[row] = acc;
     };
     NormWeights<HIDDEN, GEMV_NORMED_WARPS * 32> nw;
     nw.load(norm_w);

@@ -129,7 +129,7 @@ impl Gemv {
         )
     }
 
-    /// y (+)= W bf16(rmsnorm(resid) * (1 + norm_w)): the layer norm fused into the product's
+    /// y = W bf16(rmsnorm(resid) * (1 + norm_w)): the layer norm fused into the product's
     /// prologue. W: BF16 [rows, hidden]; resid: F32 [hidden]; norm_w: BF16 [hidden];
     /// `xn_out` (BF16 [hidden]) receives the normed vector when given.
     pub fn run_normed(
@@ -139,7 +139,6 @@ impl Gemv {
         norm_w: &View,
         xn_out: Option<&View>,
         y: &View,
-        accumulate: bool,
     ) -> Result<()> {
         let h = self.dims.hidden;
         let rows = match w.shape[..] {
@@ -166,8 +165,7 @@ impl Gemv {
             .ptr(xn)
             .f32(self.dims.eps)
             .ptr(y)
-            .i32(rows as i32)
-            .i32(accumulate as i32);
+            .i32(rows as i32);
         // A fixed number of blocks per SM: their warps loop over the rows (gemv.cu).
         let blocks = self.gpu.multiprocessors.max(1) * self.shapes.gemv_normed_blocks as u32;
         self.gpu.launch(
