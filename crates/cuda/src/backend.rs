@@ -193,13 +193,8 @@ impl CudaBackend {
             match &l.mixer {
                 Mixer::Gdn(g) => {
                     let proj = s.gdn_proj.view();
-                    k.gemv.run_normed(
-                        &g.in_proj.view(),
-                        &x,
-                        &l.input_norm.view(),
-                        None,
-                        &proj,
-                    )?;
+                    k.gemv
+                        .run_normed(&g.in_proj.view(), &x, &l.input_norm.view(), None, &proj)?;
                     k.gdn.decode(&GdnDecodeArgs {
                         proj: &proj,
                         conv_w: &g.conv_w.view(),
@@ -222,13 +217,8 @@ impl CudaBackend {
                 }
                 Mixer::Attn(a) => {
                     let proj = s.attn_proj.view();
-                    k.gemv.run_normed(
-                        &a.qkv.view(),
-                        &x,
-                        &l.input_norm.view(),
-                        None,
-                        &proj,
-                    )?;
+                    k.gemv
+                        .run_normed(&a.qkv.view(), &x, &l.input_norm.view(), None, &proj)?;
                     k.attention.decode(&AttnDecodeArgs {
                         proj: &proj,
                         q_norm: &a.q_norm.view(),
