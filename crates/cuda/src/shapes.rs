@@ -281,6 +281,8 @@ mod tests {
                 .gemv_normed_reg_rows,
             0
         );
+        let off = Shapes::parse("l2_ahead_rows=0,l2_evict_first=0").unwrap();
+        assert_eq!((off.l2_ahead_rows, off.l2_evict_first), (0, 0));
         assert_eq!(
             Shapes::parse(&s.to_string()).unwrap(),
             s,
@@ -297,6 +299,8 @@ mod tests {
             ("moe_warps=x", "not a whole number"),
             ("gemv_normed_reg_rows=2", "more than 1"),
             ("gemv_out_warps=64", "more than 32"),
+            // The evict_first mask has four streams.
+            ("l2_evict_first=16", "more than 15"),
         ] {
             let e = Shapes::parse(spec).unwrap_err();
             assert!(e.contains(says), "{spec}: {e}");
