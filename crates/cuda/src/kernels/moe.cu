@@ -79,7 +79,8 @@ __device__ __forceinline__ void route_warp(const float* logits, int* __restrict_
 }
 
 // The router's blocks, then the shared expert's gate|up blocks (it needs no routing, so its
-// weights stream while the previous kernel finishes, off the router -> gate|up chain).
+// weights stream while the previous kernel finishes, off the router -> gate|up chain), which
+// also ask L2 for the next layer's first rows.
 #define ROUTER_BLOCKS ((NUM_EXPERTS + 1 + ROUTER_WARPS - 1) / ROUTER_WARPS)
 
 // h[slot][r] = silu(gate[r] . x) * (up[r] . x) for a warp's intermediate row r of one expert,
@@ -125,23 +126,6 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
     if (blockIdx.x >= ROUTER_BLOCKS) {
         __shared__ uint4 xs[HIDDEN / 8];
         pdl_launch_next();
-        // The next layer's input product (gemv_hidden_normed) asked into L2 while the route is
-        // worked out and DRAM would idle: the first L2_AHEAD_ROWS rows of every group of
-        // GEMV_NORMED_WARPS, which that product's first warps of each block read, so those
-        // warps read L2 while the others stream DRAM. Issued right after the wait, spread over
-        // the blocks (block fastest) so that no one SM's copy engine issues them all. v19
-        // (H200, same calls, decode 1K): before the wait, or after these blocks' own rows, lost
-        // 2-3%; 4 rows of 16 (12.6 MB per GDN layer) beat 6, 8 and 10 (-0.5 to -3.6%), 2 were
-        // 0.3% ahead of 4 with evict_normal (4 with evict_last, the default, was best).
-        auto ask_ahead = [&]() {
-            if (L2_AHEAD_ROWS == 0 || ahead == nullptr) return;
-            const int blocks = gridDim.x - ROUTER_BLOCKS, b = blockIdx.x - ROUTER_BLOCKS;
-            const int groups = (ahead_rows + GEMV_NORMED_WARPS - 1) / GEMV_NORMED_WARPS;
-            for (int g = threadIdx.x * blocks + b; g < groups; g += blockDim.x * blocks) {
-                const int row0 = g * GEMV_NORMED_WARPS, n = min(L2_AHEAD_ROWS, ahead_rows - row0);
-                l2_ahead(ahead + (long)row0 * HIDDEN, (unsigned)n * HIDDEN * 2);
-            }
-        };
         const int r = (blockIdx.x - ROUTER_BLOCKS) * ROUTER_WARPS + (threadIdx.x >> 5);
         const bool valid = r < MOE_INTER;
         ExpertRows w;
@@ -149,7 +133,22 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
         NormWeights<HIDDEN, ROUTER_WARPS * 32> nw;
         nw.load(norm_w);
         pdl_wait();
-        ask_ahead();
+        // The next layer's input product (gemv_hidden_normed, `ahead`) asked into L2 while the
+        // route is worked out and DRAM would idle: the first L2_AHEAD_ROWS rows of every group of
+        // GEMV_NORMED_WARPS, which are that product's first warps of each block, so those warps
+        // read L2 while the others stream DRAM. Spread over the blocks (block fastest) so that
+        // no one SM's copy engine issues them all. v19 (H200, same calls, decode 1K): asked
+        // before the wait, or after these blocks' own rows, lost 2-3%; 6, 8 and 10 rows of 16
+        // lost 0.5-3.5% against 4 (12.6 MB per GDN layer), 2 were within 0.3% of 4 (two calls);
+        // the product's last rows instead lost too (-0.3 to -4%).
+        if (L2_AHEAD_ROWS > 0 && ahead != nullptr) {
+            const int blocks = gridDim.x - ROUTER_BLOCKS, b = blockIdx.x - ROUTER_BLOCKS;
+            const int groups = (ahead_rows + GEMV_NORMED_WARPS - 1) / GEMV_NORMED_WARPS;
+            for (int g = threadIdx.x * blocks + b; g < groups; g += blockDim.x * blocks) {
+                const int row0 = g * GEMV_NORMED_WARPS, n = min(L2_AHEAD_ROWS, ahead_rows - row0);
+                l2_ahead(ahead + (long)row0 * HIDDEN, (unsigned)n * HIDDEN * 2);
+            }
+        }
         stage_normed(xs, resid, nw, nullptr, eps);
         __syncthreads();
         if (valid) expert_rows_finish(w, xs, h + TOP_K * MOE_INTER + r);
