@@ -137,20 +137,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     // Before the GPU and the weights: a mistyped LILY_SHAPES should cost no start-up.
     let shapes = lily_cuda::shapes::current()?;
-    let rule = PickRule {
-        temperature: args.temperature,
-        top_k: args.top_k,
-        top_p: args.top_p,
-        min_p: 0.0,
-        u: 0.5,
-    };
+    let rule = PickRule { temperature: args.temperature, top_k: args.top_k, top_p: args.top_p, min_p: 0.0, u: 0.5 };
     let pick = if rule.is_greedy() {
         "greedy".to_string()
     } else {
-        format!(
-            "GPU draw (temperature {}, top_p {}, top_k {}, u 0.5)",
-            rule.temperature, rule.top_p, rule.top_k
-        )
+        format!("GPU draw (temperature {}, top_p {}, top_k {}, u 0.5)", rule.temperature, rule.top_p, rule.top_k)
     };
     let started = Instant::now();
     if args.trace.is_some() && args.steps < 4 {
@@ -189,10 +180,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     println!("# decode launch shapes (LILY_SHAPES): {shapes}");
     if !args.leave_out.is_empty() {
-        println!(
-            "# left out of every step (timing only, the tokens are meaningless): {}",
-            args.leave_out.join("; ")
-        );
+        println!("# left out of every step (timing only, the tokens are meaningless): {}", args.leave_out.join("; "));
     }
     println!("| context | prefill tok/s | of matrix rate | decode tok/s | ceiling tok/s | of ceiling | digest |");
     println!("|---:|---:|---:|---:|---:|---:|---|");
@@ -233,41 +221,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             backend.clear(&mut seq)?;
             backend.set_rule(&mut seq, &rule)?;
             backend.prefill_tokens(&mut seq, &tokens)?;
-            let labels: Vec<String> = backend
-                .profile_step(&mut seq)?
-                .into_iter()
-                .map(|(l, _)| l)
-                .collect();
+            let labels: Vec<String> = backend.profile_step(&mut seq)?.into_iter().map(|(l, _)| l).collect();
             backend.run_steps(&mut seq, 2)?;
             lily_cuda::trace::clear(gpu)?;
             backend.run_steps(&mut seq, 1)?;
             let marks = lily_cuda::trace::collect(gpu)?;
             // Marks that do not match the eager step's launches are still written, unnamed.
             let (text, what) = match lily_cuda::trace::launches(&marks, &labels) {
-                Ok(launches) => (
-                    lily_cuda::trace::csv(&launches),
-                    format!("{} launches", launches.len()),
-                ),
+                Ok(launches) => (lily_cuda::trace::csv(&launches), format!("{} launches", launches.len())),
                 Err(e) => {
                     tracing::warn!("{e}; writing the marks by grid id");
-                    (
-                        lily_cuda::trace::csv(&lily_cuda::trace::unnamed(&marks)),
-                        "launches not matched".to_string(),
-                    )
+                    (lily_cuda::trace::csv(&lily_cuda::trace::unnamed(&marks)), "launches not matched".to_string())
                 }
             };
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
-            println!(
-                "# traced one decode step at context {context}: {what}, {} blocks -> {}",
-                marks.len(),
-                path.display()
-            );
+            println!("# traced one decode step at context {context}: {what}, {} blocks -> {}", marks.len(), path.display());
         }
         if args.profile {
-            profiles.push((
-                format!("decode step at context {context}"),
-                backend.profile_step(&mut seq)?,
-            ));
+            profiles.push((format!("decode step at context {context}"), backend.profile_step(&mut seq)?));
             backend.clear(&mut seq)?;
             backend.set_rule(&mut seq, &rule)?;
             gpu.synchronize()?;

@@ -19,12 +19,9 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let tokenizer = crate::tokenize::load_tokenizer(args.model.as_ref(), args.vocab.as_ref())?;
     let mut input = String::new();
-    std::io::stdin()
-        .read_to_string(&mut input)
-        .context("reading stdin")?;
-    let ids: Vec<u32> = serde_json::from_str(&input).with_context(|| {
-        "stdin is not a JSON array of token ids (non-negative integers), e.g. [9419, 1814]"
-    })?;
+    std::io::stdin().read_to_string(&mut input).context("reading stdin")?;
+    let ids: Vec<u32> = serde_json::from_str(&input)
+        .with_context(|| "stdin is not a JSON array of token ids (non-negative integers), e.g. [9419, 1814]")?;
     let text = tokenizer.decode(&ids)?;
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes())?;

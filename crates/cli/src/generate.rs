@@ -17,9 +17,7 @@ use lily_cpu::CpuModel;
 use lily_cuda::CudaBackend;
 use lily_engine::sampling::{Sampler, SamplingParams};
 use lily_engine::{generate, GenerateOptions, Pick};
-use lily_model::{
-    Backend, ChatOptions, ChatTemplate, Config, Message, PickRule, Tokenizer, Weights,
-};
+use lily_model::{Backend, ChatOptions, ChatTemplate, Config, Message, PickRule, Tokenizer, Weights};
 
 use crate::backend_choice::{self, BackendKind, RunOn};
 
@@ -75,10 +73,7 @@ pub struct GenerateArgs {
 impl GenerateArgs {
     fn sampling(&self) -> anyhow::Result<SamplingParams> {
         if !(self.temperature.is_finite() && self.temperature >= 0.0) {
-            bail!(
-                "--temperature must be a number >= 0, got {}",
-                self.temperature
-            );
+            bail!("--temperature must be a number >= 0, got {}", self.temperature);
         }
         if !(self.top_p > 0.0 && self.top_p <= 1.0) {
             bail!("--top-p must be in (0, 1], got {}", self.top_p);
@@ -171,25 +166,11 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
         RunOn::Cuda(gpu) => {
             let model = CudaBackend::from_weights(gpu, &config, &weights)
                 .with_context(|| format!("loading {} onto the GPU", dir.display()))?;
-            stream_generation(
-                &model,
-                &config,
-                &prompt,
-                text_tokenizer,
-                args.max_tokens,
-                sampling,
-            )
+            stream_generation(&model, &config, &prompt, text_tokenizer, args.max_tokens, sampling)
         }
         RunOn::Cpu => {
             let model = CpuModel::new(config.clone(), weights);
-            stream_generation(
-                &model,
-                &config,
-                &prompt,
-                text_tokenizer,
-                args.max_tokens,
-                sampling,
-            )
+            stream_generation(&model, &config, &prompt, text_tokenizer, args.max_tokens, sampling)
         }
     }
 }

@@ -72,9 +72,7 @@ where
         if position >= prefill {
             logits = model.decode(&mut seq, ids[position])?;
         }
-        let next = ids
-            .get(position + 1)
-            .map(|&t| log_prob(&logits, t as usize));
+        let next = ids.get(position + 1).map(|&t| log_prob(&logits, t as usize));
         if let Some(lp) = next {
             nll -= lp;
             scored += 1;

@@ -76,10 +76,7 @@ fn template_message(m: &ChatMessage) -> Message {
             .map(|c| ToolCall {
                 id: Some(c.id.clone()),
                 kind: Some("function".into()),
-                function: FunctionCall {
-                    name: c.name.clone(),
-                    arguments: c.arguments.clone(),
-                },
+                function: FunctionCall { name: c.name.clone(), arguments: c.arguments.clone() },
             })
             .collect()
     });
@@ -98,10 +95,7 @@ impl TextModel for QwenText {
         self.tokenizer.encode(text)
     }
     fn token_bytes(&self, id: u32) -> Option<Vec<u8>> {
-        self.tokenizer
-            .token_bytes(id)
-            .filter(|b| !b.is_empty())
-            .map(<[u8]>::to_vec)
+        self.tokenizer.token_bytes(id).filter(|b| !b.is_empty()).map(<[u8]>::to_vec)
     }
     fn is_special(&self, id: u32) -> bool {
         self.tokenizer.is_special(id)
@@ -109,32 +103,18 @@ impl TextModel for QwenText {
     fn stop_ids(&self) -> Vec<u32> {
         self.stop_ids.clone()
     }
-    fn render_chat(
-        &self,
-        messages: &[ChatMessage],
-        tools: &[Value],
-        enable_thinking: bool,
-    ) -> Result<String, String> {
+    fn render_chat(&self, messages: &[ChatMessage], tools: &[Value], enable_thinking: bool) -> Result<String, String> {
         let messages: Vec<Message> = messages.iter().map(template_message).collect();
-        let options = ChatOptions {
-            enable_thinking,
-            ..ChatOptions::default()
-        };
-        self.template
-            .render(&messages, tools, &options)
-            .map_err(|e| e.to_string())
+        let options = ChatOptions { enable_thinking, ..ChatOptions::default() };
+        self.template.render(&messages, tools, &options).map_err(|e| e.to_string())
     }
 }
 
 fn load_text(dir: &Path, config: &Config) -> anyhow::Result<QwenText> {
     let tokenizer = if dir.join("tokenizer.json").exists() {
-        Tokenizer::from_model_dir(dir)
-            .with_context(|| format!("loading the tokenizer of {}", dir.display()))?
+        Tokenizer::from_model_dir(dir).with_context(|| format!("loading the tokenizer of {}", dir.display()))?
     } else {
-        tracing::warn!(
-            "{} has no tokenizer.json; using the built-in Qwen3.6 tokenizer",
-            dir.display()
-        );
+        tracing::warn!("{} has no tokenizer.json; using the built-in Qwen3.6 tokenizer", dir.display());
         Tokenizer::qwen3_6()
     };
     if tokenizer.vocab_size() > config.vocab_size {
@@ -145,16 +125,11 @@ fn load_text(dir: &Path, config: &Config) -> anyhow::Result<QwenText> {
             config.vocab_size
         );
     }
-    let has_template =
-        dir.join("chat_template.jinja").exists() || dir.join("tokenizer_config.json").exists();
+    let has_template = dir.join("chat_template.jinja").exists() || dir.join("tokenizer_config.json").exists();
     let template = if has_template {
-        ChatTemplate::from_model_dir(dir)
-            .with_context(|| format!("loading the chat template of {}", dir.display()))?
+        ChatTemplate::from_model_dir(dir).with_context(|| format!("loading the chat template of {}", dir.display()))?
     } else {
-        tracing::warn!(
-            "{} has no chat template; using the built-in Qwen3.6 template",
-            dir.display()
-        );
+        tracing::warn!("{} has no chat template; using the built-in Qwen3.6 template", dir.display());
         ChatTemplate::qwen3_6()
     };
     let mut stop_ids = config.eos_token_ids.clone();
@@ -165,11 +140,7 @@ fn load_text(dir: &Path, config: &Config) -> anyhow::Result<QwenText> {
             }
         }
     }
-    Ok(QwenText {
-        tokenizer,
-        template,
-        stop_ids,
-    })
+    Ok(QwenText { tokenizer, template, stop_ids })
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -183,13 +154,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             (dir, true)
         }
     };
-    let config = Config::load(&dir)
-        .with_context(|| format!("reading {}", dir.join("config.json").display()))?;
+    let config = Config::load(&dir).with_context(|| format!("reading {}", dir.join("config.json").display()))?;
     let text = load_text(&dir, &config)?;
     let backend = backend_choice::resolve(args.backend, &config)?;
-    let max_seq = args
-        .max_seq
-        .unwrap_or(config.max_position_embeddings.min(32768));
+    let max_seq = args.max_seq.unwrap_or(config.max_position_embeddings.min(32768));
     if max_seq < 2 {
         bail!("--max-seq must be at least 2 (one prompt token and one generated), got {max_seq}");
     }
@@ -203,16 +171,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             .unwrap_or_else(|| "lily".into()),
     };
     if demo {
-        tracing::warn!(
-            "no --model: serving the built-in DEMO checkpoint from {} as `{model_id}`. {DEMO_NOTE}",
-            dir.display()
-        );
+        tracing::warn!("no --model: serving the built-in DEMO checkpoint from {} as `{model_id}`. {DEMO_NOTE}", dir.display());
     }
-    let api_key = args
-        .api_key
-        .clone()
-        .or_else(|| std::env::var("LILY_API_KEY").ok())
-        .filter(|k| !k.is_empty());
+    let api_key = args.api_key.clone().or_else(|| std::env::var("LILY_API_KEY").ok()).filter(|k| !k.is_empty());
     let server_config = ServerConfig {
         model_id,
         demo_note: demo.then(|| DEMO_NOTE.to_string()),
@@ -224,39 +185,27 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         api_key,
         prefix_cache_bytes: args.prefix_cache_mib << 20,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(args.bind)
-            .await
-            .with_context(|| format!("binding {}", args.bind))?;
+        let listener = tokio::net::TcpListener::bind(args.bind).await.with_context(|| format!("binding {}", args.bind))?;
         let text = Arc::new(text);
         let load_dir = dir.clone();
-        let loading =
-            move |e: &dyn std::fmt::Display| format!("loading {}: {e}", load_dir.display());
+        let loading = move |e: &dyn std::fmt::Display| format!("loading {}: {e}", load_dir.display());
         match backend {
             RunOn::Cuda(gpu) => {
                 let engine = EngineSpec {
                     make_backend: move || CudaBackend::load(gpu, &dir).map_err(|e| loading(&e)),
-                    snapshot_bytes: Box::new(|model: &CudaBackend, position| {
-                        model.sequence_bytes(position)
-                    }),
+                    snapshot_bytes: Box::new(|model: &CudaBackend, position| model.sequence_bytes(position)),
                 };
-                lily_server::serve(listener, server_config, text, engine, shutdown_signal())
-                    .await?;
+                lily_server::serve(listener, server_config, text, engine, shutdown_signal()).await?;
             }
             RunOn::Cpu => {
                 let engine = EngineSpec {
                     make_backend: move || CpuModel::load(&dir).map_err(|e| loading(&e)),
                     // A snapshot holds the KV cache up to its position plus the fixed GDN state.
-                    snapshot_bytes: Box::new(|model: &CpuModel, position| {
-                        model.sequence_bytes(position)
-                    }),
+                    snapshot_bytes: Box::new(|model: &CpuModel, position| model.sequence_bytes(position)),
                 };
-                lily_server::serve(listener, server_config, text, engine, shutdown_signal())
-                    .await?;
+                lily_server::serve(listener, server_config, text, engine, shutdown_signal()).await?;
             }
         }
         Ok(())

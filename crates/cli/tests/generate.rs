@@ -80,29 +80,11 @@ fn streams_the_greedy_continuation_and_stops_on_eos() {
 #[test]
 fn sampled_generation_repeats_with_its_seed_and_bad_flags_are_refused() {
     let (dir, prompt, _) = fixture("linear3_full1");
-    let ids = prompt
-        .iter()
-        .map(|t| t.to_string())
-        .collect::<Vec<_>>()
-        .join(",");
+    let ids = prompt.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(",");
     let sample = |seed: &str| {
         let (ok, stdout, stderr) = run(&[
-            "generate",
-            "--model",
-            dir.to_str().unwrap(),
-            "--prompt-ids",
-            &ids,
-            "--max-tokens",
-            "24",
-            "--print-ids",
-            "--backend",
-            "cpu",
-            "--temperature",
-            "1.5",
-            "--top-p",
-            "0.95",
-            "--seed",
-            seed,
+            "generate", "--model", dir.to_str().unwrap(), "--prompt-ids", &ids, "--max-tokens", "24",
+            "--print-ids", "--backend", "cpu", "--temperature", "1.5", "--top-p", "0.95", "--seed", seed,
         ]);
         assert!(ok, "{stderr}");
         stdout
@@ -110,21 +92,9 @@ fn sampled_generation_repeats_with_its_seed_and_bad_flags_are_refused() {
     let a = sample("1");
     assert_eq!(a, sample("1"));
     assert_ne!(a, sample("2"));
-    for (flag, value) in [
-        ("--temperature", "-1"),
-        ("--top-p", "0"),
-        ("--top-p", "1.5"),
-        ("--min-p", "2"),
-    ] {
+    for (flag, value) in [("--temperature", "-1"), ("--top-p", "0"), ("--top-p", "1.5"), ("--min-p", "2")] {
         let arg = format!("{flag}={value}");
-        let (ok, _, stderr) = run(&[
-            "generate",
-            "--model",
-            dir.to_str().unwrap(),
-            "--prompt-ids",
-            &ids,
-            &arg,
-        ]);
+        let (ok, _, stderr) = run(&["generate", "--model", dir.to_str().unwrap(), "--prompt-ids", &ids, &arg]);
         assert!(!ok && stderr.contains(flag), "{flag} {value}: {stderr}");
     }
 }

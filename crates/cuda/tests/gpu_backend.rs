@@ -187,27 +187,9 @@ fn picks_on_the_gpu_are_the_host_picks_of_the_same_logits() {
     let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
     let rules = [
         PickRule::GREEDY,
-        PickRule {
-            temperature: 0.8,
-            top_k: 0,
-            top_p: 1.0,
-            min_p: 0.0,
-            u: 0.37,
-        },
-        PickRule {
-            temperature: 1.2,
-            top_k: 20,
-            top_p: 0.9,
-            min_p: 0.0,
-            u: 0.91,
-        },
-        PickRule {
-            temperature: 0.5,
-            top_k: 0,
-            top_p: 0.5,
-            min_p: 0.05,
-            u: 0.05,
-        },
+        PickRule { temperature: 0.8, top_k: 0, top_p: 1.0, min_p: 0.0, u: 0.37 },
+        PickRule { temperature: 1.2, top_k: 20, top_p: 0.9, min_p: 0.0, u: 0.91 },
+        PickRule { temperature: 0.5, top_k: 0, top_p: 0.5, min_p: 0.05, u: 0.05 },
     ];
     let mut scratch = Vec::new();
     let mut boundary = 0;
@@ -222,20 +204,14 @@ fn picks_on_the_gpu_are_the_host_picks_of_the_same_logits() {
             if step == steps {
                 break;
             }
-            let rule = PickRule {
-                u: (step as f64 * 0.618).fract(),
-                ..rules[step % rules.len()]
-            };
+            let rule = PickRule { u: (step as f64 * 0.618).fract(), ..rules[step % rules.len()] };
             token = gpu.decode_pick(&mut s, token, &rule).unwrap();
             expected = rule.pick(&gpu.logits(&s).unwrap(), &mut scratch);
         }
         assert_eq!(gpu.position(&s), prompt.len() + steps);
     }
     // A draw may differ only where u lands within rounding of a boundary between two tokens.
-    assert!(
-        boundary <= 1,
-        "{boundary} of 20 GPU picks differ from the host's"
-    );
+    assert!(boundary <= 1, "{boundary} of 20 GPU picks differ from the host's");
 }
 
 #[test]

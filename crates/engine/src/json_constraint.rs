@@ -32,9 +32,7 @@ pub enum Node {
     Object(ObjectNode),
     Array(Arc<Node>),
     String,
-    Number {
-        integer: bool,
-    },
+    Number { integer: bool },
     Boolean,
     Null,
     /// One of these serialized JSON values (from `enum` / `const`).
@@ -60,11 +58,7 @@ const MAX_WHITESPACE_RUN: u8 = 16;
 
 /// Any JSON object: what `response_format: {"type": "json_object"}` asks for.
 pub fn any_object() -> Arc<Node> {
-    Arc::new(Node::Object(ObjectNode {
-        props: vec![],
-        required: vec![],
-        open: Some(Arc::new(Node::Any)),
-    }))
+    Arc::new(Node::Object(ObjectNode { props: vec![], required: vec![], open: Some(Arc::new(Node::Any)) }))
 }
 
 /// Compiles a JSON schema into the automaton's nodes.
@@ -102,22 +96,10 @@ const UNENFORCED_KEYWORDS: &[&str] = &[
 ];
 
 fn err(path: &str, reason: impl Into<String>) -> SchemaError {
-    SchemaError {
-        path: if path.is_empty() {
-            "/".into()
-        } else {
-            path.into()
-        },
-        reason: reason.into(),
-    }
+    SchemaError { path: if path.is_empty() { "/".into() } else { path.into() }, reason: reason.into() }
 }
 
-fn compile(
-    schema: &Value,
-    root: &Value,
-    path: &str,
-    depth: usize,
-) -> Result<Arc<Node>, SchemaError> {
+fn compile(schema: &Value, root: &Value, path: &str, depth: usize) -> Result<Arc<Node>, SchemaError> {
     if depth > MAX_DEPTH {
         return Err(err(path, "schema nests too deeply (recursive $ref?)"));
     }
@@ -137,34 +119,19 @@ fn compile(
             .as_str()
             .and_then(|r| r.strip_prefix('#'))
             .and_then(|p| root.pointer(p))
-            .ok_or_else(|| {
-                err(
-                    path,
-                    format!("cannot resolve $ref {r}: only local references (#/...) are supported"),
-                )
-            })?;
+            .ok_or_else(|| err(path, format!("cannot resolve $ref {r}: only local references (#/...) are supported")))?;
         return compile(target, root, &format!("{path}/$ref"), depth + 1);
     }
     if let Some(c) = obj.get("const") {
-        return Ok(Arc::new(Node::Literals(Arc::new(vec![c
-            .to_string()
-            .into_bytes()]))));
+        return Ok(Arc::new(Node::Literals(Arc::new(vec![c.to_string().into_bytes()]))));
     }
     if let Some(e) = obj.get("enum") {
-        let values = e
-            .as_array()
-            .filter(|a| !a.is_empty())
-            .ok_or_else(|| err(path, "enum must be a non-empty array"))?;
-        return Ok(Arc::new(Node::Literals(Arc::new(
-            values.iter().map(|v| v.to_string().into_bytes()).collect(),
-        ))));
+        let values = e.as_array().filter(|a| !a.is_empty()).ok_or_else(|| err(path, "enum must be a non-empty array"))?;
+        return Ok(Arc::new(Node::Literals(Arc::new(values.iter().map(|v| v.to_string().into_bytes()).collect()))));
     }
     for key in ["anyOf", "oneOf"] {
         if let Some(alts) = obj.get(key) {
-            let alts = alts
-                .as_array()
-                .filter(|a| !a.is_empty())
-                .ok_or_else(|| err(path, format!("{key} must be a non-empty array")))?;
+            let alts = alts.as_array().filter(|a| !a.is_empty()).ok_or_else(|| err(path, format!("{key} must be a non-empty array")))?;
             let nodes = alts
                 .iter()
                 .enumerate()
@@ -194,10 +161,7 @@ fn compile(
                 .collect::<Result<Vec<_>, _>>()?;
             one_of(nodes, path)
         }
-        Some(other) => Err(err(
-            path,
-            format!("type must be a string or a list, got {other}"),
-        )),
+        Some(other) => Err(err(path, format!("type must be a string or a list, got {other}"))),
     }
 }
 
@@ -221,9 +185,7 @@ fn compile_typed(
         "object" => {
             let mut props = Vec::new();
             if let Some(p) = obj.get("properties") {
-                let p = p
-                    .as_object()
-                    .ok_or_else(|| err(path, "properties must be an object"))?;
+                let p = p.as_object().ok_or_else(|| err(path, "properties must be an object"))?;
                 for (name, sub) in p {
                     let node = compile(sub, root, &format!("{path}/properties/{name}"), depth + 1)?;
                     props.push((Value::String(name.clone()).to_string().into_bytes(), node));
@@ -236,31 +198,18 @@ fn compile_typed(
                 .unwrap_or_default();
             let required: Vec<bool> = props
                 .iter()
-                .map(|(k, _)| {
-                    required_names
-                        .iter()
-                        .any(|r| Value::String(r.to_string()).to_string().as_bytes() == k)
-                })
+                .map(|(k, _)| required_names.iter().any(|r| Value::String(r.to_string()).to_string().as_bytes() == k))
                 .collect();
             let open = if !props.is_empty() {
                 None
             } else {
                 match obj.get("additionalProperties") {
                     Some(Value::Bool(false)) => None,
-                    Some(s @ Value::Object(_)) => Some(compile(
-                        s,
-                        root,
-                        &format!("{path}/additionalProperties"),
-                        depth + 1,
-                    )?),
+                    Some(s @ Value::Object(_)) => Some(compile(s, root, &format!("{path}/additionalProperties"), depth + 1)?),
                     _ => Some(Arc::new(Node::Any)),
                 }
             };
-            Node::Object(ObjectNode {
-                props,
-                required,
-                open,
-            })
+            Node::Object(ObjectNode { props, required, open })
         }
         other => return Err(err(path, format!("unknown type {other:?}"))),
     }))
@@ -345,40 +294,20 @@ enum NumState {
 
 impl NumState {
     fn complete(self) -> bool {
-        matches!(
-            self,
-            NumState::Zero | NumState::Int | NumState::Frac | NumState::ExpDigits
-        )
+        matches!(self, NumState::Zero | NumState::Int | NumState::Frac | NumState::ExpDigits)
     }
 }
 
 #[derive(Debug, Clone)]
 enum Frame {
     Value(Arc<Node>),
-    Object {
-        node: Arc<Node>,
-        seen: Vec<bool>,
-        state: ObjState,
-    },
+    Object { node: Arc<Node>, seen: Vec<bool>, state: ObjState },
     /// A declared key, matched byte by byte against the keys not yet used.
-    Key {
-        candidates: Vec<usize>,
-        pos: usize,
-    },
-    Array {
-        item: Arc<Node>,
-        state: ArrState,
-    },
+    Key { candidates: Vec<usize>, pos: usize },
+    Array { item: Arc<Node>, state: ArrState },
     Str(StrState),
-    Num {
-        state: NumState,
-        integer: bool,
-    },
-    Literal {
-        options: Arc<Vec<Vec<u8>>>,
-        alive: Vec<usize>,
-        pos: usize,
-    },
+    Num { state: NumState, integer: bool },
+    Literal { options: Arc<Vec<Vec<u8>>>, alive: Vec<usize>, pos: usize },
 }
 
 /// Where the automaton is in the document. Cheap to clone (nodes are shared).
@@ -399,19 +328,13 @@ pub struct VocabIndex {
 
 impl VocabIndex {
     pub fn new(token_bytes: &[Vec<u8>]) -> Self {
-        let mut order: Vec<u32> = (0..token_bytes.len() as u32)
-            .filter(|&id| !token_bytes[id as usize].is_empty())
-            .collect();
+        let mut order: Vec<u32> = (0..token_bytes.len() as u32).filter(|&id| !token_bytes[id as usize].is_empty()).collect();
         order.sort_unstable_by(|&a, &b| token_bytes[a as usize].cmp(&token_bytes[b as usize]));
         let mut shared_prefix = Vec::with_capacity(order.len());
         let mut previous: &[u8] = &[];
         for &id in &order {
             let bytes = &token_bytes[id as usize];
-            let shared = previous
-                .iter()
-                .zip(bytes.iter())
-                .take_while(|(a, b)| a == b)
-                .count();
+            let shared = previous.iter().zip(bytes.iter()).take_while(|(a, b)| a == b).count();
             shared_prefix.push(shared.min(u16::MAX as usize) as u16);
             previous = bytes;
         }
@@ -419,11 +342,7 @@ impl VocabIndex {
             .iter()
             .map(|t| !t.is_empty() && t.iter().all(|&b| b >= 0x20 && b != b'"' && b != b'\\'))
             .collect();
-        Self {
-            order,
-            shared_prefix,
-            string_safe,
-        }
+        Self { order, shared_prefix, string_safe }
     }
 }
 
@@ -438,12 +357,7 @@ pub trait ByteAutomaton: Clone {
 /// Walks the tokens in byte order keeping the automaton's state after each prefix of the
 /// current token, so a prefix is simulated once for all tokens that share it and a rejected
 /// prefix rules out all of them at once. `index` must have been built from `token_bytes`.
-pub fn mask_accepted_tokens<M: ByteAutomaton>(
-    start: &M,
-    token_bytes: &[Vec<u8>],
-    index: &VocabIndex,
-    mask: &mut [bool],
-) {
+pub fn mask_accepted_tokens<M: ByteAutomaton>(start: &M, token_bytes: &[Vec<u8>], index: &VocabIndex, mask: &mut [bool]) {
     let mut states = vec![start.clone()];
     // Length of the shortest rejected prefix of the previous token (0: none rejected).
     let mut rejected_at = 0usize;
@@ -486,10 +400,7 @@ fn object_node(node: &Node) -> &ObjectNode {
 
 impl JsonMachine {
     pub fn new(root: Arc<Node>) -> Self {
-        Self {
-            stack: vec![Frame::Value(root)],
-            whitespace_run: 0,
-        }
+        Self { stack: vec![Frame::Value(root)], whitespace_run: 0 }
     }
 
     /// The document is finished (generation may end here).
@@ -497,11 +408,7 @@ impl JsonMachine {
         match self.stack.as_slice() {
             [] => true,
             [Frame::Num { state, .. }] => state.complete(),
-            [Frame::Literal {
-                options,
-                alive,
-                pos,
-            }] => alive.iter().any(|&i| options[i].len() == *pos),
+            [Frame::Literal { options, alive, pos }] => alive.iter().any(|&i| options[i].len() == *pos),
             _ => false,
         }
     }
@@ -519,12 +426,7 @@ impl JsonMachine {
     /// For each token (by its bytes; empty means never allowed, e.g. special tokens), whether
     /// it may come next. `end_ids` are allowed once the document is complete. `index` must
     /// have been built from the same `token_bytes`.
-    pub fn allowed_tokens(
-        &self,
-        token_bytes: &[Vec<u8>],
-        index: &VocabIndex,
-        end_ids: &[u32],
-    ) -> Vec<bool> {
+    pub fn allowed_tokens(&self, token_bytes: &[Vec<u8>], index: &VocabIndex, end_ids: &[u32]) -> Vec<bool> {
         let mut mask = vec![false; token_bytes.len()];
         if matches!(self.stack.last(), Some(Frame::Str(StrState::Normal))) {
             // Inside a string almost every token is allowed: take the plain ones as they are
@@ -555,9 +457,7 @@ impl JsonMachine {
             self.whitespace_run = 0;
         }
         loop {
-            let Some(top) = self.stack.last_mut() else {
-                return false;
-            };
+            let Some(top) = self.stack.last_mut() else { return false };
             match top {
                 Frame::Value(node) => {
                     if is_ws(b) {
@@ -579,8 +479,7 @@ impl JsonMachine {
                     match *state {
                         _ if is_ws(b) && *state != ObjState::InFreeKey => return self.whitespace(),
                         ObjState::AfterOpen | ObjState::AfterComma if b == b'"' => {
-                            let candidates: Vec<usize> =
-                                (0..o.props.len()).filter(|&i| !seen[i]).collect();
+                            let candidates: Vec<usize> = (0..o.props.len()).filter(|&i| !seen[i]).collect();
                             let declared = candidates.iter().any(|&i| o.props[i].0[0] == b'"');
                             if o.open.is_some() {
                                 *state = ObjState::InFreeKey;
@@ -644,11 +543,7 @@ impl JsonMachine {
                         StrState::Normal => match b {
                             b'"' => {
                                 self.stack.pop();
-                                if let Some(Frame::Object {
-                                    state: s @ ObjState::InFreeKey,
-                                    ..
-                                }) = self.stack.last_mut()
-                                {
+                                if let Some(Frame::Object { state: s @ ObjState::InFreeKey, .. }) = self.stack.last_mut() {
                                     *s = ObjState::AfterKey(None);
                                 }
                             }
@@ -658,20 +553,14 @@ impl JsonMachine {
                         },
                         StrState::Backslash => match b {
                             b'u' => *state = StrState::Hex(0),
-                            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
-                                *state = StrState::Normal
-                            }
+                            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => *state = StrState::Normal,
                             _ => return false,
                         },
                         StrState::Hex(n) => {
                             if !b.is_ascii_hexdigit() {
                                 return false;
                             }
-                            *state = if n == 3 {
-                                StrState::Normal
-                            } else {
-                                StrState::Hex(n + 1)
-                            };
+                            *state = if n == 3 { StrState::Normal } else { StrState::Hex(n + 1) };
                         }
                     }
                     return true;
@@ -705,17 +594,9 @@ impl JsonMachine {
                         None => return false,
                     }
                 }
-                Frame::Literal {
-                    options,
-                    alive,
-                    pos,
-                } => {
+                Frame::Literal { options, alive, pos } => {
                     let p = *pos;
-                    let next: Vec<usize> = alive
-                        .iter()
-                        .copied()
-                        .filter(|&i| options[i].get(p) == Some(&b))
-                        .collect();
+                    let next: Vec<usize> = alive.iter().copied().filter(|&i| options[i].get(p) == Some(&b)).collect();
                     if next.is_empty() {
                         if alive.iter().any(|&i| options[i].len() == p) {
                             self.stack.pop();
@@ -737,18 +618,12 @@ impl JsonMachine {
 
     fn step_key(&mut self, b: u8) -> bool {
         let n = self.stack.len();
-        let (Some(Frame::Object { node, .. }), Some(Frame::Key { candidates, pos })) =
-            (self.stack.get(n.wrapping_sub(2)), self.stack.get(n - 1))
-        else {
+        let (Some(Frame::Object { node, .. }), Some(Frame::Key { candidates, pos })) = (self.stack.get(n.wrapping_sub(2)), self.stack.get(n - 1)) else {
             unreachable!("a key frame sits on an object frame")
         };
         let keys = &object_node(node).props;
         let p = *pos;
-        let next: Vec<usize> = candidates
-            .iter()
-            .copied()
-            .filter(|&i| keys[i].0.get(p) == Some(&b))
-            .collect();
+        let next: Vec<usize> = candidates.iter().copied().filter(|&i| keys[i].0.get(p) == Some(&b)).collect();
         let done = next.iter().copied().find(|&i| keys[i].0.len() == p + 1);
         if next.is_empty() {
             return false;
@@ -772,57 +647,28 @@ impl JsonMachine {
     fn start_value(&mut self, node: &Arc<Node>, b: u8) -> Option<bool> {
         let literal = |options: Arc<Vec<Vec<u8>>>| {
             let alive = (0..options.len()).collect();
-            Frame::Literal {
-                options,
-                alive,
-                pos: 0,
-            }
+            Frame::Literal { options, alive, pos: 0 }
         };
         let frame = match (&**node, b) {
-            (Node::Any, b'{') => Frame::Object {
-                node: any_object(),
-                seen: vec![],
-                state: ObjState::AfterOpen,
-            },
-            (Node::Object(o), b'{') => Frame::Object {
-                node: node.clone(),
-                seen: vec![false; o.props.len()],
-                state: ObjState::AfterOpen,
-            },
-            (Node::Any, b'[') => Frame::Array {
-                item: Arc::new(Node::Any),
-                state: ArrState::Open,
-            },
-            (Node::Array(item), b'[') => Frame::Array {
-                item: item.clone(),
-                state: ArrState::Open,
-            },
+            (Node::Any, b'{') => Frame::Object { node: any_object(), seen: vec![], state: ObjState::AfterOpen },
+            (Node::Object(o), b'{') => Frame::Object { node: node.clone(), seen: vec![false; o.props.len()], state: ObjState::AfterOpen },
+            (Node::Any, b'[') => Frame::Array { item: Arc::new(Node::Any), state: ArrState::Open },
+            (Node::Array(item), b'[') => Frame::Array { item: item.clone(), state: ArrState::Open },
             (Node::Any | Node::String, b'"') => Frame::Str(StrState::Normal),
             (Node::Any, b'-' | b'0'..=b'9') => {
-                self.stack.push(Frame::Num {
-                    state: NumState::Start,
-                    integer: false,
-                });
+                self.stack.push(Frame::Num { state: NumState::Start, integer: false });
                 return Some(false);
             }
             (Node::Number { integer }, _) => {
-                self.stack.push(Frame::Num {
-                    state: NumState::Start,
-                    integer: *integer,
-                });
+                self.stack.push(Frame::Num { state: NumState::Start, integer: *integer });
                 return Some(false);
             }
             (Node::Any, b't' | b'f' | b'n') => {
-                self.stack.push(literal(Arc::new(vec![
-                    b"true".to_vec(),
-                    b"false".to_vec(),
-                    b"null".to_vec(),
-                ])));
+                self.stack.push(literal(Arc::new(vec![b"true".to_vec(), b"false".to_vec(), b"null".to_vec()])));
                 return Some(false);
             }
             (Node::Boolean, _) => {
-                self.stack
-                    .push(literal(Arc::new(vec![b"true".to_vec(), b"false".to_vec()])));
+                self.stack.push(literal(Arc::new(vec![b"true".to_vec(), b"false".to_vec()])));
                 return Some(false);
             }
             (Node::Null, _) => {
@@ -857,22 +703,10 @@ mod tests {
     #[test]
     fn json_object_accepts_objects_only() {
         let root = any_object();
-        for ok in [
-            r#"{}"#,
-            r#"{"a": [1, -2.5e3, "x\"y\u00e9"], "b": {"c": null}, "d": true}"#,
-            "{\n  \"k\" : false\n}",
-        ] {
+        for ok in [r#"{}"#, r#"{"a": [1, -2.5e3, "x\"y\u00e9"], "b": {"c": null}, "d": true}"#, "{\n  \"k\" : false\n}"] {
             assert!(accepts_complete(&root, ok), "{ok}");
         }
-        for bad in [
-            r#"[1]"#,
-            r#"{"a" 1}"#,
-            r#"{"a": 01}"#,
-            r#"{"a": tru}"#,
-            r#"{"a": 1,}"#,
-            "{\"a\": \"\x01\"}",
-            r#"{} x"#,
-        ] {
+        for bad in [r#"[1]"#, r#"{"a" 1}"#, r#"{"a": 01}"#, r#"{"a": tru}"#, r#"{"a": 1,}"#, "{\"a\": \"\x01\"}", r#"{} x"#] {
             assert!(!accepts_complete(&root, bad), "{bad}");
         }
         let mut m = JsonMachine::new(root);
@@ -926,18 +760,13 @@ mod tests {
 
     #[test]
     fn unsupported_schemas_are_rejected_with_a_path() {
-        let e = compile_schema(
-            &json!({"anyOf": [{"type": "object"}, {"type": "object", "properties": {}}]}),
-        )
-        .unwrap_err();
+        let e = compile_schema(&json!({"anyOf": [{"type": "object"}, {"type": "object", "properties": {}}]})).unwrap_err();
         assert_eq!(e.path, "/");
         let e = compile_schema(&json!({"properties": {"a": {"$ref": "#/nowhere"}}})).unwrap_err();
         assert_eq!(e.path, "/properties/a");
         let recursive = json!({"$defs": {"N": {"type": "object", "properties": {"next": {"$ref": "#/$defs/N"}}}}, "$ref": "#/$defs/N"});
         assert!(compile_schema(&recursive).is_err());
-        let e =
-            compile_schema(&json!({"properties": {"name": {"type": "string", "maxLength": 5}}}))
-                .unwrap_err();
+        let e = compile_schema(&json!({"properties": {"name": {"type": "string", "maxLength": 5}}})).unwrap_err();
         assert_eq!(e.path, "/properties/name");
         assert!(e.reason.contains("maxLength"), "{}", e.reason);
         let annotated = json!({"title": "T", "description": "d", "properties": {"a": {"type": "integer", "default": 1}}});
@@ -946,42 +775,18 @@ mod tests {
 
     #[test]
     fn token_mask_follows_the_document_and_allows_the_end_only_when_complete() {
-        let vocab: Vec<Vec<u8>> = vec![
-            b"{".to_vec(),
-            b"}".to_vec(),
-            b"\"a\"".to_vec(),
-            b":".to_vec(),
-            b"1".to_vec(),
-            b"x".to_vec(),
-            vec![],
-            b" ".to_vec(),
-        ];
+        let vocab: Vec<Vec<u8>> = vec![b"{".to_vec(), b"}".to_vec(), b"\"a\"".to_vec(), b":".to_vec(), b"1".to_vec(), b"x".to_vec(), vec![], b" ".to_vec()];
         let end = [6u32];
         let index = VocabIndex::new(&vocab);
-        let root = compile_schema(
-            &json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}),
-        )
-        .unwrap();
+        let root = compile_schema(&json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]})).unwrap();
         let mut m = JsonMachine::new(root);
-        assert_eq!(
-            m.allowed_tokens(&vocab, &index, &end),
-            vec![true, false, false, false, false, false, false, true]
-        );
+        assert_eq!(m.allowed_tokens(&vocab, &index, &end), vec![true, false, false, false, false, false, false, true]);
         assert!(m.feed(b"{"));
-        assert_eq!(
-            m.allowed_tokens(&vocab, &index, &end),
-            vec![false, false, true, false, false, false, false, true]
-        );
+        assert_eq!(m.allowed_tokens(&vocab, &index, &end), vec![false, false, true, false, false, false, false, true]);
         assert!(m.feed(b"\"a\":1"));
-        assert_eq!(
-            m.allowed_tokens(&vocab, &index, &end),
-            vec![false, true, false, false, true, false, false, true]
-        );
+        assert_eq!(m.allowed_tokens(&vocab, &index, &end), vec![false, true, false, false, true, false, false, true]);
         assert!(m.feed(b"}"));
-        assert_eq!(
-            m.allowed_tokens(&vocab, &index, &end),
-            vec![false, false, false, false, false, false, true, false]
-        );
+        assert_eq!(m.allowed_tokens(&vocab, &index, &end), vec![false, false, false, false, false, false, true, false]);
     }
 
     #[test]
@@ -995,35 +800,15 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             let len = 1 + (x % 4) as usize;
-            vocab.push(
-                (0..len)
-                    .map(|i| alphabet[((x >> (8 + 6 * i)) % alphabet.len() as u64) as usize])
-                    .collect(),
-            );
+            vocab.push((0..len).map(|i| alphabet[((x >> (8 + 6 * i)) % alphabet.len() as u64) as usize]).collect());
         }
         let index = VocabIndex::new(&vocab);
         let root = compile_schema(&json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "number"}}, "b": {"type": "string"}, "n": {"type": "null"}}})).unwrap();
-        for prefix in [
-            "",
-            "{",
-            "{\"a\"",
-            "{\"a\": [1",
-            "{\"a\": [1, -2.",
-            "{\"b\": \"x",
-            "{\"b\": \"x\\",
-            "{\"n\": nu",
-            "{\"b\": \"\"}",
-        ] {
+        for prefix in ["", "{", "{\"a\"", "{\"a\": [1", "{\"a\": [1, -2.", "{\"b\": \"x", "{\"b\": \"x\\", "{\"n\": nu", "{\"b\": \"\"}"] {
             let mut m = JsonMachine::new(root.clone());
             assert!(m.feed(prefix.as_bytes()), "{prefix}");
-            let expected: Vec<bool> = vocab
-                .iter()
-                .map(|t| !t.is_empty() && m.accepts(t))
-                .collect();
-            assert!(
-                m.allowed_tokens(&vocab, &index, &[]) == expected,
-                "after {prefix:?}"
-            );
+            let expected: Vec<bool> = vocab.iter().map(|t| !t.is_empty() && m.accepts(t)).collect();
+            assert!(m.allowed_tokens(&vocab, &index, &[]) == expected, "after {prefix:?}");
         }
     }
 

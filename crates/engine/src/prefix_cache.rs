@@ -24,12 +24,7 @@ pub struct PrefixCache<S> {
 
 impl<S> PrefixCache<S> {
     pub fn new(budget_bytes: usize) -> Self {
-        Self {
-            entries: Vec::new(),
-            budget_bytes,
-            used_bytes: 0,
-            clock: 0,
-        }
+        Self { entries: Vec::new(), budget_bytes, used_bytes: 0, clock: 0 }
     }
 
     pub fn len(&self) -> usize {
@@ -57,10 +52,7 @@ impl<S> PrefixCache<S> {
             .map(|(i, _)| i)?;
         let entry = &mut self.entries[best];
         entry.last_used = self.clock;
-        Some(CacheHit {
-            tokens: entry.tokens.len(),
-            snapshot: &entry.snapshot,
-        })
+        Some(CacheHit { tokens: entry.tokens.len(), snapshot: &entry.snapshot })
     }
 
     /// Whether `tokens` are already cached exactly (so a new snapshot would be a waste).
@@ -80,25 +72,14 @@ impl<S> PrefixCache<S> {
             self.used_bytes -= old.bytes;
         }
         while self.used_bytes + bytes > self.budget_bytes {
-            let Some(lru) = self
-                .entries
-                .iter()
-                .enumerate()
-                .min_by_key(|(_, e)| e.last_used)
-                .map(|(i, _)| i)
-            else {
+            let Some(lru) = self.entries.iter().enumerate().min_by_key(|(_, e)| e.last_used).map(|(i, _)| i) else {
                 break;
             };
             let old = self.entries.swap_remove(lru);
             self.used_bytes -= old.bytes;
         }
         self.used_bytes += bytes;
-        self.entries.push(Entry {
-            tokens,
-            snapshot,
-            bytes,
-            last_used: self.clock,
-        });
+        self.entries.push(Entry { tokens, snapshot, bytes, last_used: self.clock });
     }
 }
 

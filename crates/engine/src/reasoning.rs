@@ -24,11 +24,7 @@ pub struct ReasoningParser {
 
 impl ReasoningParser {
     pub fn new(starts_in_reasoning: bool) -> Self {
-        Self {
-            in_reasoning: starts_in_reasoning,
-            content_started: false,
-            pending: String::new(),
-        }
+        Self { in_reasoning: starts_in_reasoning, content_started: false, pending: String::new() }
     }
 
     pub fn in_reasoning(&self) -> bool {
@@ -41,11 +37,7 @@ impl ReasoningParser {
         loop {
             if self.in_reasoning {
                 if let Some(at) = self.pending.find(THINK_END) {
-                    let before: String = self
-                        .pending
-                        .drain(..at + THINK_END.len())
-                        .take(at)
-                        .collect();
+                    let before: String = self.pending.drain(..at + THINK_END.len()).take(at).collect();
                     // The newline before </think> is format, not thought (the chat template
                     // writes `reasoning\n</think>` and trims it when reading history back).
                     self.emit(before.trim_end_matches('\n').to_string(), &mut out);
@@ -93,11 +85,7 @@ impl ReasoningParser {
             }
             return;
         }
-        let text = if self.content_started {
-            text
-        } else {
-            text.trim_start_matches('\n').to_string()
-        };
+        let text = if self.content_started { text } else { text.trim_start_matches('\n').to_string() };
         if !text.is_empty() {
             self.content_started = true;
             out.push(Piece::Content(text));
@@ -126,36 +114,21 @@ mod tests {
 
     #[test]
     fn splits_reasoning_from_the_answer_across_chunks() {
-        let (r, c) = run(
-            true,
-            &["Let me th", "ink.\n", "\nmore\n</th", "ink>\n\nHel", "lo"],
-        );
+        let (r, c) = run(true, &["Let me th", "ink.\n", "\nmore\n</th", "ink>\n\nHel", "lo"]);
         assert_eq!(r, "Let me think.\n\nmore");
         assert_eq!(c, "Hello");
     }
 
     #[test]
     fn thinking_off_is_all_content_and_an_explicit_think_block_is_still_parsed() {
-        assert_eq!(
-            run(false, &["plain <b>answer</b>"]),
-            (String::new(), "plain <b>answer</b>".into())
-        );
-        assert_eq!(
-            run(false, &["<think>hm</think>\n\nok"]),
-            ("hm".into(), "ok".into())
-        );
+        assert_eq!(run(false, &["plain <b>answer</b>"]), (String::new(), "plain <b>answer</b>".into()));
+        assert_eq!(run(false, &["<think>hm</think>\n\nok"]), ("hm".into(), "ok".into()));
         // Once the answer has begun, a literal <think> is just text.
-        assert_eq!(
-            run(false, &["a <think> b"]),
-            (String::new(), "a <think> b".into())
-        );
+        assert_eq!(run(false, &["a <think> b"]), (String::new(), "a <think> b".into()));
     }
 
     #[test]
     fn unfinished_reasoning_stays_reasoning() {
-        assert_eq!(
-            run(true, &["still thinking\n", "</thi"]),
-            ("still thinking\n</thi".into(), String::new())
-        );
+        assert_eq!(run(true, &["still thinking\n", "</thi"]), ("still thinking\n</thi".into(), String::new()));
     }
 }

@@ -8,9 +8,7 @@ pub fn partial_marker_len(text: &str, marker: &str) -> usize {
     let max = marker.len().saturating_sub(1).min(text.len());
     (1..=max)
         .rev()
-        .find(|&n| {
-            text.is_char_boundary(text.len() - n) && marker.starts_with(&text[text.len() - n..])
-        })
+        .find(|&n| text.is_char_boundary(text.len() - n) && marker.starts_with(&text[text.len() - n..]))
         .unwrap_or(0)
 }
 
@@ -79,30 +77,18 @@ pub struct StopMatcher {
 impl StopMatcher {
     /// Empty stop strings are ignored (they would match before any text).
     pub fn new(stops: Vec<String>) -> Self {
-        Self {
-            stops: stops.into_iter().filter(|s| !s.is_empty()).collect(),
-            pending: String::new(),
-        }
+        Self { stops: stops.into_iter().filter(|s| !s.is_empty()).collect(), pending: String::new() }
     }
 
     pub fn push(&mut self, text: &str) -> StopScan {
         self.pending.push_str(text);
-        let first = self
-            .stops
-            .iter()
-            .filter_map(|s| self.pending.find(s.as_str()))
-            .min();
+        let first = self.stops.iter().filter_map(|s| self.pending.find(s.as_str())).min();
         if let Some(at) = first {
             let before = self.pending[..at].to_string();
             self.pending.clear();
             return StopScan::Stopped(before);
         }
-        let hold = self
-            .stops
-            .iter()
-            .map(|s| partial_marker_len(&self.pending, s))
-            .max()
-            .unwrap_or(0);
+        let hold = self.stops.iter().map(|s| partial_marker_len(&self.pending, s)).max().unwrap_or(0);
         let emit = self.pending.len() - hold;
         StopScan::Continue(self.pending.drain(..emit).collect())
     }
@@ -121,11 +107,7 @@ mod tests {
     fn partial_markers_respect_char_boundaries() {
         assert_eq!(partial_marker_len("abc</th", "</think>"), 4);
         assert_eq!(partial_marker_len("abc", "</think>"), 0);
-        assert_eq!(
-            partial_marker_len("x<", "<"),
-            0,
-            "a whole marker is not a partial one"
-        );
+        assert_eq!(partial_marker_len("x<", "<"), 0, "a whole marker is not a partial one");
         assert_eq!(partial_marker_len("é", "\u{e9}x"), 2);
     }
 

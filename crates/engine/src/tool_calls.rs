@@ -45,17 +45,10 @@ pub type ParameterTypes = HashMap<String, HashMap<String, String>>;
 pub fn parameter_types(tools: &[Value]) -> ParameterTypes {
     let mut out = ParameterTypes::new();
     for tool in tools {
-        let Some(f) = tool.get("function") else {
-            continue;
-        };
-        let Some(name) = f.get("name").and_then(Value::as_str) else {
-            continue;
-        };
+        let Some(f) = tool.get("function") else { continue };
+        let Some(name) = f.get("name").and_then(Value::as_str) else { continue };
         let mut params = HashMap::new();
-        if let Some(props) = f
-            .pointer("/parameters/properties")
-            .and_then(Value::as_object)
-        {
+        if let Some(props) = f.pointer("/parameters/properties").and_then(Value::as_object) {
             for (param, schema) in props {
                 let ty = match schema.get("type") {
                     Some(Value::String(t)) => t.clone(),
@@ -83,12 +76,7 @@ pub struct ToolCallParser {
 
 impl ToolCallParser {
     pub fn new(types: ParameterTypes) -> Self {
-        Self {
-            types,
-            in_call: false,
-            pending: String::new(),
-            forced: false,
-        }
+        Self { types, in_call: false, pending: String::new(), forced: false }
     }
 
     /// For calls the server forced open (`tool_choice`), which must come back as calls: a
@@ -112,30 +100,18 @@ impl ToolCallParser {
         let mut out = Vec::new();
         loop {
             if self.in_call {
-                let Some(at) = self.pending.find(TOOL_CALL_END) else {
-                    return out;
-                };
-                let body: String = self
-                    .pending
-                    .drain(..at + TOOL_CALL_END.len())
-                    .take(at)
-                    .collect();
+                let Some(at) = self.pending.find(TOOL_CALL_END) else { return out };
+                let body: String = self.pending.drain(..at + TOOL_CALL_END.len()).take(at).collect();
                 self.in_call = false;
                 match self.parse(&body) {
                     Some(call) => out.push(ContentPiece::ToolCall(call)),
                     // Not a call we understand: give the client the text rather than lose it.
-                    None => out.push(ContentPiece::Text(format!(
-                        "{TOOL_CALL_START}{body}{TOOL_CALL_END}"
-                    ))),
+                    None => out.push(ContentPiece::Text(format!("{TOOL_CALL_START}{body}{TOOL_CALL_END}"))),
                 }
                 continue;
             }
             if let Some(at) = self.pending.find(TOOL_CALL_START) {
-                let before: String = self
-                    .pending
-                    .drain(..at + TOOL_CALL_START.len())
-                    .take(at)
-                    .collect();
+                let before: String = self.pending.drain(..at + TOOL_CALL_START.len()).take(at).collect();
                 push_text(&mut out, before);
                 self.in_call = true;
                 continue;
@@ -216,17 +192,11 @@ fn parse_xml_call(body: &str, types: &ParameterTypes, lenient: bool) -> Option<T
             None if lenient => value_and_rest.len(),
             None => return None,
         };
-        let raw = value_and_rest[..value_end]
-            .strip_prefix('\n')
-            .unwrap_or(&value_and_rest[..value_end]);
+        let raw = value_and_rest[..value_end].strip_prefix('\n').unwrap_or(&value_and_rest[..value_end]);
         let raw = raw.strip_suffix('\n').unwrap_or(raw);
-        let ty = param_types
-            .and_then(|p| p.get(&key))
-            .map_or("any", String::as_str);
+        let ty = param_types.and_then(|p| p.get(&key)).map_or("any", String::as_str);
         arguments.insert(key, typed_value(raw, ty));
-        rest = value_and_rest
-            .get(value_end + "</parameter>".len()..)
-            .unwrap_or("");
+        rest = value_and_rest.get(value_end + "</parameter>".len()..).unwrap_or("");
     }
     if !lenient && !rest.trim().is_empty() {
         return None;
@@ -259,12 +229,10 @@ mod tests {
     use serde_json::json;
 
     fn weather_types() -> ParameterTypes {
-        parameter_types(&[
-            json!({"type": "function", "function": {"name": "get_weather", "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}, "zip": {"type": "string"}}
-            }}}),
-        ])
+        parameter_types(&[json!({"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}, "zip": {"type": "string"}}
+        }}})])
     }
 
     const CALL: &str = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n<parameter=zip>\n75001\n</parameter>\n</function>\n</tool_call>";
@@ -280,10 +248,7 @@ mod tests {
         }
         pieces.extend(p.finish());
         // Text may arrive in several pieces; what matters is the text and where the call is.
-        let split = pieces
-            .iter()
-            .position(|p| matches!(p, ContentPiece::ToolCall(_)))
-            .unwrap();
+        let split = pieces.iter().position(|p| matches!(p, ContentPiece::ToolCall(_))).unwrap();
         let text: String = pieces[..split]
             .iter()
             .map(|p| match p {
@@ -296,19 +261,19 @@ mod tests {
         let expected_args = json!({"city": "Paris", "days": 3, "zip": "75001"});
         assert_eq!(
             pieces,
-            vec![ContentPiece::ToolCall(ToolCall {
-                name: "get_weather".into(),
-                arguments: expected_args.as_object().unwrap().clone()
-            }),]
+            vec![
+                ContentPiece::ToolCall(ToolCall {
+                    name: "get_weather".into(),
+                    arguments: expected_args.as_object().unwrap().clone()
+                }),
+            ]
         );
     }
 
     #[test]
     fn parses_two_calls_and_the_hermes_form() {
         let mut p = ToolCallParser::new(weather_types());
-        let mut pieces = p.push(&format!(
-            "{CALL}\n<tool_call>\n{{\"name\": \"f\", \"arguments\": {{\"x\": [1]}}}}\n</tool_call>"
-        ));
+        let mut pieces = p.push(&format!("{CALL}\n<tool_call>\n{{\"name\": \"f\", \"arguments\": {{\"x\": [1]}}}}\n</tool_call>"));
         pieces.extend(p.finish());
         let calls: Vec<_> = pieces
             .iter()
@@ -324,15 +289,9 @@ mod tests {
     fn malformed_or_unfinished_calls_come_back_as_text() {
         let mut p = ToolCallParser::new(ParameterTypes::new());
         let pieces = p.push("<tool_call>nonsense</tool_call>");
-        assert_eq!(
-            pieces,
-            vec![ContentPiece::Text("<tool_call>nonsense</tool_call>".into())]
-        );
+        assert_eq!(pieces, vec![ContentPiece::Text("<tool_call>nonsense</tool_call>".into())]);
         assert!(p.push("<tool_call>\n<function=f>").is_empty());
-        assert_eq!(
-            p.finish(),
-            vec![ContentPiece::Text("<tool_call>\n<function=f>".into())]
-        );
+        assert_eq!(p.finish(), vec![ContentPiece::Text("<tool_call>\n<function=f>".into())]);
     }
 
     #[test]
@@ -343,26 +302,12 @@ mod tests {
             pieces.extend(p.finish());
             pieces
         };
-        let weather = |args: serde_json::Value| {
-            ContentPiece::ToolCall(ToolCall {
-                name: "get_weather".into(),
-                arguments: args.as_object().unwrap().clone(),
-            })
-        };
-        assert_eq!(
-            call("<tool_call>\n<function=get_weather>\n"),
-            vec![weather(json!({}))]
-        );
+        let weather = |args: serde_json::Value| ContentPiece::ToolCall(ToolCall { name: "get_weather".into(), arguments: args.as_object().unwrap().clone() });
+        assert_eq!(call("<tool_call>\n<function=get_weather>\n"), vec![weather(json!({}))]);
         assert_eq!(call("<tool_call>\n<function=get_weather>\n<parameter=days>\n3\n</parameter>\n<parameter=city>\nPa"), vec![weather(json!({"days": 3, "city": "Pa"}))]);
-        assert_eq!(
-            call("<tool_call>\n<function=get_weather>\nnot a parameter"),
-            vec![weather(json!({}))]
-        );
+        assert_eq!(call("<tool_call>\n<function=get_weather>\nnot a parameter"), vec![weather(json!({}))]);
         assert_eq!(call("<tool_call>\n<function=get_weather>\nhm\n<parameter=days>\n3\n</parameter>\nhm</function>\n</tool_call>ok"), vec![weather(json!({"days": 3})), ContentPiece::Text("ok".into())]);
         // Without a function name there is no call to return.
-        assert_eq!(
-            call("<tool_call>\n<function"),
-            vec![ContentPiece::Text("<tool_call>\n<function".into())]
-        );
+        assert_eq!(call("<tool_call>\n<function"), vec![ContentPiece::Text("<tool_call>\n<function".into())]);
     }
 }

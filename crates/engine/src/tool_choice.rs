@@ -30,18 +30,10 @@ pub struct ForcedToolCall {
 impl ForcedToolCall {
     /// `names`: the functions the call may name (one for a named `tool_choice`).
     pub fn new<S: AsRef<str>>(names: &[S]) -> Self {
-        let openings: Vec<Vec<u8>> = names
-            .iter()
-            .map(|n| format!("{TOOL_CALL_START}\n<function={}>\n", n.as_ref()).into_bytes())
-            .collect();
+        let openings: Vec<Vec<u8>> =
+            names.iter().map(|n| format!("{TOOL_CALL_START}\n<function={}>\n", n.as_ref()).into_bytes()).collect();
         let alive = (0..openings.len()).collect();
-        Self {
-            openings: Arc::new(openings),
-            alive,
-            pos: 0,
-            leading_newlines: 0,
-            done: false,
-        }
+        Self { openings: Arc::new(openings), alive, pos: 0, leading_newlines: 0, done: false }
     }
 
     /// The opening has been written: no more masking.
@@ -95,47 +87,17 @@ mod tests {
     fn allowed<'a>(m: &ForcedToolCall, vocab: &'a [Vec<u8>]) -> Vec<&'a str> {
         let index = VocabIndex::new(vocab);
         let mask = m.allowed_tokens(vocab, &index);
-        vocab
-            .iter()
-            .zip(mask)
-            .filter(|(_, ok)| *ok)
-            .map(|(t, _)| std::str::from_utf8(t).unwrap())
-            .collect()
+        vocab.iter().zip(mask).filter(|(_, ok)| *ok).map(|(t, _)| std::str::from_utf8(t).unwrap()).collect()
     }
 
     #[test]
     fn only_tokens_that_follow_the_opening_are_allowed() {
-        let vocab = tokens(&[
-            "<tool_call>",
-            "<",
-            "tool",
-            "_call>",
-            "<tool",
-            "Hello",
-            "\n",
-            "\n\n",
-            "<|im_end|>",
-            "",
-            "<tool_call>\n<function=",
-        ]);
+        let vocab = tokens(&["<tool_call>", "<", "tool", "_call>", "<tool", "Hello", "\n", "\n\n", "<|im_end|>", "", "<tool_call>\n<function="]);
         let mut m = ForcedToolCall::new(&["get_weather", "get_time"]);
-        assert_eq!(
-            allowed(&m, &vocab),
-            vec![
-                "<tool_call>",
-                "<",
-                "<tool",
-                "\n",
-                "\n\n",
-                "<tool_call>\n<function="
-            ]
-        );
+        assert_eq!(allowed(&m, &vocab), vec!["<tool_call>", "<", "<tool", "\n", "\n\n", "<tool_call>\n<function="]);
         assert!(m.feed(b"\n\n"));
         // Only two leading newlines: then the opening must start.
-        assert_eq!(
-            allowed(&m, &vocab),
-            vec!["<tool_call>", "<", "<tool", "<tool_call>\n<function="]
-        );
+        assert_eq!(allowed(&m, &vocab), vec!["<tool_call>", "<", "<tool", "<tool_call>\n<function="]);
         assert!(m.feed(b"<tool"));
         assert_eq!(allowed(&m, &vocab), vec!["_call>"]);
         assert!(!m.clone().feed(b"Hello"));
@@ -143,25 +105,10 @@ mod tests {
 
     #[test]
     fn the_name_is_one_of_the_allowed_functions() {
-        let vocab = tokens(&[
-            "get",
-            "_weather",
-            "_time",
-            "_w",
-            "_t",
-            "_x",
-            "get_weather",
-            "get_time>",
-            "get_weather>",
-            ">\n",
-            ">",
-        ]);
+        let vocab = tokens(&["get", "_weather", "_time", "_w", "_t", "_x", "get_weather", "get_time>", "get_weather>", ">\n", ">"]);
         let mut m = ForcedToolCall::new(&["get_weather", "get_time"]);
         assert!(m.feed(b"<tool_call>\n<function="));
-        assert_eq!(
-            allowed(&m, &vocab),
-            vec!["get", "get_weather", "get_time>", "get_weather>"]
-        );
+        assert_eq!(allowed(&m, &vocab), vec!["get", "get_weather", "get_time>", "get_weather>"]);
         assert!(m.feed(b"get"));
         assert_eq!(allowed(&m, &vocab), vec!["_weather", "_time", "_w", "_t"]);
         let named = ForcedToolCall::new(&["get_time"]);
@@ -173,24 +120,12 @@ mod tests {
 
     #[test]
     fn a_token_may_cross_from_the_opening_into_free_text() {
-        let vocab = tokens(&[
-            ">\n",
-            ">\n<",
-            ">\n<parameter=city>",
-            ">",
-            "\n",
-            ">x",
-            "\n<",
-            "anything",
-        ]);
+        let vocab = tokens(&[">\n", ">\n<", ">\n<parameter=city>", ">", "\n", ">x", "\n<", "anything"]);
         let mut m = ForcedToolCall::new(&["f"]);
         assert!(m.feed(b"<tool_call>\n<function=f"));
         assert!(!m.is_done());
         // Bytes after the opening's last byte are free; a token diverging before it is not.
-        assert_eq!(
-            allowed(&m, &vocab),
-            vec![">\n", ">\n<", ">\n<parameter=city>", ">"]
-        );
+        assert_eq!(allowed(&m, &vocab), vec![">\n", ">\n<", ">\n<parameter=city>", ">"]);
         assert!(m.feed(b">\n<parameter=city>"));
         assert!(m.is_done());
         assert!(m.feed(b"anything at all"));

@@ -13,24 +13,12 @@ use lily_model::Tokenizer;
 fn mask_time_over_the_qwen_vocabulary() {
     let tok = Tokenizer::qwen3_6();
     let vocab: Vec<Vec<u8>> = (0..tok.vocab_size() as u32)
-        .map(|id| {
-            if tok.is_special(id) {
-                vec![]
-            } else {
-                tok.token_bytes(id).map(<[u8]>::to_vec).unwrap_or_default()
-            }
-        })
+        .map(|id| if tok.is_special(id) { vec![] } else { tok.token_bytes(id).map(<[u8]>::to_vec).unwrap_or_default() })
         .collect();
     let index = VocabIndex::new(&vocab);
     let schema = serde_json::json!({"type": "object", "properties": {"name": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}, "age": {"type": "integer"}}, "required": ["name"]});
     let root = compile_schema(&schema).unwrap();
-    for (label, prefix) in [
-        ("start", ""),
-        ("in a key", "{\"na"),
-        ("in a string", "{\"name\": \"Li"),
-        ("after a value", "{\"name\": \"Lily\""),
-        ("in a number", "{\"name\": \"x\", \"age\": 4"),
-    ] {
+    for (label, prefix) in [("start", ""), ("in a key", "{\"na"), ("in a string", "{\"name\": \"Li"), ("after a value", "{\"name\": \"Lily\""), ("in a number", "{\"name\": \"x\", \"age\": 4")] {
         let mut m = JsonMachine::new(root.clone());
         assert!(m.feed(prefix.as_bytes()), "{prefix}");
         let rounds = 5;
@@ -42,16 +30,10 @@ fn mask_time_over_the_qwen_vocabulary() {
             took += start.elapsed();
             allowed = mask.iter().filter(|&&a| a).count();
             // The fast paths must agree with feeding each token to the machine.
-            let reference: Vec<bool> = vocab
-                .iter()
-                .map(|t| !t.is_empty() && m.accepts(t))
-                .collect();
+            let reference: Vec<bool> = vocab.iter().map(|t| !t.is_empty() && m.accepts(t)).collect();
             assert!(mask == reference, "{label}");
         }
         let ms = took.as_secs_f64() * 1e3 / rounds as f64;
-        println!(
-            "{label:>14}: {ms:7.2} ms per mask, {allowed} of {} tokens allowed",
-            vocab.len()
-        );
+        println!("{label:>14}: {ms:7.2} ms per mask, {allowed} of {} tokens allowed", vocab.len());
     }
 }

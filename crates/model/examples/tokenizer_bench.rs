@@ -12,29 +12,16 @@ use lily_model::Tokenizer;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let path = args.next().unwrap_or_else(|| {
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/tokenizer/corpus.jsonl.gz"
-        )
-        .into()
-    });
-    let rounds: usize = args
+    let path = args
         .next()
-        .map_or(5, |r| r.parse().expect("rounds is a number"));
+        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tokenizer/corpus.jsonl.gz").into());
+    let rounds: usize = args.next().map_or(5, |r| r.parse().expect("rounds is a number"));
     let mut json = String::new();
     let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    flate2::read::GzDecoder::new(file)
-        .read_to_string(&mut json)
-        .expect("corpus is gzip'd UTF-8");
+    flate2::read::GzDecoder::new(file).read_to_string(&mut json).expect("corpus is gzip'd UTF-8");
     let texts: Vec<String> = json
         .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).expect("JSON line")["text"]
-                .as_str()
-                .expect("text")
-                .to_owned()
-        })
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON line")["text"].as_str().expect("text").to_owned())
         .collect();
     let bytes: usize = texts.iter().map(String::len).sum();
 

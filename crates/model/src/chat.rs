@@ -20,10 +20,7 @@ const TEMPLATE_NAME: &str = "chat_template";
 #[derive(Debug, thiserror::Error)]
 pub enum ChatError {
     #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error("{path}: {reason}")]
     Config { path: PathBuf, reason: String },
     #[error("{origin}: the chat template does not parse: {source}")]
@@ -86,11 +83,7 @@ pub struct FunctionCall {
 
 impl Message {
     pub fn new(role: &str, content: &str) -> Message {
-        Message {
-            role: role.to_owned(),
-            content: Some(Content::Text(content.to_owned())),
-            ..Message::default()
-        }
+        Message { role: role.to_owned(), content: Some(Content::Text(content.to_owned())), ..Message::default() }
     }
 }
 
@@ -106,11 +99,7 @@ pub struct ChatOptions {
 
 impl Default for ChatOptions {
     fn default() -> Self {
-        ChatOptions {
-            add_generation_prompt: true,
-            enable_thinking: true,
-            preserve_thinking: false,
-        }
+        ChatOptions { add_generation_prompt: true, enable_thinking: true, preserve_thinking: false }
     }
 }
 
@@ -121,11 +110,8 @@ pub struct ChatTemplate {
 impl ChatTemplate {
     /// The committed Qwen3.6 chat template.
     pub fn qwen3_6() -> ChatTemplate {
-        ChatTemplate::from_source(
-            QWEN3_6_TEMPLATE.to_owned(),
-            "assets/qwen3_6_chat_template.jinja",
-        )
-        .expect("the committed chat template parses (checked by the tests)")
+        ChatTemplate::from_source(QWEN3_6_TEMPLATE.to_owned(), "assets/qwen3_6_chat_template.jinja")
+            .expect("the committed chat template parses (checked by the tests)")
     }
 
     /// A checkpoint's template: `chat_template.jinja`, else the `chat_template` string of
@@ -134,29 +120,17 @@ impl ChatTemplate {
         let dir = dir.as_ref();
         let jinja = dir.join("chat_template.jinja");
         if jinja.is_file() {
-            let source = std::fs::read_to_string(&jinja).map_err(|source| ChatError::Io {
-                path: jinja.clone(),
-                source,
-            })?;
+            let source = std::fs::read_to_string(&jinja).map_err(|source| ChatError::Io { path: jinja.clone(), source })?;
             return ChatTemplate::from_source(source, &jinja.display().to_string());
         }
         let config = dir.join("tokenizer_config.json");
-        let text = std::fs::read_to_string(&config).map_err(|source| ChatError::Io {
+        let text = std::fs::read_to_string(&config).map_err(|source| ChatError::Io { path: config.clone(), source })?;
+        let json: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| ChatError::Config { path: config.clone(), reason: e.to_string() })?;
+        let source = json.get("chat_template").and_then(serde_json::Value::as_str).ok_or_else(|| ChatError::Config {
             path: config.clone(),
-            source,
+            reason: "no `chat_template` string (and no chat_template.jinja beside it)".into(),
         })?;
-        let json: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| ChatError::Config {
-                path: config.clone(),
-                reason: e.to_string(),
-            })?;
-        let source = json
-            .get("chat_template")
-            .and_then(serde_json::Value::as_str)
-            .ok_or_else(|| ChatError::Config {
-                path: config.clone(),
-                reason: "no `chat_template` string (and no chat_template.jinja beside it)".into(),
-            })?;
         ChatTemplate::from_source(source.to_owned(), &config.display().to_string())
     }
 
@@ -170,42 +144,20 @@ impl ChatTemplate {
         env.add_filter("trim", python_strip);
         env.add_function("raise_exception", raise_exception);
         env.add_template_owned(TEMPLATE_NAME, source)
-            .map_err(|source| ChatError::Template {
-                origin: origin.to_owned(),
-                source,
-            })?;
+            .map_err(|source| ChatError::Template { origin: origin.to_owned(), source })?;
         Ok(ChatTemplate { env })
     }
 
     /// The prompt text of a conversation. `tools` are OpenAI-style tool definitions, rendered
     /// as given.
-    pub fn render(
-        &self,
-        messages: &[Message],
-        tools: &[serde_json::Value],
-        options: &ChatOptions,
-    ) -> Result<String, ChatError> {
-        let messages = messages
-            .iter()
-            .enumerate()
-            .map(|(i, m)| for_template(i, m))
-            .collect::<Result<Vec<_>, _>>()?;
-        let template = self
-            .env
-            .get_template(TEMPLATE_NAME)
-            .expect("added in from_source");
-        let tools = if tools.is_empty() {
-            Value::from(())
-        } else {
-            Value::from_serialize(tools)
-        };
+    pub fn render(&self, messages: &[Message], tools: &[serde_json::Value], options: &ChatOptions) -> Result<String, ChatError> {
+        let messages = messages.iter().enumerate().map(|(i, m)| for_template(i, m)).collect::<Result<Vec<_>, _>>()?;
+        let template = self.env.get_template(TEMPLATE_NAME).expect("added in from_source");
+        let tools = if tools.is_empty() { Value::from(()) } else { Value::from_serialize(tools) };
         let mut ctx = vec![
             ("messages", Value::from_serialize(&messages)),
             ("tools", tools),
-            (
-                "add_generation_prompt",
-                Value::from(options.add_generation_prompt),
-            ),
+            ("add_generation_prompt", Value::from(options.add_generation_prompt)),
             ("enable_thinking", Value::from(options.enable_thinking)),
         ];
         // The template tests `preserve_thinking is defined and preserve_thinking is true`.
@@ -213,9 +165,7 @@ impl ChatTemplate {
             ctx.push(("preserve_thinking", Value::from(true)));
         }
         let ctx: Value = ctx.into_iter().collect();
-        template
-            .render(ctx)
-            .map_err(|e| ChatError::Render(render_error_message(&e)))
+        template.render(ctx).map_err(|e| ChatError::Render(render_error_message(&e)))
     }
 }
 
@@ -233,26 +183,18 @@ fn for_template(index: usize, message: &Message) -> Result<Message, ChatError> {
     if let Some(Content::Parts(parts)) = &m.content {
         for (j, part) in parts.iter().enumerate() {
             if part.kind != "text" || part.text.is_none() {
-                return Err(bad(format!(
-                    "content[{j}] has type {:?}: only text parts are supported",
-                    part.kind
-                )));
+                return Err(bad(format!("content[{j}] has type {:?}: only text parts are supported", part.kind)));
             }
         }
     }
     for (j, call) in m.tool_calls.iter_mut().flatten().enumerate() {
         let args = &mut call.function.arguments;
         if let serde_json::Value::String(text) = args {
-            *args = serde_json::from_str(text).map_err(|e| {
-                bad(format!(
-                    "tool_calls[{j}].function.arguments is not JSON: {e}"
-                ))
-            })?;
+            *args = serde_json::from_str(text)
+                .map_err(|e| bad(format!("tool_calls[{j}].function.arguments is not JSON: {e}")))?;
         }
         if !args.is_object() {
-            return Err(bad(format!(
-                "tool_calls[{j}].function.arguments must be a JSON object, found {args}"
-            )));
+            return Err(bad(format!("tool_calls[{j}].function.arguments must be a JSON object, found {args}")));
         }
     }
     Ok(m)
@@ -275,9 +217,7 @@ fn raise_exception(message: String) -> Result<Value, Error> {
 fn python_strip(value: String, chars: Option<String>) -> String {
     match chars {
         Some(chars) => value.trim_matches(|c| chars.contains(c)).to_owned(),
-        None => value
-            .trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
-            .to_owned(),
+        None => value.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)).to_owned(),
     }
 }
 
@@ -352,18 +292,12 @@ fn python_float(f: f64) -> String {
         return "NaN".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
+        return if f > 0.0 { "Infinity".into() } else { "-Infinity".into() };
     }
     let sci = format!("{f:e}"); // e.g. "-1.5e16", "1e-5", "0e0"
     let (mantissa, exp) = sci.split_once('e').expect("{:e} has an exponent");
     let exp: i32 = exp.parse().expect("{:e} exponent is an integer");
-    let (sign, mantissa) = mantissa
-        .strip_prefix('-')
-        .map_or(("", mantissa), |m| ("-", m));
+    let (sign, mantissa) = mantissa.strip_prefix('-').map_or(("", mantissa), |m| ("-", m));
     let digits: String = mantissa.chars().filter(|&c| c != '.').collect();
     if (-4..16).contains(&exp) {
         let point = exp + 1; // digits before the decimal point
@@ -372,11 +306,7 @@ fn python_float(f: f64) -> String {
         } else if point as usize >= digits.len() {
             format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
         } else {
-            format!(
-                "{}.{}",
-                &digits[..point as usize],
-                &digits[point as usize..]
-            )
+            format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
         };
         format!("{sign}{body}")
     } else {
@@ -392,18 +322,9 @@ mod tests {
     #[test]
     fn floats_are_spelled_as_python_repr() {
         for (f, py) in [
-            (2.0, "2.0"),
-            (0.5, "0.5"),
-            (1e-5, "1e-05"),
-            (1.5e16, "1.5e+16"),
-            (1e16, "1e+16"),
-            (123456789012345.6, "123456789012345.6"),
-            (0.0001, "0.0001"),
-            (-0.25, "-0.25"),
-            (0.0, "0.0"),
-            (1e22, "1e+22"),
-            (3.25, "3.25"),
-            (-1.5e-7, "-1.5e-07"),
+            (2.0, "2.0"), (0.5, "0.5"), (1e-5, "1e-05"), (1.5e16, "1.5e+16"), (1e16, "1e+16"),
+            (123456789012345.6, "123456789012345.6"), (0.0001, "0.0001"), (-0.25, "-0.25"), (0.0, "0.0"),
+            (1e22, "1e+22"), (3.25, "3.25"), (-1.5e-7, "-1.5e-07"),
         ] {
             assert_eq!(python_float(f), py, "{f}");
         }
@@ -418,10 +339,7 @@ mod tests {
 
     #[test]
     fn strip_matches_python() {
-        assert_eq!(
-            python_strip("\u{1c}\u{1f} hi\u{3000}\u{85}".into(), None),
-            "hi"
-        );
+        assert_eq!(python_strip("\u{1c}\u{1f} hi\u{3000}\u{85}".into(), None), "hi");
         assert_eq!(python_strip("\nxx\n".into(), Some("\n".into())), "xx");
     }
 }

@@ -60,14 +60,7 @@ impl PickRule {
             kept.sort_unstable_by_key(|c| c.0);
             draw(self.u, kept.iter().copied())
         } else {
-            draw(
-                self.u,
-                scratch
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &w)| w > 0.0)
-                    .map(|(i, &w)| (i as u32, w)),
-            )
+            draw(self.u, scratch.iter().enumerate().filter(|(_, &w)| w > 0.0).map(|(i, &w)| (i as u32, w)))
         };
         drawn.unwrap_or_else(|| argmax(logits))
     }

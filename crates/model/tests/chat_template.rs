@@ -31,9 +31,7 @@ impl Options {
     fn to_chat_options(&self) -> ChatOptions {
         let d = ChatOptions::default();
         ChatOptions {
-            add_generation_prompt: self
-                .add_generation_prompt
-                .unwrap_or(d.add_generation_prompt),
+            add_generation_prompt: self.add_generation_prompt.unwrap_or(d.add_generation_prompt),
             enable_thinking: self.enable_thinking.unwrap_or(d.enable_thinking),
             preserve_thinking: self.preserve_thinking.unwrap_or(d.preserve_thinking),
         }
@@ -48,113 +46,57 @@ fn renders_like_transformers() {
     let tok = Tokenizer::qwen3_6();
     let mut failures = Vec::new();
     for case in &cases {
-        let rendered =
-            template.render(&case.messages, &case.tools, &case.options.to_chat_options());
+        let rendered = template.render(&case.messages, &case.tools, &case.options.to_chat_options());
         match (&rendered, &case.text, &case.error) {
             (Ok(text), Some(expected), _) => {
                 if text != expected {
-                    failures.push(format!(
-                        "{}: text differs\n  lily {text:?}\n  ref  {expected:?}",
-                        case.name
-                    ));
+                    failures.push(format!("{}: text differs\n  lily {text:?}\n  ref  {expected:?}", case.name));
                 } else if Some(&tok.encode(text)) != case.ids.as_ref() {
                     failures.push(format!("{}: ids differ", case.name));
                 }
             }
             (Err(e), None, Some(expected)) => {
                 if !e.to_string().contains(expected.as_str()) {
-                    failures.push(format!(
-                        "{}: error {e} does not say {expected:?}",
-                        case.name
-                    ));
+                    failures.push(format!("{}: error {e} does not say {expected:?}", case.name));
                 }
             }
-            _ => failures.push(format!(
-                "{}: lily {rendered:?}, reference text {:?} error {:?}",
-                case.name, case.text, case.error
-            )),
+            _ => failures.push(format!("{}: lily {rendered:?}, reference text {:?} error {:?}", case.name, case.text, case.error)),
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases differ:\n{}",
-        failures.len(),
-        cases.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} of {} cases differ:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }
 
 #[test]
 fn thinking_off_opens_an_empty_think_block() {
     let text = ChatTemplate::qwen3_6()
-        .render(
-            &[Message::new("user", "hi")],
-            &[],
-            &ChatOptions {
-                enable_thinking: false,
-                ..ChatOptions::default()
-            },
-        )
+        .render(&[Message::new("user", "hi")], &[], &ChatOptions { enable_thinking: false, ..ChatOptions::default() })
         .unwrap();
-    assert!(
-        text.ends_with("<|im_start|>assistant\n<think>\n\n</think>\n\n"),
-        "{text:?}"
-    );
+    assert!(text.ends_with("<|im_start|>assistant\n<think>\n\n</think>\n\n"), "{text:?}");
 }
 
 #[test]
 fn rejects_what_it_cannot_render_with_the_message_index() {
     let template = ChatTemplate::qwen3_6();
-    let image: Message = serde_json::from_str(
-        r#"{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}"#,
-    )
-    .unwrap();
-    let err = template
-        .render(&[image], &[], &ChatOptions::default())
-        .unwrap_err()
-        .to_string();
+    let image: Message = serde_json::from_str(r#"{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}"#).unwrap();
+    let err = template.render(&[image], &[], &ChatOptions::default()).unwrap_err().to_string();
     assert!(err.starts_with("messages[0]: content[0]"), "{err}");
     let bad_args: Message = serde_json::from_str(
         r#"{"role":"assistant","content":null,"tool_calls":[{"function":{"name":"f","arguments":"{not json"}}]}"#,
     )
     .unwrap();
-    let err = template
-        .render(
-            &[Message::new("user", "q"), bad_args],
-            &[],
-            &ChatOptions::default(),
-        )
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.starts_with("messages[1]: tool_calls[0].function.arguments is not JSON"),
-        "{err}"
-    );
+    let err = template.render(&[Message::new("user", "q"), bad_args], &[], &ChatOptions::default()).unwrap_err().to_string();
+    assert!(err.starts_with("messages[1]: tool_calls[0].function.arguments is not JSON"), "{err}");
 }
 
 #[test]
 fn loads_the_template_from_a_model_dir() {
     let dir = std::env::temp_dir().join(format!("lily-chat-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("tokenizer_config.json"),
-        r#"{"chat_template": "{{ messages[0].content }}!"}"#,
-    )
-    .unwrap();
+    std::fs::write(dir.join("tokenizer_config.json"), r#"{"chat_template": "{{ messages[0].content }}!"}"#).unwrap();
     let t = ChatTemplate::from_model_dir(&dir).unwrap();
-    assert_eq!(
-        t.render(&[Message::new("user", "hey")], &[], &ChatOptions::default())
-            .unwrap(),
-        "hey!"
-    );
+    assert_eq!(t.render(&[Message::new("user", "hey")], &[], &ChatOptions::default()).unwrap(), "hey!");
     std::fs::write(dir.join("chat_template.jinja"), "{% if %}").unwrap();
-    let err = ChatTemplate::from_model_dir(&dir)
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(
-        err.contains("chat_template.jinja") && err.contains("does not parse"),
-        "{err}"
-    );
+    let err = ChatTemplate::from_model_dir(&dir).err().unwrap().to_string();
+    assert!(err.contains("chat_template.jinja") && err.contains("does not parse"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -27,10 +27,7 @@ struct Entry {
 
 impl Entry {
     fn expected(&self) -> &[u32] {
-        self.ids
-            .as_deref()
-            .or(self.hf.as_deref())
-            .expect("entry has ids or hf ids")
+        self.ids.as_deref().or(self.hf.as_deref()).expect("entry has ids or hf ids")
     }
 }
 
@@ -38,9 +35,7 @@ fn gunzip(name: &str) -> Vec<u8> {
     let path = Path::new(FIXTURES).join(name);
     let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut out = Vec::new();
-    flate2::read::GzDecoder::new(file)
-        .read_to_end(&mut out)
-        .unwrap();
+    flate2::read::GzDecoder::new(file).read_to_end(&mut out).unwrap();
     out
 }
 
@@ -48,9 +43,7 @@ fn corpus() -> &'static [Entry] {
     static CORPUS: OnceLock<Vec<Entry>> = OnceLock::new();
     CORPUS.get_or_init(|| {
         let text = String::from_utf8(gunzip("corpus.jsonl.gz")).unwrap();
-        text.lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
     })
 }
 
@@ -88,28 +81,16 @@ fn check_corpus(tok: &Tokenizer, expected_ids: impl Fn(&Entry) -> &[u32]) {
     for (line, e) in corpus.iter().enumerate() {
         let ids = tok.encode(&e.text);
         if ids != expected_ids(e) {
-            mismatches.push(format!(
-                "line {line} {:?}:\n  lily {ids:?}\n  ref  {:?}",
-                e.text,
-                expected_ids(e)
-            ));
+            mismatches.push(format!("line {line} {:?}:\n  lily {ids:?}\n  ref  {:?}", e.text, expected_ids(e)));
             continue;
         }
         let decoded = tok.decode(&ids).unwrap();
         let expected = e.decoded.as_deref().unwrap_or(&e.text);
         if decoded != expected {
-            mismatches.push(format!(
-                "line {line}: decode gives {decoded:?}, reference {expected:?}"
-            ));
+            mismatches.push(format!("line {line}: decode gives {decoded:?}, reference {expected:?}"));
         }
     }
-    assert!(
-        mismatches.is_empty(),
-        "{} of {} lines differ:\n{}",
-        mismatches.len(),
-        corpus.len(),
-        mismatches[..mismatches.len().min(10)].join("\n")
-    );
+    assert!(mismatches.is_empty(), "{} of {} lines differ:\n{}", mismatches.len(), corpus.len(), mismatches[..mismatches.len().min(10)].join("\n"));
 }
 
 #[test]
@@ -124,17 +105,9 @@ fn tokenizer_json_matches_references_on_corpus() {
 
 #[test]
 fn tokenizer_json_without_ignore_merges_matches_hf_on_corpus() {
-    let entries_that_differ = corpus()
-        .iter()
-        .filter(|e| e.hf_merges_only.is_some())
-        .count();
-    assert!(
-        entries_that_differ > 0,
-        "the corpus should exercise the ignore_merges switch"
-    );
-    check_corpus(from_tokenizer_json_merges_only(), |e| {
-        e.hf_merges_only.as_deref().unwrap_or(e.expected())
-    });
+    let entries_that_differ = corpus().iter().filter(|e| e.hf_merges_only.is_some()).count();
+    assert!(entries_that_differ > 0, "the corpus should exercise the ignore_merges switch");
+    check_corpus(from_tokenizer_json_merges_only(), |e| e.hf_merges_only.as_deref().unwrap_or(e.expected()));
 }
 
 #[test]
@@ -154,10 +127,7 @@ fn both_loaders_build_the_same_vocabulary() {
 #[test]
 fn special_tokens_are_found_before_normalisation_as_in_hf() {
     let disputed: Vec<&Entry> = corpus().iter().filter(|e| e.ids.is_none()).collect();
-    assert!(
-        !disputed.is_empty(),
-        "the corpus should keep the case where the references differ"
-    );
+    assert!(!disputed.is_empty(), "the corpus should keep the case where the references differ");
     for e in disputed {
         let ids = from_tiktoken().encode(&e.text);
         assert_eq!(Some(&ids), e.hf.as_ref());
@@ -169,8 +139,7 @@ fn special_tokens_are_found_before_normalisation_as_in_hf() {
 fn known_chat_prompt_ids() {
     let prompt = "<|im_start|>user\nName the two colors of a chessboard.<|im_end|>\n<|im_start|>assistant\n<think>\n";
     let expected = [
-        248045, 846, 198, 657, 279, 1330, 7736, 314, 264, 31634, 2402, 13, 248046, 198, 248045,
-        74455, 198, 248068, 198,
+        248045, 846, 198, 657, 279, 1330, 7736, 314, 264, 31634, 2402, 13, 248046, 198, 248045, 74455, 198, 248068, 198,
     ];
     assert_eq!(from_tiktoken().encode(prompt), expected);
     assert_eq!(from_tokenizer_json().encode(prompt), expected);
@@ -179,16 +148,7 @@ fn known_chat_prompt_ids() {
 #[test]
 fn special_token_ids_and_plain_text_encoding() {
     let tok = from_tiktoken();
-    for (text, id) in [
-        ("<|endoftext|>", 248044),
-        ("<|im_start|>", 248045),
-        ("<|im_end|>", 248046),
-        ("<tool_call>", 248058),
-        ("</tool_call>", 248059),
-        ("<think>", 248068),
-        ("</think>", 248069),
-        ("<|audio_pad|>", 248076),
-    ] {
+    for (text, id) in [("<|endoftext|>", 248044), ("<|im_start|>", 248045), ("<|im_end|>", 248046), ("<tool_call>", 248058), ("</tool_call>", 248059), ("<think>", 248068), ("</think>", 248069), ("<|audio_pad|>", 248076)] {
         assert_eq!(tok.special_token_id(text), Some(id), "{text}");
         assert_eq!(tok.token_bytes(id), Some(text.as_bytes()));
         assert!(tok.is_special(id));
@@ -207,30 +167,17 @@ fn loads_a_model_dir_and_names_what_is_wrong() {
     let dir = std::env::temp_dir().join(format!("lily-tok-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let err = Tokenizer::from_model_dir(&dir).unwrap_err().to_string();
-    assert!(
-        err.contains("tokenizer.json") && err.contains("No such file"),
-        "{err}"
-    );
+    assert!(err.contains("tokenizer.json") && err.contains("No such file"), "{err}");
 
     let text = String::from_utf8(gunzip("tokenizer.json.gz")).unwrap();
     std::fs::write(dir.join("tokenizer.json"), &text).unwrap();
     let tok = Tokenizer::from_model_dir(&dir).unwrap();
-    assert_eq!(
-        tok.encode("Hello world"),
-        from_tiktoken().encode("Hello world")
-    );
+    assert_eq!(tok.encode("Hello world"), from_tiktoken().encode("Hello world"));
 
     // A different split rule would tokenize differently: refused, naming the field.
-    std::fs::write(
-        dir.join("tokenizer.json"),
-        text.replacen("\"Isolated\"", "\"MergedWithPrevious\"", 1),
-    )
-    .unwrap();
+    std::fs::write(dir.join("tokenizer.json"), text.replacen("\"Isolated\"", "\"MergedWithPrevious\"", 1)).unwrap();
     let err = Tokenizer::from_model_dir(&dir).unwrap_err().to_string();
-    assert!(
-        err.contains("tokenizer.json: `pre_tokenizer`: expected Split(Qwen3.5 pattern"),
-        "{err}"
-    );
+    assert!(err.contains("tokenizer.json: `pre_tokenizer`: expected Split(Qwen3.5 pattern"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -32,20 +32,11 @@ struct ErrorDetail<'a> {
 
 impl ApiError {
     fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self {
-            status,
-            message: message.into(),
-            param: None,
-            code: None,
-            retry_after: None,
-        }
+        Self { status, message: message.into(), param: None, code: None, retry_after: None }
     }
 
     pub fn invalid(param: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            param: Some(param.into()),
-            ..Self::new(StatusCode::BAD_REQUEST, message)
-        }
+        Self { param: Some(param.into()), ..Self::new(StatusCode::BAD_REQUEST, message) }
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -53,65 +44,41 @@ impl ApiError {
     }
 
     pub fn unsupported(param: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            code: Some("unsupported_parameter"),
-            ..Self::invalid(param, message)
-        }
+        Self { code: Some("unsupported_parameter"), ..Self::invalid(param, message) }
     }
 
     pub fn model_not_found(requested: &str, served: &str) -> Self {
         Self {
             param: Some("model".into()),
             code: Some("model_not_found"),
-            ..Self::new(
-                StatusCode::NOT_FOUND,
-                format!("The model `{requested}` does not exist; this server serves `{served}`."),
-            )
+            ..Self::new(StatusCode::NOT_FOUND, format!("The model `{requested}` does not exist; this server serves `{served}`."))
         }
     }
 
     pub fn unauthorized() -> Self {
-        Self {
-            code: Some("invalid_api_key"),
-            ..Self::new(StatusCode::UNAUTHORIZED, "Incorrect or missing API key.")
-        }
+        Self { code: Some("invalid_api_key"), ..Self::new(StatusCode::UNAUTHORIZED, "Incorrect or missing API key.") }
     }
 
     pub fn too_large(limit: usize) -> Self {
-        Self::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("Request body is larger than the limit of {limit} bytes."),
-        )
+        Self::new(StatusCode::PAYLOAD_TOO_LARGE, format!("Request body is larger than the limit of {limit} bytes."))
     }
 
     pub fn queue_full(retry_after: u64) -> Self {
         Self {
             code: Some("queue_full"),
             retry_after: Some(retry_after),
-            ..Self::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "The server is busy: its request queue is full. Retry later.",
-            )
+            ..Self::new(StatusCode::TOO_MANY_REQUESTS, "The server is busy: its request queue is full. Retry later.")
         }
     }
 
     pub fn shutting_down() -> Self {
-        Self {
-            retry_after: Some(5),
-            ..Self::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "The server is shutting down.",
-            )
-        }
+        Self { retry_after: Some(5), ..Self::new(StatusCode::SERVICE_UNAVAILABLE, "The server is shutting down.") }
     }
 
     pub fn timeout(seconds: u64) -> Self {
         Self {
             code: Some("timeout"),
-            ..Self::new(
-                StatusCode::GATEWAY_TIMEOUT,
-                format!("The request did not finish within its {seconds} s time limit."),
-            )
+            ..Self::new(StatusCode::GATEWAY_TIMEOUT, format!("The request did not finish within its {seconds} s time limit."))
         }
     }
 
@@ -124,10 +91,7 @@ impl ApiError {
     }
 
     pub fn method_not_allowed() -> Self {
-        Self::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "Method not allowed for this path.",
-        )
+        Self::new(StatusCode::METHOD_NOT_ALLOWED, "Method not allowed for this path.")
     }
 
     fn kind(&self) -> &'static str {
@@ -143,12 +107,7 @@ impl ApiError {
     /// The JSON body, also used for errors inside a stream.
     pub fn body(&self) -> String {
         let body = ErrorBody {
-            error: ErrorDetail {
-                message: &self.message,
-                kind: self.kind(),
-                param: self.param.as_deref(),
-                code: self.code,
-            },
+            error: ErrorDetail { message: &self.message, kind: self.kind(), param: self.param.as_deref(), code: self.code },
         };
         serde_json::to_string(&body).unwrap_or_default()
     }
@@ -156,16 +115,9 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut response = (
-            self.status,
-            [(header::CONTENT_TYPE, "application/json")],
-            self.body(),
-        )
-            .into_response();
+        let mut response = (self.status, [(header::CONTENT_TYPE, "application/json")], self.body()).into_response();
         if let Some(seconds) = self.retry_after {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
         response
     }

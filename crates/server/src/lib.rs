@@ -22,8 +22,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
 use axum::serve::ListenerExt;
+use axum::routing::{get, post};
 use axum::Router;
 use lily_model::Backend;
 
@@ -88,10 +88,7 @@ pub enum ServeError {
     #[error("the engine thread exited before it was ready")]
     EngineGone,
     #[error("HTTP server on {addr}: {source}")]
-    Http {
-        addr: String,
-        source: std::io::Error,
-    },
+    Http { addr: String, source: std::io::Error },
 }
 
 /// How to build the backend and size its snapshots; run on the engine thread, which is the
@@ -107,10 +104,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/v1/chat/completions", post(routes::chat_completions))
         .route("/v1/completions", post(routes::completions))
         .route("/v1/models", get(routes::models))
-        .route_layer(axum::middleware::from_fn_with_state(
-            app.clone(),
-            routes::require_api_key,
-        ));
+        .route_layer(axum::middleware::from_fn_with_state(app.clone(), routes::require_api_key));
     Router::new()
         .merge(v1)
         .route("/health", get(routes::health))
@@ -119,10 +113,7 @@ fn router(app: Arc<App>) -> Router {
         .method_not_allowed_fallback(routes::method_not_allowed)
         // The handlers read bodies with their own limit and answer in OpenAI's error shape.
         .layer(DefaultBodyLimit::disable())
-        .layer(axum::middleware::from_fn_with_state(
-            app.clone(),
-            routes::count_requests,
-        ))
+        .layer(axum::middleware::from_fn_with_state(app.clone(), routes::count_requests))
         .with_state(app)
 }
 
@@ -145,8 +136,7 @@ where
     let abort = Arc::new(AtomicBool::new(false));
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<Result<usize, String>>();
     let worker = {
-        let (queue, metrics, abort, model) =
-            (queue.clone(), metrics.clone(), abort.clone(), model.clone());
+        let (queue, metrics, abort, model) = (queue.clone(), metrics.clone(), abort.clone(), model.clone());
         let max_seq = config.max_seq;
         let prefix_cache_bytes = config.prefix_cache_bytes;
         std::thread::Builder::new()
@@ -161,12 +151,7 @@ where
                 };
                 let vocab_size = backend.vocab_size();
                 let tokens = Arc::new(TokenTable::new(model.as_ref(), vocab_size));
-                let config = WorkerConfig {
-                    max_seq,
-                    prefix_cache_bytes,
-                    snapshot_bytes: engine.snapshot_bytes,
-                    stop_ids: model.stop_ids(),
-                };
+                let config = WorkerConfig { max_seq, prefix_cache_bytes, snapshot_bytes: engine.snapshot_bytes, stop_ids: model.stop_ids() };
                 let _ = ready_tx.send(Ok(vocab_size));
                 if let Err(e) = worker::run_worker(backend, tokens, config, queue, metrics, abort) {
                     tracing::error!(error = %e, "engine thread failed");
@@ -174,35 +159,17 @@ where
             })
             .map_err(|e| ServeError::Engine(e.to_string()))?
     };
-    let vocab_size = ready_rx
-        .await
-        .map_err(|_| ServeError::EngineGone)?
-        .map_err(ServeError::Engine)?;
-    let addr = listener
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    let started = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let vocab_size = ready_rx.await.map_err(|_| ServeError::EngineGone)?.map_err(ServeError::Engine)?;
+    let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let drain_timeout = config.drain_timeout;
-    let app = Arc::new(App {
-        config,
-        model,
-        queue: queue.clone(),
-        metrics,
-        vocab_size,
-        started,
-    });
+    let app = Arc::new(App { config, model, queue: queue.clone(), metrics, vocab_size, started });
     tracing::info!(%addr, model = %app.config.model_id, max_seq = app.config.max_seq, "serving");
     let drain = {
         let (queue, abort) = (queue.clone(), abort.clone());
         async move {
             shutdown.await;
-            tracing::info!(
-                ?drain_timeout,
-                "shutting down: finishing queued and running requests"
-            );
+            tracing::info!(?drain_timeout, "shutting down: finishing queued and running requests");
             queue.close();
             tokio::spawn(async move {
                 tokio::time::sleep(drain_timeout).await;

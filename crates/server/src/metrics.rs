@@ -8,13 +8,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// Seconds. Time to first token spans a tiny CPU model (ms) to long prompts on the GPU (s).
-const TTFT_BUCKETS: &[f64] = &[
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
-];
+const TTFT_BUCKETS: &[f64] = &[0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];
 /// Seconds. Decode steps are ~2 ms at the GPU goal; the CPU reference is slower.
-const INTER_TOKEN_BUCKETS: &[f64] = &[
-    0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
-];
+const INTER_TOKEN_BUCKETS: &[f64] = &[0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0];
 
 struct Histogram {
     bounds: &'static [f64],
@@ -25,23 +21,14 @@ struct Histogram {
 
 impl Histogram {
     fn new(bounds: &'static [f64]) -> Self {
-        Self {
-            bounds,
-            counts: (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect(),
-            sum_micros: AtomicU64::new(0),
-        }
+        Self { bounds, counts: (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect(), sum_micros: AtomicU64::new(0) }
     }
 
     fn observe(&self, d: Duration) {
         let s = d.as_secs_f64();
-        let i = self
-            .bounds
-            .iter()
-            .position(|&b| s <= b)
-            .unwrap_or(self.bounds.len());
+        let i = self.bounds.iter().position(|&b| s <= b).unwrap_or(self.bounds.len());
         self.counts[i].fetch_add(1, Ordering::Relaxed);
-        self.sum_micros
-            .fetch_add(d.as_micros() as u64, Ordering::Relaxed);
+        self.sum_micros.fetch_add(d.as_micros() as u64, Ordering::Relaxed);
     }
 
     fn render(&self, out: &mut String, name: &str, help: &str) {
@@ -49,10 +36,7 @@ impl Histogram {
         let mut cumulative = 0;
         for (i, c) in self.counts.iter().enumerate() {
             cumulative += c.load(Ordering::Relaxed);
-            let le = self
-                .bounds
-                .get(i)
-                .map_or("+Inf".to_string(), |b| b.to_string());
+            let le = self.bounds.get(i).map_or("+Inf".to_string(), |b| b.to_string());
             let _ = writeln!(out, "{name}_bucket{{le=\"{le}\"}} {cumulative}");
         }
         let sum = self.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
@@ -123,26 +107,14 @@ impl Metrics {
         Duration::from_micros(self.finished_micros.load(Ordering::Relaxed) / n)
     }
 
-    pub fn finished(
-        &self,
-        prompt: usize,
-        cached: usize,
-        generated: usize,
-        decode_rate: f64,
-        took: Duration,
-    ) {
+    pub fn finished(&self, prompt: usize, cached: usize, generated: usize, decode_rate: f64, took: Duration) {
         self.finished_requests.fetch_add(1, Ordering::Relaxed);
-        self.finished_micros
-            .fetch_add(took.as_micros() as u64, Ordering::Relaxed);
-        self.prompt_tokens
-            .fetch_add(prompt as u64, Ordering::Relaxed);
-        self.cached_tokens
-            .fetch_add(cached as u64, Ordering::Relaxed);
-        self.generated_tokens
-            .fetch_add(generated as u64, Ordering::Relaxed);
+        self.finished_micros.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
+        self.prompt_tokens.fetch_add(prompt as u64, Ordering::Relaxed);
+        self.cached_tokens.fetch_add(cached as u64, Ordering::Relaxed);
+        self.generated_tokens.fetch_add(generated as u64, Ordering::Relaxed);
         if generated > 1 {
-            self.last_decode_rate
-                .store(decode_rate.to_bits(), Ordering::Relaxed);
+            self.last_decode_rate.store(decode_rate.to_bits(), Ordering::Relaxed);
         }
     }
 
@@ -151,58 +123,23 @@ impl Metrics {
         let _ = writeln!(out, "# HELP lily_requests_total HTTP requests by endpoint and status.\n# TYPE lily_requests_total counter");
         if let Ok(r) = self.requests.lock() {
             for ((endpoint, status), n) in r.iter() {
-                let _ = writeln!(
-                    out,
-                    "lily_requests_total{{endpoint=\"{endpoint}\",status=\"{status}\"}} {n}"
-                );
+                let _ = writeln!(out, "lily_requests_total{{endpoint=\"{endpoint}\",status=\"{status}\"}} {n}");
             }
         }
         let counter = |out: &mut String, name: &str, help: &str, v: &AtomicU64| {
-            let _ = writeln!(
-                out,
-                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}",
-                v.load(Ordering::Relaxed)
-            );
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}", v.load(Ordering::Relaxed));
         };
         let _ = writeln!(
             out,
             "# HELP lily_queue_depth Requests waiting for the engine.\n# TYPE lily_queue_depth gauge\nlily_queue_depth {}",
             self.queue_depth.load(Ordering::Relaxed)
         );
-        self.ttft.render(
-            &mut out,
-            "lily_time_to_first_token_seconds",
-            "From request arrival to the first generated token.",
-        );
-        self.inter_token.render(
-            &mut out,
-            "lily_inter_token_seconds",
-            "Between consecutive generated tokens.",
-        );
-        counter(
-            &mut out,
-            "lily_prompt_tokens_total",
-            "Prompt tokens of finished requests.",
-            &self.prompt_tokens,
-        );
-        counter(
-            &mut out,
-            "lily_cached_prompt_tokens_total",
-            "Prompt tokens served from the prefix cache.",
-            &self.cached_tokens,
-        );
-        counter(
-            &mut out,
-            "lily_generated_tokens_total",
-            "Generated tokens.",
-            &self.generated_tokens,
-        );
-        counter(
-            &mut out,
-            "lily_cancelled_requests_total",
-            "Generations stopped because the client went away.",
-            &self.cancelled,
-        );
+        self.ttft.render(&mut out, "lily_time_to_first_token_seconds", "From request arrival to the first generated token.");
+        self.inter_token.render(&mut out, "lily_inter_token_seconds", "Between consecutive generated tokens.");
+        counter(&mut out, "lily_prompt_tokens_total", "Prompt tokens of finished requests.", &self.prompt_tokens);
+        counter(&mut out, "lily_cached_prompt_tokens_total", "Prompt tokens served from the prefix cache.", &self.cached_tokens);
+        counter(&mut out, "lily_generated_tokens_total", "Generated tokens.", &self.generated_tokens);
+        counter(&mut out, "lily_cancelled_requests_total", "Generations stopped because the client went away.", &self.cancelled);
         let rate = f64::from_bits(self.last_decode_rate.load(Ordering::Relaxed));
         let _ = writeln!(
             out,
@@ -225,10 +162,8 @@ mod tests {
         m.first_token(Duration::from_millis(7));
         m.first_token(Duration::from_secs(100));
         let text = m.render();
-        assert!(text
-            .contains("lily_requests_total{endpoint=\"/v1/chat/completions\",status=\"200\"} 2"));
-        assert!(text
-            .contains("lily_requests_total{endpoint=\"/v1/chat/completions\",status=\"429\"} 1"));
+        assert!(text.contains("lily_requests_total{endpoint=\"/v1/chat/completions\",status=\"200\"} 2"));
+        assert!(text.contains("lily_requests_total{endpoint=\"/v1/chat/completions\",status=\"429\"} 1"));
         assert!(text.contains("lily_time_to_first_token_seconds_bucket{le=\"0.005\"} 0"));
         assert!(text.contains("lily_time_to_first_token_seconds_bucket{le=\"0.01\"} 1"));
         assert!(text.contains("lily_time_to_first_token_seconds_bucket{le=\"+Inf\"} 2"));

@@ -17,12 +17,7 @@ pub trait TextModel: Send + Sync + 'static {
     fn stop_ids(&self) -> Vec<u32>;
     /// The chat prompt for `messages`, ending with the assistant's turn opened (and, with
     /// thinking on, `<think>\n`). An error message names the problem in the conversation.
-    fn render_chat(
-        &self,
-        messages: &[ChatMessage],
-        tools: &[Value],
-        enable_thinking: bool,
-    ) -> Result<String, String>;
+    fn render_chat(&self, messages: &[ChatMessage], tools: &[Value], enable_thinking: bool) -> Result<String, String>;
 }
 
 /// Every token's bytes, looked up once at start-up: the server turns ids into text and the
@@ -41,28 +36,15 @@ pub struct TokenTable {
 
 impl TokenTable {
     pub fn new(model: &dyn TextModel, vocab_size: usize) -> Self {
-        let bytes: Vec<Vec<u8>> = (0..vocab_size as u32)
-            .map(|id| model.token_bytes(id).unwrap_or_default())
-            .collect();
+        let bytes: Vec<Vec<u8>> = (0..vocab_size as u32).map(|id| model.token_bytes(id).unwrap_or_default()).collect();
         let constraint_bytes = bytes
             .iter()
             .enumerate()
-            .map(|(id, b)| {
-                if model.is_special(id as u32) {
-                    Vec::new()
-                } else {
-                    b.clone()
-                }
-            })
+            .map(|(id, b)| if model.is_special(id as u32) { Vec::new() } else { b.clone() })
             .collect::<Vec<_>>();
         let constraint_index = VocabIndex::new(&constraint_bytes);
         let index = VocabIndex::new(&bytes);
-        Self {
-            bytes,
-            index,
-            constraint_bytes,
-            constraint_index,
-        }
+        Self { bytes, index, constraint_bytes, constraint_index }
     }
 
     pub fn bytes(&self, id: u32) -> &[u8] {

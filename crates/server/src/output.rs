@@ -24,10 +24,7 @@ pub struct Delta {
 
 impl Delta {
     pub fn is_empty(&self) -> bool {
-        self.reasoning.is_empty()
-            && self.content.is_empty()
-            && self.tool_calls.is_empty()
-            && self.logprobs.is_empty()
+        self.reasoning.is_empty() && self.content.is_empty() && self.tool_calls.is_empty() && self.logprobs.is_empty()
     }
 }
 
@@ -45,16 +42,8 @@ impl OutputPipeline {
     /// text through (completions). `tools`: parse tool calls with these parameter types.
     /// `forced_call`: the server forces a call open (`tool_choice`), so calls are parsed
     /// leniently and come back as calls (`ToolCallParser::forced_calls`).
-    pub fn new(
-        stop: Vec<String>,
-        reasoning: Option<bool>,
-        tools: Option<ParameterTypes>,
-        forced_call: bool,
-    ) -> Self {
-        let tools =
-            tools
-                .map(ToolCallParser::new)
-                .map(|p| if forced_call { p.forced_calls() } else { p });
+    pub fn new(stop: Vec<String>, reasoning: Option<bool>, tools: Option<ParameterTypes>, forced_call: bool) -> Self {
+        let tools = tools.map(ToolCallParser::new).map(|p| if forced_call { p.forced_calls() } else { p });
         Self {
             utf8: Utf8Stream::default(),
             stop: StopMatcher::new(stop),
@@ -168,22 +157,8 @@ mod tests {
     #[test]
     fn reasoning_then_answer_then_a_tool_call() {
         let mut p = OutputPipeline::new(vec![], Some(true), Some(ParameterTypes::new()), false);
-        let (d, stopped) = run(
-            &mut p,
-            &[
-                "hmm",
-                "</think>",
-                "\n\n",
-                "Sure.",
-                "<tool_call>",
-                "\n<function=f>\n</function>\n",
-                "</tool_call>",
-            ],
-        );
-        assert_eq!(
-            (d.reasoning.as_str(), d.content.as_str(), stopped),
-            ("hmm", "Sure.", false)
-        );
+        let (d, stopped) = run(&mut p, &["hmm", "</think>", "\n\n", "Sure.", "<tool_call>", "\n<function=f>\n</function>\n", "</tool_call>"]);
+        assert_eq!((d.reasoning.as_str(), d.content.as_str(), stopped), ("hmm", "Sure.", false));
         assert_eq!(d.tool_calls.len(), 1);
         assert_eq!(p.tool_calls_emitted, 1);
     }

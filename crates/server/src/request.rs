@@ -192,25 +192,18 @@ struct RawCompletion {
 }
 
 fn parse_json<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, ApiError> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request(format!("Invalid JSON body: {e}")))?;
+    let value: Value = serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("Invalid JSON body: {e}")))?;
     if !value.is_object() {
-        return Err(ApiError::bad_request(
-            "The request body must be a JSON object.",
-        ));
+        return Err(ApiError::bad_request("The request body must be a JSON object."));
     }
-    serde_json::from_value(value)
-        .map_err(|e| ApiError::bad_request(format!("Invalid request: {e}")))
+    serde_json::from_value(value).map_err(|e| ApiError::bad_request(format!("Invalid request: {e}")))
 }
 
 fn range(param: &str, value: Option<f64>, lo: f64, hi: f64, default: f64) -> Result<f32, ApiError> {
     match value {
         None => Ok(default as f32),
         Some(v) if v.is_finite() && (lo..=hi).contains(&v) => Ok(v as f32),
-        Some(v) => Err(ApiError::invalid(
-            param,
-            format!("`{param}` must be between {lo} and {hi}, got {v}."),
-        )),
+        Some(v) => Err(ApiError::invalid(param, format!("`{param}` must be between {lo} and {hi}, got {v}."))),
     }
 }
 
@@ -222,70 +215,38 @@ fn stop_strings(stop: Option<Value>) -> Result<Vec<String>, ApiError> {
             .into_iter()
             .map(|v| match v {
                 Value::String(s) => Ok(s),
-                other => Err(ApiError::invalid(
-                    "stop",
-                    format!("`stop` entries must be strings, got {other}."),
-                )),
+                other => Err(ApiError::invalid("stop", format!("`stop` entries must be strings, got {other}."))),
             })
             .collect::<Result<_, _>>()?,
-        Some(other) => {
-            return Err(ApiError::invalid(
-                "stop",
-                format!("`stop` must be a string or a list of strings, got {other}."),
-            ))
-        }
+        Some(other) => return Err(ApiError::invalid("stop", format!("`stop` must be a string or a list of strings, got {other}."))),
     };
     if stops.len() > MAX_STOP_STRINGS {
-        return Err(ApiError::invalid(
-            "stop",
-            format!("At most {MAX_STOP_STRINGS} stop strings are supported."),
-        ));
+        return Err(ApiError::invalid("stop", format!("At most {MAX_STOP_STRINGS} stop strings are supported.")));
     }
     Ok(stops)
 }
 
 /// Checks the shared fields; `max_tokens` is whichever of the endpoint's fields was given.
-fn common_params(
-    c: &RawCommon,
-    max_tokens: Option<u64>,
-    max_tokens_param: &str,
-) -> Result<GenerationParams, ApiError> {
+fn common_params(c: &RawCommon, max_tokens: Option<u64>, max_tokens_param: &str) -> Result<GenerationParams, ApiError> {
     if let Some(n) = c.n {
         if n != 1 {
-            return Err(ApiError::unsupported(
-                "n",
-                format!("Only n = 1 is supported, got n = {n}."),
-            ));
+            return Err(ApiError::unsupported("n", format!("Only n = 1 is supported, got n = {n}.")));
         }
     }
     if c.logit_bias.as_ref().is_some_and(|b| !b.is_empty()) {
-        return Err(ApiError::unsupported(
-            "logit_bias",
-            "`logit_bias` is not supported.",
-        ));
+        return Err(ApiError::unsupported("logit_bias", "`logit_bias` is not supported."));
     }
     if max_tokens == Some(0) {
-        return Err(ApiError::invalid(
-            max_tokens_param,
-            format!("`{max_tokens_param}` must be at least 1."),
-        ));
+        return Err(ApiError::invalid(max_tokens_param, format!("`{max_tokens_param}` must be at least 1.")));
     }
     let top_k = match c.top_k {
         None | Some(-1) | Some(0) => 0,
         Some(k) if k > 0 => k as usize,
-        Some(k) => {
-            return Err(ApiError::invalid(
-                "top_k",
-                format!("`top_k` must be -1, 0 (off) or positive, got {k}."),
-            ))
-        }
+        Some(k) => return Err(ApiError::invalid("top_k", format!("`top_k` must be -1, 0 (off) or positive, got {k}."))),
     };
     let top_p = range("top_p", c.top_p, 0.0, 1.0, 1.0)?;
     if top_p == 0.0 {
-        return Err(ApiError::invalid(
-            "top_p",
-            "`top_p` must be greater than 0.",
-        ));
+        return Err(ApiError::invalid("top_p", "`top_p` must be greater than 0."));
     }
     Ok(GenerationParams {
         sampling: SamplingParams {
@@ -308,10 +269,7 @@ fn message_content(i: usize, role: Role, content: Option<Value>) -> Result<Strin
     let param = format!("messages[{i}].content");
     match content {
         None | Some(Value::Null) if role == Role::Assistant => Ok(String::new()),
-        None | Some(Value::Null) => Err(ApiError::invalid(
-            &param,
-            format!("`{param}` is required for {} messages.", role.as_str()),
-        )),
+        None | Some(Value::Null) => Err(ApiError::invalid(&param, format!("`{param}` is required for {} messages.", role.as_str()))),
         Some(Value::String(s)) => Ok(s),
         Some(Value::Array(parts)) => {
             let mut text = String::new();
@@ -331,10 +289,7 @@ fn message_content(i: usize, role: Role, content: Option<Value>) -> Result<Strin
             }
             Ok(text)
         }
-        Some(other) => Err(ApiError::invalid(
-            &param,
-            format!("`{param}` must be a string or a list of parts, got {other}."),
-        )),
+        Some(other) => Err(ApiError::invalid(&param, format!("`{param}` must be a string or a list of parts, got {other}."))),
     }
 }
 
@@ -344,46 +299,23 @@ fn history_tool_calls(i: usize, calls: Vec<Value>) -> Result<Vec<HistoryToolCall
         .enumerate()
         .map(|(j, call)| {
             let param = format!("messages[{i}].tool_calls[{j}]");
-            let f = call
-                .get("function")
-                .ok_or_else(|| ApiError::invalid(&param, "A tool call needs a `function`."))?;
-            let name = f
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or_else(|| ApiError::invalid(&param, "A tool call needs `function.name`."))?;
+            let f = call.get("function").ok_or_else(|| ApiError::invalid(&param, "A tool call needs a `function`."))?;
+            let name = f.get("name").and_then(Value::as_str).ok_or_else(|| ApiError::invalid(&param, "A tool call needs `function.name`."))?;
             let arguments = match f.get("arguments") {
-                Some(Value::String(s)) => {
-                    serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
-                }
+                Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())),
                 Some(v @ Value::Object(_)) => v.clone(),
                 None | Some(Value::Null) => Value::Object(Map::new()),
-                Some(other) => {
-                    return Err(ApiError::invalid(
-                        &param,
-                        format!("`function.arguments` must be a JSON string, got {other}."),
-                    ))
-                }
+                Some(other) => return Err(ApiError::invalid(&param, format!("`function.arguments` must be a JSON string, got {other}."))),
             };
-            let id = call
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            Ok(HistoryToolCall {
-                id,
-                name: name.to_string(),
-                arguments,
-            })
+            let id = call.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+            Ok(HistoryToolCall { id, name: name.to_string(), arguments })
         })
         .collect()
 }
 
 fn messages(raw: Vec<RawMessage>) -> Result<Vec<ChatMessage>, ApiError> {
     if raw.is_empty() {
-        return Err(ApiError::invalid(
-            "messages",
-            "`messages` must not be empty.",
-        ));
+        return Err(ApiError::invalid("messages", "`messages` must not be empty."));
     }
     raw.into_iter()
         .enumerate()
@@ -408,29 +340,16 @@ fn messages(raw: Vec<RawMessage>) -> Result<Vec<ChatMessage>, ApiError> {
 }
 
 /// The declared tools and, when `tool_choice` forces a call, the names it may call.
-fn tools(
-    raw: Option<Vec<Value>>,
-    choice: Option<Value>,
-) -> Result<(Vec<Value>, Option<Vec<String>>), ApiError> {
+fn tools(raw: Option<Vec<Value>>, choice: Option<Value>) -> Result<(Vec<Value>, Option<Vec<String>>), ApiError> {
     let tools = raw.unwrap_or_default();
     for (i, tool) in tools.iter().enumerate() {
         let ok = tool.get("type").and_then(Value::as_str) == Some("function")
-            && tool
-                .pointer("/function/name")
-                .and_then(Value::as_str)
-                .is_some_and(|n| !n.is_empty());
+            && tool.pointer("/function/name").and_then(Value::as_str).is_some_and(|n| !n.is_empty());
         if !ok {
-            return Err(ApiError::invalid(
-                format!("tools[{i}]"),
-                "Each tool must be {\"type\": \"function\", \"function\": {\"name\": ...}}.",
-            ));
+            return Err(ApiError::invalid(format!("tools[{i}]"), "Each tool must be {\"type\": \"function\", \"function\": {\"name\": ...}}."));
         }
     }
-    let names: Vec<String> = tools
-        .iter()
-        .filter_map(|t| t.pointer("/function/name").and_then(Value::as_str))
-        .map(str::to_string)
-        .collect();
+    let names: Vec<String> = tools.iter().filter_map(|t| t.pointer("/function/name").and_then(Value::as_str)).map(str::to_string).collect();
     let forced = match choice {
         None | Some(Value::Null) => return Ok((tools, None)),
         Some(Value::String(s)) if s == "auto" => return Ok((tools, None)),
@@ -460,53 +379,35 @@ fn tools(
         }
     };
     if forced.is_empty() {
-        return Err(ApiError::invalid(
-            "tool_choice",
-            "`tool_choice` \"required\" needs at least one entry in `tools`.",
-        ));
+        return Err(ApiError::invalid("tool_choice", "`tool_choice` \"required\" needs at least one entry in `tools`."));
     }
     Ok((tools, Some(forced)))
 }
 
 fn response_format(raw: Option<Value>) -> Result<Option<Arc<Node>>, ApiError> {
-    let Some(format) = raw.filter(|v| !v.is_null()) else {
-        return Ok(None);
-    };
+    let Some(format) = raw.filter(|v| !v.is_null()) else { return Ok(None) };
     match format.get("type").and_then(Value::as_str) {
         Some("text") => Ok(None),
         Some("json_object") => Ok(Some(json_constraint::any_object())),
         Some("json_schema") => {
-            let schema = format.pointer("/json_schema/schema").ok_or_else(|| {
-                ApiError::invalid(
-                    "response_format.json_schema.schema",
-                    "`json_schema` needs a `schema`.",
-                )
-            })?;
+            let schema = format
+                .pointer("/json_schema/schema")
+                .ok_or_else(|| ApiError::invalid("response_format.json_schema.schema", "`json_schema` needs a `schema`."))?;
             json_constraint::compile_schema(schema)
                 .map(Some)
                 .map_err(|e| ApiError::invalid("response_format.json_schema.schema", e.to_string()))
         }
         other => Err(ApiError::invalid(
             "response_format.type",
-            format!(
-                "`response_format.type` must be text, json_object or json_schema, got {other:?}."
-            ),
+            format!("`response_format.type` must be text, json_object or json_schema, got {other:?}."),
         )),
     }
 }
 
 pub fn parse_chat(body: &[u8]) -> Result<ChatRequest, ApiError> {
     let raw: RawChat = parse_json(body)?;
-    if raw.audio.is_some()
-        || raw
-            .modalities
-            .as_ref()
-            .is_some_and(|m| m.iter().any(|x| x != "text"))
-    {
-        return Err(ApiError::unsupported(
-            "modalities",
-            "Only text output is supported.",
-        ));
+    if raw.audio.is_some() || raw.modalities.as_ref().is_some_and(|m| m.iter().any(|x| x != "text")) {
+        return Err(ApiError::unsupported("modalities", "Only text output is supported."));
     }
     let (max_tokens, max_param) = match (raw.max_completion_tokens, raw.common.max_tokens) {
         (Some(m), _) => (Some(m), "max_completion_tokens"),
@@ -515,26 +416,14 @@ pub fn parse_chat(body: &[u8]) -> Result<ChatRequest, ApiError> {
     let mut params = common_params(&raw.common, max_tokens, max_param)?;
     match (raw.logprobs.unwrap_or(false), raw.top_logprobs) {
         (_, Some(n)) if n > MAX_TOP_LOGPROBS => {
-            return Err(ApiError::invalid(
-                "top_logprobs",
-                format!("`top_logprobs` must be at most {MAX_TOP_LOGPROBS}."),
-            ))
+            return Err(ApiError::invalid("top_logprobs", format!("`top_logprobs` must be at most {MAX_TOP_LOGPROBS}.")))
         }
-        (false, Some(n)) if n > 0 => {
-            return Err(ApiError::invalid(
-                "top_logprobs",
-                "`top_logprobs` needs `logprobs: true`.",
-            ))
-        }
+        (false, Some(n)) if n > 0 => return Err(ApiError::invalid("top_logprobs", "`top_logprobs` needs `logprobs: true`.")),
         (true, n) => params.logprobs = Some(n.unwrap_or(0) as usize),
         (false, _) => {}
     }
     params.response_format = response_format(raw.response_format)?;
-    let enable_thinking = match raw
-        .chat_template_kwargs
-        .as_ref()
-        .and_then(|k| k.get("enable_thinking"))
-    {
+    let enable_thinking = match raw.chat_template_kwargs.as_ref().and_then(|k| k.get("enable_thinking")) {
         None | Some(Value::Null) => true,
         Some(Value::Bool(b)) => *b,
         Some(other) => {
@@ -558,47 +447,24 @@ pub fn parse_chat(body: &[u8]) -> Result<ChatRequest, ApiError> {
         forced_tool_call,
         enable_thinking,
         stream: raw.common.stream.unwrap_or(false),
-        include_usage: raw
-            .common
-            .stream_options
-            .and_then(|o| o.include_usage)
-            .unwrap_or(false),
+        include_usage: raw.common.stream_options.and_then(|o| o.include_usage).unwrap_or(false),
         params,
     })
 }
 
 fn prompt(value: Value) -> Result<Prompt, ApiError> {
-    let token = |v: &Value| {
-        v.as_u64()
-            .filter(|&t| t <= u32::MAX as u64)
-            .map(|t| t as u32)
-    };
+    let token = |v: &Value| v.as_u64().filter(|&t| t <= u32::MAX as u64).map(|t| t as u32);
     match value {
         Value::String(s) => Ok(Prompt::Text(s)),
-        Value::Array(items) if items.is_empty() => {
-            Err(ApiError::invalid("prompt", "`prompt` must not be empty."))
-        }
+        Value::Array(items) if items.is_empty() => Err(ApiError::invalid("prompt", "`prompt` must not be empty.")),
         Value::Array(items) if items.iter().all(|v| v.is_number()) => items
             .iter()
-            .map(|v| {
-                token(v).ok_or_else(|| {
-                    ApiError::invalid(
-                        "prompt",
-                        format!("Token ids must be non-negative integers, got {v}."),
-                    )
-                })
-            })
+            .map(|v| token(v).ok_or_else(|| ApiError::invalid("prompt", format!("Token ids must be non-negative integers, got {v}."))))
             .collect::<Result<_, _>>()
             .map(Prompt::Tokens),
         Value::Array(mut items) if items.len() == 1 => prompt(items.remove(0)),
-        Value::Array(_) => Err(ApiError::unsupported(
-            "prompt",
-            "Only one prompt per request is supported.",
-        )),
-        other => Err(ApiError::invalid(
-            "prompt",
-            format!("`prompt` must be a string or a list of token ids, got {other}."),
-        )),
+        Value::Array(_) => Err(ApiError::unsupported("prompt", "Only one prompt per request is supported.")),
+        other => Err(ApiError::invalid("prompt", format!("`prompt` must be a string or a list of token ids, got {other}."))),
     }
 }
 
@@ -608,29 +474,16 @@ pub fn parse_completion(body: &[u8]) -> Result<CompletionRequest, ApiError> {
         return Err(ApiError::unsupported("echo", "`echo` is not supported."));
     }
     if raw.suffix.as_ref().is_some_and(|s| !s.is_empty()) {
-        return Err(ApiError::unsupported(
-            "suffix",
-            "`suffix` is not supported.",
-        ));
+        return Err(ApiError::unsupported("suffix", "`suffix` is not supported."));
     }
     if raw.best_of.is_some_and(|b| b != 1) {
-        return Err(ApiError::unsupported(
-            "best_of",
-            "Only best_of = 1 is supported.",
-        ));
+        return Err(ApiError::unsupported("best_of", "Only best_of = 1 is supported."));
     }
-    let max_tokens = Some(
-        raw.common
-            .max_tokens
-            .unwrap_or(COMPLETIONS_DEFAULT_MAX_TOKENS as u64),
-    );
+    let max_tokens = Some(raw.common.max_tokens.unwrap_or(COMPLETIONS_DEFAULT_MAX_TOKENS as u64));
     let mut params = common_params(&raw.common, max_tokens, "max_tokens")?;
     if let Some(n) = raw.logprobs {
         if n > MAX_TOP_LOGPROBS {
-            return Err(ApiError::invalid(
-                "logprobs",
-                format!("`logprobs` must be at most {MAX_TOP_LOGPROBS}."),
-            ));
+            return Err(ApiError::invalid("logprobs", format!("`logprobs` must be at most {MAX_TOP_LOGPROBS}.")));
         }
         params.logprobs = Some(n as usize);
     }
@@ -638,11 +491,7 @@ pub fn parse_completion(body: &[u8]) -> Result<CompletionRequest, ApiError> {
         model: raw.common.model,
         prompt: prompt(raw.prompt)?,
         stream: raw.common.stream.unwrap_or(false),
-        include_usage: raw
-            .common
-            .stream_options
-            .and_then(|o| o.include_usage)
-            .unwrap_or(false),
+        include_usage: raw.common.stream_options.and_then(|o| o.include_usage).unwrap_or(false),
         params,
     })
 }
@@ -676,10 +525,7 @@ mod tests {
         assert_eq!(r.messages[0].role, Role::System);
         assert_eq!(r.messages[1].content, "hi there");
         assert_eq!(r.messages[2].tool_calls[0].arguments, json!({"a": 1}));
-        assert_eq!(
-            (r.stream, r.include_usage, r.enable_thinking),
-            (true, true, false)
-        );
+        assert_eq!((r.stream, r.include_usage, r.enable_thinking), (true, true, false));
         assert_eq!(r.params.max_tokens, Some(5));
         assert_eq!(r.params.stop, vec!["END".to_string()]);
         assert_eq!(r.params.logprobs, Some(2));
@@ -691,103 +537,52 @@ mod tests {
     fn tool_choice_forces_a_call_to_the_declared_tools() {
         let with_choice = |choice: Value| {
             let tools = json!([{"type": "function", "function": {"name": "a"}}, {"type": "function", "function": {"name": "b"}}]);
-            chat(
-                json!({"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": tools, "tool_choice": choice}),
-            )
+            chat(json!({"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": tools, "tool_choice": choice}))
         };
         assert_eq!(with_choice(json!("auto")).unwrap().forced_tool_call, None);
         let none = with_choice(json!("none")).unwrap();
         assert!(none.tools.is_empty() && none.forced_tool_call.is_none());
-        assert_eq!(
-            with_choice(json!("required")).unwrap().forced_tool_call,
-            Some(vec!["a".to_string(), "b".to_string()])
-        );
+        assert_eq!(with_choice(json!("required")).unwrap().forced_tool_call, Some(vec!["a".to_string(), "b".to_string()]));
         let named = with_choice(json!({"type": "function", "function": {"name": "b"}})).unwrap();
-        assert_eq!(
-            (named.tools.len(), named.forced_tool_call),
-            (2, Some(vec!["b".to_string()]))
-        );
-        for bad in [
-            json!({"type": "function", "function": {"name": "c"}}),
-            json!({"type": "function"}),
-            json!({"type": "custom"}),
-            json!("always"),
-            json!(1),
-        ] {
+        assert_eq!((named.tools.len(), named.forced_tool_call), (2, Some(vec!["b".to_string()])));
+        for bad in [json!({"type": "function", "function": {"name": "c"}}), json!({"type": "function"}), json!({"type": "custom"}), json!("always"), json!(1)] {
             let e = with_choice(bad.clone()).unwrap_err();
             assert_eq!(e.param.as_deref(), Some("tool_choice"), "{bad}");
         }
-        assert!(
-            with_choice(json!({"type": "function", "function": {"name": "c"}}))
-                .unwrap_err()
-                .message
-                .contains("`c`")
-        );
+        assert!(with_choice(json!({"type": "function", "function": {"name": "c"}})).unwrap_err().message.contains("`c`"));
     }
 
     #[test]
     fn bad_requests_name_the_field() {
         let base = |extra: Value| {
             let mut v = json!({"model": "m", "messages": [{"role": "user", "content": "x"}]});
-            v.as_object_mut()
-                .unwrap()
-                .extend(extra.as_object().unwrap().clone());
+            v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
             chat(v).unwrap_err()
         };
         assert_eq!(base(json!({"n": 2})).param.as_deref(), Some("n"));
-        assert_eq!(
-            base(json!({"temperature": 3})).param.as_deref(),
-            Some("temperature")
-        );
-        assert_eq!(
-            base(json!({"top_logprobs": 3})).param.as_deref(),
-            Some("top_logprobs")
-        );
-        assert_eq!(
-            base(json!({"messages": []})).param.as_deref(),
-            Some("messages")
-        );
+        assert_eq!(base(json!({"temperature": 3})).param.as_deref(), Some("temperature"));
+        assert_eq!(base(json!({"top_logprobs": 3})).param.as_deref(), Some("top_logprobs"));
+        assert_eq!(base(json!({"messages": []})).param.as_deref(), Some("messages"));
         // "required" with no tools to call.
-        assert_eq!(
-            base(json!({"tool_choice": "required"})).param.as_deref(),
-            Some("tool_choice")
-        );
+        assert_eq!(base(json!({"tool_choice": "required"})).param.as_deref(), Some("tool_choice"));
         let tools = json!([{"type": "function", "function": {"name": "f"}}]);
-        let forced_json = base(
-            json!({"tools": tools, "tool_choice": "required", "response_format": {"type": "json_object"}}),
-        );
+        let forced_json = base(json!({"tools": tools, "tool_choice": "required", "response_format": {"type": "json_object"}}));
         assert_eq!(forced_json.param.as_deref(), Some("response_format"));
         assert_eq!(base(json!({"stop": 5})).param.as_deref(), Some("stop"));
-        assert_eq!(
-            base(json!({"max_tokens": 0})).param.as_deref(),
-            Some("max_tokens")
-        );
-        let image = base(
-            json!({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}),
-        );
+        assert_eq!(base(json!({"max_tokens": 0})).param.as_deref(), Some("max_tokens"));
+        let image = base(json!({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}));
         assert_eq!(image.param.as_deref(), Some("messages[0].content[0]"));
         assert!(image.message.contains("image_url"));
-        let schema = base(
-            json!({"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "nope"}}}}),
-        );
+        let schema = base(json!({"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "nope"}}}}));
         assert!(schema.message.contains("nope"), "{}", schema.message);
-        assert!(chat(json!({"model": "m", "messages": "hi"}))
-            .unwrap_err()
-            .message
-            .starts_with("Invalid request"));
-        assert!(parse_chat(b"{not json")
-            .unwrap_err()
-            .message
-            .starts_with("Invalid JSON"));
+        assert!(chat(json!({"model": "m", "messages": "hi"})).unwrap_err().message.starts_with("Invalid request"));
+        assert!(parse_chat(b"{not json").unwrap_err().message.starts_with("Invalid JSON"));
         assert!(parse_chat(b"[1]").is_err());
     }
 
     #[test]
     fn completion_prompts() {
-        let p = |v: Value| {
-            parse_completion(json!({"model": "m", "prompt": v}).to_string().as_bytes())
-                .map(|r| r.prompt)
-        };
+        let p = |v: Value| parse_completion(json!({"model": "m", "prompt": v}).to_string().as_bytes()).map(|r| r.prompt);
         assert_eq!(p(json!("hi")).unwrap(), Prompt::Text("hi".into()));
         assert_eq!(p(json!(["hi"])).unwrap(), Prompt::Text("hi".into()));
         assert_eq!(p(json!([1, 2])).unwrap(), Prompt::Tokens(vec![1, 2]));
@@ -795,9 +590,6 @@ mod tests {
         assert!(p(json!(["a", "b"])).is_err());
         assert!(p(json!([-1])).is_err());
         let r = parse_completion(br#"{"model": "m", "prompt": "x", "logprobs": 2}"#).unwrap();
-        assert_eq!(
-            (r.params.logprobs, r.params.max_tokens),
-            (Some(2), Some(16))
-        );
+        assert_eq!((r.params.logprobs, r.params.max_tokens), (Some(2), Some(16)));
     }
 }

@@ -29,24 +29,17 @@ use crate::App;
 fn new_id(prefix: &str) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let start = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
+    let start = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     format!("{prefix}{:012x}{n:08x}", start & 0xffff_ffff_ffff)
 }
 
 fn unix_time() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 async fn read_body(body: Body, limit: usize) -> Result<axum::body::Bytes, ApiError> {
     axum::body::to_bytes(body, limit).await.map_err(|e| {
-        if e.into_inner()
-            .downcast::<http_body_util::LengthLimitError>()
-            .is_ok()
-        {
+        if e.into_inner().downcast::<http_body_util::LengthLimitError>().is_ok() {
             ApiError::too_large(limit)
         } else {
             ApiError::bad_request("Could not read the request body.")
@@ -63,23 +56,12 @@ impl App {
         }
     }
 
-    fn submit(
-        &self,
-        prompt: Vec<u32>,
-        params: GenerationParams,
-        kind: JobKind,
-    ) -> Result<UnboundedReceiver<Event>, ApiError> {
+    fn submit(&self, prompt: Vec<u32>, params: GenerationParams, kind: JobKind) -> Result<UnboundedReceiver<Event>, ApiError> {
         if prompt.is_empty() {
             return Err(ApiError::invalid("prompt", "The prompt is empty."));
         }
         if let Some(&bad) = prompt.iter().find(|&&t| t as usize >= self.vocab_size) {
-            return Err(ApiError::invalid(
-                "prompt",
-                format!(
-                    "Token id {bad} is outside the vocabulary (size {}).",
-                    self.vocab_size
-                ),
-            ));
+            return Err(ApiError::invalid("prompt", format!("Token id {bad} is outside the vocabulary (size {}).", self.vocab_size)));
         }
         let max_seq = self.config.max_seq;
         if prompt.len() >= max_seq {
@@ -97,15 +79,7 @@ impl App {
         let (tx, rx) = mpsc::unbounded_channel();
         let now = Instant::now();
         let timeout = self.config.request_timeout;
-        let job = Job {
-            prompt,
-            params,
-            kind,
-            events: tx,
-            arrived: now,
-            deadline: now + timeout,
-            timeout,
-        };
+        let job = Job { prompt, params, kind, events: tx, arrived: now, deadline: now + timeout, timeout };
         match self.queue.try_push(job) {
             Ok(depth) => {
                 self.metrics.set_queue_depth(depth);
@@ -144,11 +118,7 @@ fn chat_logprobs(entries: &[LogprobEntry]) -> Value {
     let content: Vec<Value> = entries
         .iter()
         .map(|e| {
-            let top: Vec<Value> = e
-                .top
-                .iter()
-                .map(|(t, b, lp)| json!({"token": t, "logprob": lp, "bytes": b}))
-                .collect();
+            let top: Vec<Value> = e.top.iter().map(|(t, b, lp)| json!({"token": t, "logprob": lp, "bytes": b})).collect();
             json!({"token": e.token, "logprob": e.logprob, "bytes": e.bytes, "top_logprobs": top})
         })
         .collect();
@@ -164,14 +134,7 @@ fn completion_logprobs(entries: &[LogprobEntry], offset: &mut usize) -> Value {
     }
     let top: Vec<Value> = entries
         .iter()
-        .map(|e| {
-            Value::Object(
-                e.top
-                    .iter()
-                    .map(|(t, _, lp)| (t.clone(), json!(lp)))
-                    .collect::<Map<_, _>>(),
-            )
-        })
+        .map(|e| Value::Object(e.top.iter().map(|(t, _, lp)| (t.clone(), json!(lp))).collect::<Map<_, _>>()))
         .collect();
     json!({
         "tokens": entries.iter().map(|e| e.token.clone()).collect::<Vec<_>>(),
@@ -199,11 +162,7 @@ struct StreamFormatter {
 
 impl StreamFormatter {
     fn chunk(&self, choice: Value) -> Value {
-        let object = if self.meta.chat {
-            "chat.completion.chunk"
-        } else {
-            "text_completion"
-        };
+        let object = if self.meta.chat { "chat.completion.chunk" } else { "text_completion" };
         json!({"id": self.meta.id, "object": object, "created": self.meta.created, "model": self.meta.model, "choices": [choice]})
     }
 
@@ -213,14 +172,8 @@ impl StreamFormatter {
 
     fn delta(&mut self, d: &Delta) -> Value {
         if !self.meta.chat {
-            let logprobs = if self.meta.logprobs {
-                completion_logprobs(&d.logprobs, &mut self.text_offset)
-            } else {
-                Value::Null
-            };
-            return self.chunk(
-                json!({"index": 0, "text": d.content, "logprobs": logprobs, "finish_reason": null}),
-            );
+            let logprobs = if self.meta.logprobs { completion_logprobs(&d.logprobs, &mut self.text_offset) } else { Value::Null };
+            return self.chunk(json!({"index": 0, "text": d.content, "logprobs": logprobs, "finish_reason": null}));
         }
         let mut delta = Map::new();
         if !d.reasoning.is_empty() {
@@ -240,11 +193,7 @@ impl StreamFormatter {
                 .collect();
             delta.insert("tool_calls".into(), Value::Array(calls));
         }
-        let logprobs = if self.meta.logprobs {
-            chat_logprobs(&d.logprobs)
-        } else {
-            Value::Null
-        };
+        let logprobs = if self.meta.logprobs { chat_logprobs(&d.logprobs) } else { Value::Null };
         self.chunk(json!({"index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": null}))
     }
 
@@ -252,32 +201,19 @@ impl StreamFormatter {
         if self.meta.chat {
             self.chunk(json!({"index": 0, "delta": {}, "logprobs": null, "finish_reason": reason.as_str()}))
         } else {
-            self.chunk(
-                json!({"index": 0, "text": "", "logprobs": null, "finish_reason": reason.as_str()}),
-            )
+            self.chunk(json!({"index": 0, "text": "", "logprobs": null, "finish_reason": reason.as_str()}))
         }
     }
 
     fn usage(&self, usage: &Usage) -> Value {
-        let object = if self.meta.chat {
-            "chat.completion.chunk"
-        } else {
-            "text_completion"
-        };
+        let object = if self.meta.chat { "chat.completion.chunk" } else { "text_completion" };
         json!({"id": self.meta.id, "object": object, "created": self.meta.created, "model": self.meta.model, "choices": [], "usage": usage_json(usage)})
     }
 }
 
-fn event_stream(
-    mut rx: UnboundedReceiver<Event>,
-    meta: Meta,
-) -> impl Stream<Item = Result<SseEvent, Infallible>> {
+fn event_stream(mut rx: UnboundedReceiver<Event>, meta: Meta) -> impl Stream<Item = Result<SseEvent, Infallible>> {
     let data = |v: Value| SseEvent::default().data(v.to_string());
-    let mut f = StreamFormatter {
-        meta,
-        tool_index: 0,
-        text_offset: 0,
-    };
+    let mut f = StreamFormatter { meta, tool_index: 0, text_offset: 0 };
     let mut pending: VecDeque<SseEvent> = f.first().map(data).into_iter().collect();
     let mut done = false;
     futures_util::stream::poll_fn(move |cx| loop {
@@ -291,10 +227,7 @@ fn event_stream(
             std::task::Poll::Pending => return std::task::Poll::Pending,
             std::task::Poll::Ready(None) => done = true,
             std::task::Poll::Ready(Some(Event::Delta(d))) => pending.push_back(data(f.delta(&d))),
-            std::task::Poll::Ready(Some(Event::Done {
-                finish_reason,
-                usage,
-            })) => {
+            std::task::Poll::Ready(Some(Event::Done { finish_reason, usage })) => {
                 pending.push_back(data(f.finish(finish_reason)));
                 if f.meta.include_usage {
                     pending.push_back(data(f.usage(&usage)));
@@ -326,53 +259,27 @@ async fn collect(mut rx: UnboundedReceiver<Event>, meta: Meta) -> Result<Respons
                 logprobs.extend(d.logprobs);
             }
             Some(Event::Error(e)) => return Err(e),
-            None => {
-                return Err(ApiError::internal(
-                    "The engine stopped before the request finished.",
-                ))
-            }
-            Some(Event::Done {
-                finish_reason,
-                usage,
-            }) => {
+            None => return Err(ApiError::internal("The engine stopped before the request finished.")),
+            Some(Event::Done { finish_reason, usage }) => {
                 let choice = if meta.chat {
                     let mut message = Map::new();
                     message.insert("role".into(), json!("assistant"));
                     let no_text = content.is_empty() && !calls.is_empty();
-                    message.insert(
-                        "content".into(),
-                        if no_text { Value::Null } else { json!(content) },
-                    );
+                    message.insert("content".into(), if no_text { Value::Null } else { json!(content) });
                     if !reasoning.is_empty() {
                         message.insert("reasoning_content".into(), json!(reasoning));
                     }
                     if !calls.is_empty() {
-                        let calls: Vec<Value> = calls
-                            .iter()
-                            .enumerate()
-                            .map(|(i, c)| tool_call_json(i, c))
-                            .collect();
+                        let calls: Vec<Value> = calls.iter().enumerate().map(|(i, c)| tool_call_json(i, c)).collect();
                         message.insert("tool_calls".into(), Value::Array(calls));
                     }
-                    let lp = if meta.logprobs {
-                        chat_logprobs(&logprobs)
-                    } else {
-                        Value::Null
-                    };
+                    let lp = if meta.logprobs { chat_logprobs(&logprobs) } else { Value::Null };
                     json!({"index": 0, "message": message, "logprobs": lp, "finish_reason": finish_reason.as_str()})
                 } else {
-                    let lp = if meta.logprobs {
-                        completion_logprobs(&logprobs, &mut 0)
-                    } else {
-                        Value::Null
-                    };
+                    let lp = if meta.logprobs { completion_logprobs(&logprobs, &mut 0) } else { Value::Null };
                     json!({"index": 0, "text": content, "logprobs": lp, "finish_reason": finish_reason.as_str()})
                 };
-                let object = if meta.chat {
-                    "chat.completion"
-                } else {
-                    "text_completion"
-                };
+                let object = if meta.chat { "chat.completion" } else { "text_completion" };
                 let body = json!({
                     "id": meta.id, "object": object, "created": meta.created, "model": meta.model,
                     "choices": [choice], "usage": usage_json(&usage),
@@ -383,15 +290,9 @@ async fn collect(mut rx: UnboundedReceiver<Event>, meta: Meta) -> Result<Respons
     }
 }
 
-async fn respond(
-    rx: UnboundedReceiver<Event>,
-    meta: Meta,
-    stream: bool,
-) -> Result<Response, ApiError> {
+async fn respond(rx: UnboundedReceiver<Event>, meta: Meta, stream: bool) -> Result<Response, ApiError> {
     if stream {
-        Ok(Sse::new(event_stream(rx, meta))
-            .keep_alive(KeepAlive::default())
-            .into_response())
+        Ok(Sse::new(event_stream(rx, meta)).keep_alive(KeepAlive::default()).into_response())
     } else {
         collect(rx, meta).await
     }
@@ -416,18 +317,9 @@ async fn chat(app: Arc<App>, body: Body) -> Result<Response, ApiError> {
     let prompt = app.model.encode(&text);
     // The template decides whether the assistant turn opens inside <think>.
     let thinking = text.ends_with("<think>\n");
-    let tools =
-        (!req.tools.is_empty()).then(|| lily_engine::tool_calls::parameter_types(&req.tools));
+    let tools = (!req.tools.is_empty()).then(|| lily_engine::tool_calls::parameter_types(&req.tools));
     let logprobs = req.params.logprobs.is_some();
-    let rx = app.submit(
-        prompt,
-        req.params,
-        JobKind::Chat {
-            thinking,
-            tools,
-            forced_tool_call: req.forced_tool_call,
-        },
-    )?;
+    let rx = app.submit(prompt, req.params, JobKind::Chat { thinking, tools, forced_tool_call: req.forced_tool_call })?;
     let meta = Meta {
         id: new_id("chatcmpl-"),
         created: unix_time(),
@@ -479,11 +371,7 @@ pub async fn health(State(app): State<Arc<App>>) -> Response {
 
 pub async fn metrics(State(app): State<Arc<App>>) -> Response {
     app.metrics.set_queue_depth(app.queue.len());
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        app.metrics.render(),
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], app.metrics.render()).into_response()
 }
 
 pub async fn not_found(req: Request) -> Response {
@@ -519,21 +407,11 @@ pub async fn require_api_key(State(app): State<Arc<App>>, req: Request, next: Ne
     next.run(req).await
 }
 
-const ENDPOINTS: &[&str] = &[
-    "/v1/chat/completions",
-    "/v1/completions",
-    "/v1/models",
-    "/health",
-    "/metrics",
-];
+const ENDPOINTS: &[&str] = &["/v1/chat/completions", "/v1/completions", "/v1/models", "/health", "/metrics"];
 
 pub async fn count_requests(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
     let path = req.uri().path().to_string();
-    let endpoint = ENDPOINTS
-        .iter()
-        .find(|&&e| e == path)
-        .copied()
-        .unwrap_or("other");
+    let endpoint = ENDPOINTS.iter().find(|&&e| e == path).copied().unwrap_or("other");
     let response = next.run(req).await;
     let status: StatusCode = response.status();
     app.metrics.request(endpoint, status.as_u16());

@@ -52,10 +52,7 @@ pub struct Usage {
 #[derive(Debug)]
 pub enum Event {
     Delta(Delta),
-    Done {
-        finish_reason: FinishReason,
-        usage: Usage,
-    },
+    Done { finish_reason: FinishReason, usage: Usage },
     Error(ApiError),
 }
 
@@ -65,11 +62,7 @@ pub enum JobKind {
     /// Chat: reasoning split off (`thinking`: the prompt opened `<think>`), tool calls parsed
     /// when the request declared tools; `forced_tool_call`: after the reasoning, the answer
     /// must open a call to one of these functions (`tool_choice` "required" or named).
-    Chat {
-        thinking: bool,
-        tools: Option<ParameterTypes>,
-        forced_tool_call: Option<Vec<String>>,
-    },
+    Chat { thinking: bool, tools: Option<ParameterTypes>, forced_tool_call: Option<Vec<String>> },
     /// Plain completion: text as generated.
     Completion,
 }
@@ -104,14 +97,7 @@ struct QueueState {
 
 impl JobQueue {
     pub fn new(capacity: usize) -> Self {
-        Self {
-            state: Mutex::new(QueueState {
-                jobs: VecDeque::new(),
-                closed: false,
-            }),
-            ready: Condvar::new(),
-            capacity,
-        }
+        Self { state: Mutex::new(QueueState { jobs: VecDeque::new(), closed: false }), ready: Condvar::new(), capacity }
     }
 
     pub fn try_push(&self, job: Job) -> Result<usize, PushError> {
@@ -142,11 +128,7 @@ impl JobQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .jobs
-            .len()
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).jobs.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -199,16 +181,7 @@ pub fn run_worker<B: Backend>(
     let seq = backend.new_sequence(config.max_seq)?;
     let empty = backend.snapshot(&seq);
     let cache = PrefixCache::new(config.prefix_cache_bytes);
-    let mut worker = Worker {
-        backend,
-        seq,
-        empty,
-        cache,
-        tokens,
-        config,
-        metrics,
-        abort,
-    };
+    let mut worker = Worker { backend, seq, empty, cache, tokens, config, metrics, abort };
     while let Some(job) = queue.pop() {
         worker.metrics.set_queue_depth(queue.len());
         let events = job.events.clone();
@@ -230,15 +203,11 @@ pub fn run_worker<B: Backend>(
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
                 tracing::error!(error = %e, "generation failed");
-                let _ = events.send(Event::Error(ApiError::internal(format!(
-                    "Generation failed: {e}"
-                ))));
+                let _ = events.send(Event::Error(ApiError::internal(format!("Generation failed: {e}"))));
             }
             Err(_) => {
                 tracing::error!("generation panicked");
-                let _ = events.send(Event::Error(ApiError::internal(
-                    "Generation failed (internal error).",
-                )));
+                let _ = events.send(Event::Error(ApiError::internal("Generation failed (internal error).")));
             }
         }
     }
@@ -275,14 +244,10 @@ impl JobPicker<'_> {
     fn mask(&self, r: &Run) -> Option<Vec<bool>> {
         match (&r.forced_call, &r.constraint) {
             _ if r.output.in_reasoning() => None,
-            (Some(forced), _) => {
-                Some(forced.allowed_tokens(&self.tokens.bytes, &self.tokens.index))
+            (Some(forced), _) => Some(forced.allowed_tokens(&self.tokens.bytes, &self.tokens.index)),
+            (None, Some(machine)) => {
+                Some(machine.allowed_tokens(&self.tokens.constraint_bytes, &self.tokens.constraint_index, self.stop_ids))
             }
-            (None, Some(machine)) => Some(machine.allowed_tokens(
-                &self.tokens.constraint_bytes,
-                &self.tokens.constraint_index,
-                self.stop_ids,
-            )),
             (None, None) => None,
         }
     }
@@ -331,11 +296,7 @@ impl<B: Backend> Worker<B> {
                 self.backend.prefill(&mut self.seq, &prompt[at..point])?;
                 at = point;
                 let snapshot = self.backend.snapshot(&self.seq);
-                self.cache.insert(
-                    prompt[..point].to_vec(),
-                    snapshot,
-                    (self.config.snapshot_bytes)(&self.backend, point),
-                );
+                self.cache.insert(prompt[..point].to_vec(), snapshot, (self.config.snapshot_bytes)(&self.backend, point));
             }
         }
         if at < last {
@@ -352,23 +313,11 @@ impl<B: Backend> Worker<B> {
             stop_ids: self.config.stop_ids.clone(),
         };
         let (output, forced_call) = match &job.kind {
-            JobKind::Chat {
-                thinking,
-                tools,
-                forced_tool_call,
-            } => (
-                OutputPipeline::new(
-                    job.params.stop.clone(),
-                    Some(*thinking),
-                    tools.clone(),
-                    forced_tool_call.is_some(),
-                ),
+            JobKind::Chat { thinking, tools, forced_tool_call } => (
+                OutputPipeline::new(job.params.stop.clone(), Some(*thinking), tools.clone(), forced_tool_call.is_some()),
                 forced_tool_call.as_deref().map(ForcedToolCall::new),
             ),
-            JobKind::Completion => (
-                OutputPipeline::new(job.params.stop.clone(), None, None, false),
-                None,
-            ),
+            JobKind::Completion => (OutputPipeline::new(job.params.stop.clone(), None, None, false), None),
         };
         let run = RefCell::new(Run {
             sampler: Sampler::new(job.params.sampling.clone()),
@@ -385,13 +334,7 @@ impl<B: Backend> Worker<B> {
         let tokens = self.tokens.clone();
         let stop_ids = self.config.stop_ids.clone();
         let top_logprobs = job.params.logprobs;
-        let mut picker = JobPicker {
-            run: &run,
-            tokens: &tokens,
-            stop_ids: &stop_ids,
-            top_logprobs,
-            mask: None,
-        };
+        let mut picker = JobPicker { run: &run, tokens: &tokens, stop_ids: &stop_ids, top_logprobs, mask: None };
         let on_token = |token: u32| {
             let mut r = run.borrow_mut();
             let r = &mut *r;
@@ -443,28 +386,15 @@ impl<B: Backend> Worker<B> {
             }
             ControlFlow::Continue(())
         };
-        let stats = generate(
-            &self.backend,
-            &mut self.seq,
-            &job.prompt[job.prompt.len() - 1..],
-            self.config.max_seq,
-            &options,
-            &mut picker,
-            on_token,
-        )?;
+        let stats = generate(&self.backend, &mut self.seq, &job.prompt[job.prompt.len() - 1..], self.config.max_seq, &options, &mut picker, on_token)?;
         let mut r = run.into_inner();
         if r.client_gone {
             self.metrics.cancelled();
-            tracing::info!(
-                generated = stats.generated_tokens,
-                "client went away; generation cancelled"
-            );
+            tracing::info!(generated = stats.generated_tokens, "client went away; generation cancelled");
             return Ok(());
         }
         if r.timed_out {
-            let _ = job
-                .events
-                .send(Event::Error(ApiError::timeout(job.timeout.as_secs())));
+            let _ = job.events.send(Event::Error(ApiError::timeout(job.timeout.as_secs())));
             return Ok(());
         }
         if r.aborted {
@@ -483,18 +413,8 @@ impl<B: Backend> Worker<B> {
                 StopReason::Length | StopReason::ContextFull => FinishReason::Length,
             }
         };
-        let usage = Usage {
-            prompt_tokens: job.prompt.len(),
-            completion_tokens: stats.generated_tokens,
-            cached_tokens: cached,
-        };
-        self.metrics.finished(
-            usage.prompt_tokens,
-            cached,
-            stats.generated_tokens,
-            stats.decode_tokens_per_s(),
-            job.arrived.elapsed(),
-        );
+        let usage = Usage { prompt_tokens: job.prompt.len(), completion_tokens: stats.generated_tokens, cached_tokens: cached };
+        self.metrics.finished(usage.prompt_tokens, cached, stats.generated_tokens, stats.decode_tokens_per_s(), job.arrived.elapsed());
         tracing::debug!(
             prompt = usage.prompt_tokens,
             cached,
@@ -503,10 +423,7 @@ impl<B: Backend> Worker<B> {
             decode_tok_s = stats.decode_tokens_per_s(),
             "request finished"
         );
-        let _ = job.events.send(Event::Done {
-            finish_reason,
-            usage,
-        });
+        let _ = job.events.send(Event::Done { finish_reason, usage });
         Ok(())
     }
 }
@@ -517,10 +434,6 @@ fn logprob_entry(tokens: &TokenTable, lp: &TokenLogprob) -> LogprobEntry {
         token: text(lp.token),
         bytes: tokens.bytes(lp.token).to_vec(),
         logprob: lp.logprob,
-        top: lp
-            .top
-            .iter()
-            .map(|&(id, p)| (text(id), tokens.bytes(id).to_vec(), p))
-            .collect(),
+        top: lp.top.iter().map(|&(id, p)| (text(id), tokens.bytes(id).to_vec(), p)).collect(),
     }
 }

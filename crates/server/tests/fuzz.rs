@@ -45,46 +45,12 @@ fn random_value(rng: &mut Rng, depth: usize) -> Value {
         1 => json!(rng.below(2) == 0),
         2 => json!(rng.next() as i64),
         3 => json!((rng.next() as f64 / u64::MAX as f64 - 0.5) * 10.0),
-        4 => json!(
-            [
-                "",
-                "text",
-                "\u{0}",
-                "<think>",
-                "é😀",
-                "image_url",
-                "json_schema"
-            ][rng.below(7)]
-        ),
+        4 => json!(["", "text", "\u{0}", "<think>", "é😀", "image_url", "json_schema"][rng.below(7)]),
         5 => json!(-(rng.below(3) as i64)),
-        6 => Value::Array(
-            (0..rng.below(4))
-                .map(|_| random_value(rng, depth + 1))
-                .collect(),
-        ),
+        6 => Value::Array((0..rng.below(4)).map(|_| random_value(rng, depth + 1)).collect()),
         _ => {
-            let keys = [
-                "type",
-                "text",
-                "role",
-                "content",
-                "schema",
-                "name",
-                "properties",
-                "items",
-                "$ref",
-                "anyOf",
-            ];
-            Value::Object(
-                (0..rng.below(4))
-                    .map(|_| {
-                        (
-                            keys[rng.below(keys.len())].to_string(),
-                            random_value(rng, depth + 1),
-                        )
-                    })
-                    .collect(),
-            )
+            let keys = ["type", "text", "role", "content", "schema", "name", "properties", "items", "$ref", "anyOf"];
+            Value::Object((0..rng.below(4)).map(|_| (keys[rng.below(keys.len())].to_string(), random_value(rng, depth + 1))).collect())
         }
     }
 }
@@ -134,12 +100,7 @@ fn check_parsed(bytes: &[u8]) {
     if let Ok(r) = parse_chat(bytes) {
         assert!(!r.messages.is_empty());
         let p = &r.params.sampling;
-        assert!(
-            (0.0..=2.0).contains(&p.temperature)
-                && p.top_p > 0.0
-                && p.top_p <= 1.0
-                && (0.0..=1.0).contains(&p.min_p)
-        );
+        assert!((0.0..=2.0).contains(&p.temperature) && p.top_p > 0.0 && p.top_p <= 1.0 && (0.0..=1.0).contains(&p.min_p));
         assert!(r.params.max_tokens != Some(0));
         assert!(r.params.logprobs.is_none_or(|n| n <= 20));
     }
@@ -176,20 +137,12 @@ fn mutated_requests_over_http_never_get_a_500() {
         if let Some(o) = v.as_object_mut() {
             o.insert("max_tokens".into(), json!(3));
         }
-        let path = if case % seeds.len() >= 2 {
-            "/v1/completions"
-        } else {
-            "/v1/chat/completions"
-        };
+        let path = if case % seeds.len() >= 2 { "/v1/completions" } else { "/v1/chat/completions" };
         let r = http(s.addr, "POST", path, Some(v.to_string().as_bytes()), &[]);
         assert!(r.status < 500, "{v}\n-> {} {}", r.status, r.body);
         if r.status >= 400 {
             assert!(r.json()["error"]["message"].is_string());
         }
     }
-    assert_eq!(
-        s.post("/v1/chat/completions", &chat_body("say:alive"))
-            .status,
-        200
-    );
+    assert_eq!(s.post("/v1/chat/completions", &chat_body("say:alive")).status, 200);
 }

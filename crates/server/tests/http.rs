@@ -17,13 +17,10 @@ fn content(r: &Value) -> &str {
 
 /// Concatenates a stream's deltas: (reasoning, content, tool calls, finish reason).
 fn collect_stream(data: &[String]) -> (String, String, Vec<Value>, String) {
-    let (mut reasoning, mut content, mut calls, mut finish) =
-        (String::new(), String::new(), vec![], String::new());
+    let (mut reasoning, mut content, mut calls, mut finish) = (String::new(), String::new(), vec![], String::new());
     for d in data.iter().filter(|d| *d != "[DONE]") {
         let v: Value = serde_json::from_str(d).unwrap();
-        let Some(choice) = v["choices"].get(0) else {
-            continue;
-        };
+        let Some(choice) = v["choices"].get(0) else { continue };
         reasoning += choice["delta"]["reasoning_content"].as_str().unwrap_or("");
         content += choice["delta"]["content"].as_str().unwrap_or("");
         if let Some(c) = choice["delta"]["tool_calls"].as_array() {
@@ -52,62 +49,33 @@ fn models_health_and_metrics() {
     assert_eq!(models["data"][0]["id"], MODEL);
     assert_eq!(models["data"][0]["demo"], true);
     assert_eq!(s.get("/health").json()["status"], "ok");
-    assert_eq!(
-        s.post("/v1/chat/completions", &chat_body("say:hi")).status,
-        200
-    );
+    assert_eq!(s.post("/v1/chat/completions", &chat_body("say:hi")).status, 200);
     let m = s.get("/metrics");
     assert_eq!(m.status, 200);
-    assert!(
-        m.body
-            .contains("lily_requests_total{endpoint=\"/v1/chat/completions\",status=\"200\"} 1"),
-        "{}",
-        m.body
-    );
+    assert!(m.body.contains("lily_requests_total{endpoint=\"/v1/chat/completions\",status=\"200\"} 1"), "{}", m.body);
     assert!(m.body.contains("lily_time_to_first_token_seconds_count 1"));
     assert!(m.body.contains("lily_queue_depth 0"));
-    assert_eq!(
-        metric(&s, "lily_generated_tokens_total"),
-        3.0,
-        "h, i and <|im_end|>"
-    );
+    assert_eq!(metric(&s, "lily_generated_tokens_total"), 3.0, "h, i and <|im_end|>");
 }
 
 #[test]
 fn reasoning_is_split_from_the_answer() {
     let s = TestServer::start(config());
-    let r = s
-        .post(
-            "/v1/chat/completions",
-            &chat_body("say:Let me see.\n</think>\n\nHello world"),
-        )
-        .json();
+    let r = s.post("/v1/chat/completions", &chat_body("say:Let me see.\n</think>\n\nHello world")).json();
     assert_eq!(r["object"], "chat.completion");
-    assert_eq!(
-        r["choices"][0]["message"]["reasoning_content"],
-        "Let me see."
-    );
+    assert_eq!(r["choices"][0]["message"]["reasoning_content"], "Let me see.");
     assert_eq!(content(&r), "Hello world");
     assert_eq!(r["choices"][0]["finish_reason"], "stop");
     let script_tokens = ByteModel::encode_text("Let me see.\n</think>\n\nHello world").len();
-    assert_eq!(
-        r["usage"]["completion_tokens"],
-        script_tokens + 1,
-        "the script and <|im_end|>"
-    );
+    assert_eq!(r["usage"]["completion_tokens"], script_tokens + 1, "the script and <|im_end|>");
     let prompt_tokens = r["usage"]["prompt_tokens"].as_u64().unwrap();
-    assert_eq!(
-        r["usage"]["total_tokens"].as_u64().unwrap(),
-        prompt_tokens + script_tokens as u64 + 1
-    );
+    assert_eq!(r["usage"]["total_tokens"].as_u64().unwrap(), prompt_tokens + script_tokens as u64 + 1);
 
     let mut off = chat_body("say:Plain answer");
     off["chat_template_kwargs"] = json!({"enable_thinking": false});
     let r = s.post("/v1/chat/completions", &off).json();
     assert_eq!(content(&r), "Plain answer");
-    assert!(r["choices"][0]["message"]
-        .get("reasoning_content")
-        .is_none());
+    assert!(r["choices"][0]["message"].get("reasoning_content").is_none());
 }
 
 #[test]
@@ -118,31 +86,19 @@ fn streaming_sends_role_deltas_finish_usage_and_done() {
     body["stream_options"] = json!({"include_usage": true});
     let r = s.post("/v1/chat/completions", &body);
     assert_eq!(r.status, 200);
-    assert!(r
-        .header("content-type")
-        .unwrap()
-        .starts_with("text/event-stream"));
+    assert!(r.header("content-type").unwrap().starts_with("text/event-stream"));
     let data = r.sse_data();
     assert_eq!(data.last().unwrap(), "[DONE]");
     let first: Value = serde_json::from_str(&data[0]).unwrap();
     assert_eq!(first["object"], "chat.completion.chunk");
     assert_eq!(first["choices"][0]["delta"]["role"], "assistant");
     let (reasoning, content, _, finish) = collect_stream(&data);
-    assert_eq!(
-        (reasoning.as_str(), content.as_str(), finish.as_str()),
-        ("Thinking.", "Streamed answer", "stop")
-    );
+    assert_eq!((reasoning.as_str(), content.as_str(), finish.as_str()), ("Thinking.", "Streamed answer", "stop"));
     let usage: Value = serde_json::from_str(&data[data.len() - 2]).unwrap();
     assert_eq!(usage["choices"], json!([]));
     assert!(usage["usage"]["completion_tokens"].as_u64().unwrap() > 10);
-    let ids: Vec<Value> = data[..data.len() - 1]
-        .iter()
-        .map(|d| serde_json::from_str::<Value>(d).unwrap()["id"].clone())
-        .collect();
-    assert!(
-        ids.iter().all(|id| *id == ids[0]),
-        "one id for the whole stream"
-    );
+    let ids: Vec<Value> = data[..data.len() - 1].iter().map(|d| serde_json::from_str::<Value>(d).unwrap()["id"].clone()).collect();
+    assert!(ids.iter().all(|id| *id == ids[0]), "one id for the whole stream");
 }
 
 #[test]
@@ -154,8 +110,7 @@ fn stop_strings_are_matched_across_tokens_and_never_emitted() {
     assert_eq!(content(&r), "one two ");
     assert_eq!(r["choices"][0]["finish_reason"], "stop");
     body["stream"] = json!(true);
-    let (_, streamed, _, finish) =
-        collect_stream(&s.post("/v1/chat/completions", &body).sse_data());
+    let (_, streamed, _, finish) = collect_stream(&s.post("/v1/chat/completions", &body).sse_data());
     assert_eq!((streamed.as_str(), finish.as_str()), ("one two ", "stop"));
 }
 
@@ -180,11 +135,7 @@ fn same_seed_same_output() {
             "chat_template_kwargs": {"enable_thinking": false}
         });
         let r = s.post("/v1/chat/completions", &body).json();
-        format!(
-            "{}|{}",
-            r["choices"][0]["message"]["reasoning_content"],
-            content(&r)
-        )
+        format!("{}|{}", r["choices"][0]["message"]["reasoning_content"], content(&r))
     };
     let a = sample(42);
     assert_eq!(a, sample(42));
@@ -206,23 +157,13 @@ fn plain_sampling_picks_on_the_backend_and_logprobs_on_the_host_with_the_same_dr
         });
         let r = s.post("/v1/chat/completions", &body).json();
         let tokens = r["usage"]["completion_tokens"].as_u64().unwrap() as usize;
-        (
-            content(&r).to_string(),
-            tokens,
-            s.picked.load(Ordering::Relaxed) - before,
-        )
+        (content(&r).to_string(), tokens, s.picked.load(Ordering::Relaxed) - before)
     };
     let (plain, tokens, picked) = run(false);
-    assert_eq!(
-        picked, tokens,
-        "every token of a plain sampled request is picked by the backend"
-    );
+    assert_eq!(picked, tokens, "every token of a plain sampled request is picked by the backend");
     let (with_logprobs, _, picked) = run(true);
     assert_eq!(picked, 0, "logprobs need the logits on the host");
-    assert_eq!(
-        plain, with_logprobs,
-        "the same seed draws the same tokens on either path"
-    );
+    assert_eq!(plain, with_logprobs, "the same seed draws the same tokens on either path");
 }
 
 #[test]
@@ -232,14 +173,8 @@ fn logprobs_report_the_chosen_token_and_alternatives() {
     body["logprobs"] = json!(true);
     body["top_logprobs"] = json!(3);
     let r = s.post("/v1/chat/completions", &body).json();
-    let entries = r["choices"][0]["logprobs"]["content"]
-        .as_array()
-        .unwrap()
-        .clone();
-    let tokens: Vec<&str> = entries
-        .iter()
-        .map(|e| e["token"].as_str().unwrap())
-        .collect();
+    let entries = r["choices"][0]["logprobs"]["content"].as_array().unwrap().clone();
+    let tokens: Vec<&str> = entries.iter().map(|e| e["token"].as_str().unwrap()).collect();
     assert_eq!(tokens, vec!["</think>", "o", "k", "!"]);
     for e in &entries {
         let lp = e["logprob"].as_f64().unwrap();
@@ -275,13 +210,11 @@ fn tool_calls_are_parsed_and_finish_with_tool_calls() {
     assert_eq!(call["type"], "function");
     assert!(call["id"].as_str().unwrap().starts_with("call_"));
     assert_eq!(call["function"]["name"], "get_weather");
-    let args: Value =
-        serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+    let args: Value = serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
     assert_eq!(args, json!({"city": "Paris", "days": 3}));
 
     body["stream"] = json!(true);
-    let (_, content, calls, finish) =
-        collect_stream(&s.post("/v1/chat/completions", &body).sse_data());
+    let (_, content, calls, finish) = collect_stream(&s.post("/v1/chat/completions", &body).sse_data());
     assert_eq!((content.as_str(), finish.as_str()), ("", "tool_calls"));
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0]["index"], 0);
@@ -309,21 +242,13 @@ fn two_weather_tools() -> Value {
 fn tool_choice_required_forces_a_call_when_the_model_would_answer_in_text() {
     let s = TestServer::start(ServerConfig::new(MODEL, 2048));
     for thinking in [false, true] {
-        let script = if thinking {
-            "say:Hmm.</think>\n\nNo tool needed."
-        } else {
-            "say:No tool needed."
-        };
+        let script = if thinking { "say:Hmm.</think>\n\nNo tool needed." } else { "say:No tool needed." };
         let mut body = chat_body(script);
         body["tools"] = two_weather_tools();
         body["chat_template_kwargs"] = json!({"enable_thinking": thinking});
         // Left to itself, the model answers in text.
         let r = s.post("/v1/chat/completions", &body).json();
-        assert_eq!(
-            (content(&r), r["choices"][0]["finish_reason"].as_str()),
-            ("No tool needed.", Some("stop")),
-            "thinking {thinking}"
-        );
+        assert_eq!((content(&r), r["choices"][0]["finish_reason"].as_str()), ("No tool needed.", Some("stop")), "thinking {thinking}");
 
         body["tool_choice"] = json!("required");
         let r = s.post("/v1/chat/completions", &body).json();
@@ -333,24 +258,13 @@ fn tool_choice_required_forces_a_call_when_the_model_would_answer_in_text() {
         let name = msg["tool_calls"][0]["function"]["name"].as_str().unwrap();
         assert!(["get_weather", "set_weather"].contains(&name), "{name}");
         if thinking {
-            assert_eq!(
-                msg["reasoning_content"], "Hmm.",
-                "the model thinks freely before the call"
-            );
+            assert_eq!(msg["reasoning_content"], "Hmm.", "the model thinks freely before the call");
         }
 
         body["stream"] = json!(true);
-        let (reasoning, content, calls, finish) =
-            collect_stream(&s.post("/v1/chat/completions", &body).sse_data());
-        assert_eq!(
-            (content.as_str(), finish.as_str(), calls.len()),
-            ("", "tool_calls", 1),
-            "{calls:?}"
-        );
-        assert_eq!(
-            calls[0]["function"]["name"], name,
-            "streaming and not streaming agree"
-        );
+        let (reasoning, content, calls, finish) = collect_stream(&s.post("/v1/chat/completions", &body).sse_data());
+        assert_eq!((content.as_str(), finish.as_str(), calls.len()), ("", "tool_calls", 1), "{calls:?}");
+        assert_eq!(calls[0]["function"]["name"], name, "streaming and not streaming agree");
         assert_eq!(reasoning, if thinking { "Hmm." } else { "" });
     }
 }
@@ -363,31 +277,19 @@ fn a_named_tool_choice_is_the_function_called() {
     body["tools"] = two_weather_tools();
     body["chat_template_kwargs"] = json!({"enable_thinking": false});
     let r = s.post("/v1/chat/completions", &body).json();
-    assert_eq!(
-        r["choices"][0]["message"]["tool_calls"][0]["function"]["name"], "set_weather",
-        "the model's own choice: {r}"
-    );
+    assert_eq!(r["choices"][0]["message"]["tool_calls"][0]["function"]["name"], "set_weather", "the model's own choice: {r}");
 
     body["tool_choice"] = json!({"type": "function", "function": {"name": "get_weather"}});
     let r = s.post("/v1/chat/completions", &body).json();
     assert_eq!(r["choices"][0]["finish_reason"], "tool_calls");
     let call = &r["choices"][0]["message"]["tool_calls"][0];
     assert_eq!(call["function"]["name"], "get_weather");
-    let args: Value =
-        serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
-    assert_eq!(
-        args,
-        json!({"city": "Paris", "days": 3}),
-        "the parameters are the model's"
-    );
+    let args: Value = serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args, json!({"city": "Paris", "days": 3}), "the parameters are the model's");
 
     body["stream"] = json!(true);
-    let (_, content, calls, finish) =
-        collect_stream(&s.post("/v1/chat/completions", &body).sse_data());
-    assert_eq!(
-        (content.as_str(), finish.as_str(), calls.len()),
-        ("", "tool_calls", 1)
-    );
+    let (_, content, calls, finish) = collect_stream(&s.post("/v1/chat/completions", &body).sse_data());
+    assert_eq!((content.as_str(), finish.as_str(), calls.len()), ("", "tool_calls", 1));
     assert_eq!(calls[0]["function"]["name"], "get_weather");
 
     body["stream"] = json!(false);
@@ -395,10 +297,7 @@ fn a_named_tool_choice_is_the_function_called() {
     let r = s.post("/v1/chat/completions", &body);
     assert_eq!(r.status, 400);
     assert_eq!(r.json()["error"]["param"], "tool_choice");
-    assert!(r.json()["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("get_time"));
+    assert!(r.json()["error"]["message"].as_str().unwrap().contains("get_time"));
 }
 
 fn content_of(r: &Value) -> String {
@@ -413,12 +312,10 @@ fn json_schema_is_enforced() {
     let mut body = chat_body(r#"say:{"name": "Lily", "age": 3, "extra": true}"#);
     body["chat_template_kwargs"] = json!({"enable_thinking": false});
     body["max_tokens"] = json!(200);
-    body["response_format"] =
-        json!({"type": "json_schema", "json_schema": {"name": "person", "schema": schema}});
+    body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": "person", "schema": schema}});
     let r = s.post("/v1/chat/completions", &body).json();
     assert_eq!(r["choices"][0]["finish_reason"], "stop", "{r}");
-    let v: Value =
-        serde_json::from_str(content(&r)).unwrap_or_else(|e| panic!("{e}: {}", content(&r)));
+    let v: Value = serde_json::from_str(content(&r)).unwrap_or_else(|e| panic!("{e}: {}", content(&r)));
     assert_eq!(v["name"], "Lily");
     assert!(v["age"].is_i64(), "{v}");
     assert_eq!(v.as_object().unwrap().len(), 2);
@@ -428,12 +325,8 @@ fn json_schema_is_enforced() {
     body["response_format"] = json!({"type": "json_object"});
     body["max_tokens"] = json!(200);
     let r = s.post("/v1/chat/completions", &body).json();
-    assert_eq!(
-        r["choices"][0]["message"]["reasoning_content"],
-        "Plan: an object."
-    );
-    let v: Value =
-        serde_json::from_str(content(&r)).unwrap_or_else(|e| panic!("{e}: {}", content(&r)));
+    assert_eq!(r["choices"][0]["message"]["reasoning_content"], "Plan: an object.");
+    let v: Value = serde_json::from_str(content(&r)).unwrap_or_else(|e| panic!("{e}: {}", content(&r)));
     assert!(v.is_object());
 }
 
@@ -452,61 +345,25 @@ fn bad_requests_get_openai_errors() {
     };
     let raw = |body: &[u8]| http(s.addr, "POST", "/v1/chat/completions", Some(body), &[]);
     check(raw(b"{\"model\": "), 400, "Invalid JSON");
-    check(
-        raw(b"{\"model\": 5, \"messages\": []}"),
-        400,
-        "invalid type",
-    );
-    let e = check(
-        s.post(
-            "/v1/chat/completions",
-            &json!({"model": "gpt-4", "messages": [{"role": "user", "content": "x"}]}),
-        ),
-        404,
-        "gpt-4",
-    );
+    check(raw(b"{\"model\": 5, \"messages\": []}"), 400, "invalid type");
+    let e = check(s.post("/v1/chat/completions", &json!({"model": "gpt-4", "messages": [{"role": "user", "content": "x"}]})), 404, "gpt-4");
     assert_eq!(e["error"]["code"], "model_not_found");
-    check(
-        s.post(
-            "/v1/chat/completions",
-            &json!({"model": MODEL, "messages": []}),
-        ),
-        400,
-        "must not be empty",
-    );
+    check(s.post("/v1/chat/completions", &json!({"model": MODEL, "messages": []})), 400, "must not be empty");
     let image = json!({"model": MODEL, "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "http://x"}}]}]});
     let e = check(s.post("/v1/chat/completions", &image), 400, "image_url");
     assert_eq!(e["error"]["param"], "messages[0].content[0]");
     let mut n2 = chat_body("x");
     n2["n"] = json!(2);
     check(s.post("/v1/chat/completions", &n2), 400, "n = 1");
-    let e = check(
-        s.post("/v1/chat/completions", &chat_body(&"long ".repeat(200))),
-        400,
-        "context holds 512",
-    );
+    let e = check(s.post("/v1/chat/completions", &chat_body(&"long ".repeat(200))), 400, "context holds 512");
     assert_eq!(e["error"]["code"], "context_length_exceeded");
     check(raw(&vec![b' '; 100 << 10]), 413, "larger than the limit");
     check(s.get("/v1/nothing"), 404, "/v1/nothing");
     check(s.get("/v1/chat/completions"), 405, "not allowed");
-    check(
-        s.post(
-            "/v1/completions",
-            &json!({"model": MODEL, "prompt": [999999]}),
-        ),
-        400,
-        "outside the vocabulary",
-    );
-    check(
-        s.post("/v1/completions", &json!({"model": MODEL, "prompt": ""})),
-        400,
-        "empty",
-    );
+    check(s.post("/v1/completions", &json!({"model": MODEL, "prompt": [999999]})), 400, "outside the vocabulary");
+    check(s.post("/v1/completions", &json!({"model": MODEL, "prompt": ""})), 400, "empty");
     // The server is still fine.
-    assert_eq!(
-        s.post("/v1/chat/completions", &chat_body("say:ok")).status,
-        200
-    );
+    assert_eq!(s.post("/v1/chat/completions", &chat_body("say:ok")).status, 200);
 }
 
 #[test]
@@ -517,14 +374,7 @@ fn api_key_is_required_when_set() {
     let body = chat_body("say:hi").to_string();
     let call = |auth: Option<&str>| {
         let headers: Vec<(&str, &str)> = auth.map(|a| ("Authorization", a)).into_iter().collect();
-        http(
-            s.addr,
-            "POST",
-            "/v1/chat/completions",
-            Some(body.as_bytes()),
-            &headers,
-        )
-        .status
+        http(s.addr, "POST", "/v1/chat/completions", Some(body.as_bytes()), &headers).status
     };
     assert_eq!(call(None), 401);
     assert_eq!(call(Some("Bearer wrong")), 401);
@@ -536,49 +386,22 @@ fn api_key_is_required_when_set() {
 #[test]
 fn completions_endpoint() {
     let s = TestServer::start(config());
-    let r = s
-        .post(
-            "/v1/completions",
-            &json!({"model": MODEL, "prompt": "say:xyz", "temperature": 0, "logprobs": 2}),
-        )
-        .json();
+    let r = s.post("/v1/completions", &json!({"model": MODEL, "prompt": "say:xyz", "temperature": 0, "logprobs": 2})).json();
     assert_eq!(r["object"], "text_completion");
     assert_eq!(r["choices"][0]["text"], "xyz");
     assert_eq!(r["choices"][0]["finish_reason"], "stop");
-    assert_eq!(
-        r["choices"][0]["logprobs"]["tokens"],
-        json!(["x", "y", "z"])
-    );
+    assert_eq!(r["choices"][0]["logprobs"]["tokens"], json!(["x", "y", "z"]));
     assert_eq!(r["choices"][0]["logprobs"]["text_offset"], json!([0, 1, 2]));
-    assert_eq!(
-        r["choices"][0]["logprobs"]["top_logprobs"][0]
-            .as_object()
-            .unwrap()
-            .len(),
-        2
-    );
+    assert_eq!(r["choices"][0]["logprobs"]["top_logprobs"][0].as_object().unwrap().len(), 2);
     // Default max_tokens is 16, as in OpenAI's API; the script never ends without say:.
-    let r = s
-        .post(
-            "/v1/completions",
-            &json!({"model": MODEL, "prompt": [104, 105], "temperature": 0}),
-        )
-        .json();
+    let r = s.post("/v1/completions", &json!({"model": MODEL, "prompt": [104, 105], "temperature": 0})).json();
     assert_eq!(r["choices"][0]["text"], "abababababababab");
     assert_eq!(r["choices"][0]["finish_reason"], "length");
-    let stream = s.post(
-        "/v1/completions",
-        &json!({"model": MODEL, "prompt": "say:streamed", "stream": true, "temperature": 0}),
-    );
+    let stream = s.post("/v1/completions", &json!({"model": MODEL, "prompt": "say:streamed", "stream": true, "temperature": 0}));
     let data = stream.sse_data();
     let text: String = data[..data.len() - 1]
         .iter()
-        .map(|d| {
-            serde_json::from_str::<Value>(d).unwrap()["choices"][0]["text"]
-                .as_str()
-                .unwrap_or("")
-                .to_string()
-        })
+        .map(|d| serde_json::from_str::<Value>(d).unwrap()["choices"][0]["text"].as_str().unwrap_or("").to_string())
         .collect();
     assert_eq!(text, "streamed");
 }
@@ -596,27 +419,13 @@ fn prefix_cache_reuses_a_shared_prompt_head() {
     let before = s.prefilled.load(Ordering::Relaxed);
     let second = ask("say:</think>two");
     let prompt = second["usage"]["prompt_tokens"].as_u64().unwrap();
-    let cached = second["usage"]["prompt_tokens_details"]["cached_tokens"]
-        .as_u64()
-        .unwrap();
-    assert!(
-        cached >= 128 && cached < prompt,
-        "cached {cached} of {prompt}"
-    );
-    assert_eq!(
-        (s.prefilled.load(Ordering::Relaxed) - before) as u64,
-        prompt - cached,
-        "only the uncached tail is prefilled"
-    );
+    let cached = second["usage"]["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap();
+    assert!(cached >= 128 && cached < prompt, "cached {cached} of {prompt}");
+    assert_eq!((s.prefilled.load(Ordering::Relaxed) - before) as u64, prompt - cached, "only the uncached tail is prefilled");
     assert_eq!(content(&second), "two");
     // The same prompt again: all but its last token come from the cache.
     let third = ask("say:</think>two");
-    assert_eq!(
-        third["usage"]["prompt_tokens_details"]["cached_tokens"]
-            .as_u64()
-            .unwrap(),
-        prompt - 1
-    );
+    assert_eq!(third["usage"]["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap(), prompt - 1);
     assert_eq!(content(&third), "two");
 }
 
@@ -627,15 +436,12 @@ fn open_slow_stream(s: &TestServer) -> TcpStream {
     let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow]"}], "temperature": 0, "stream": true, "max_tokens": 10000}).to_string();
     let mut sock = TcpStream::connect(s.addr).unwrap();
     // A stream that ends early keeps the connection alive: fail instead of waiting forever.
-    sock.set_read_timeout(Some(Duration::from_secs(15)))
-        .unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
     write!(sock, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
     let mut seen = String::new();
     let mut buf = [0u8; 4096];
     while !seen.contains("\"reasoning_content\":\"a") {
-        let n = sock
-            .read(&mut buf)
-            .unwrap_or_else(|e| panic!("reading the stream ({e}): {seen}"));
+        let n = sock.read(&mut buf).unwrap_or_else(|e| panic!("reading the stream ({e}): {seen}"));
         assert!(n > 0, "the stream ended early: {seen}");
         seen += &String::from_utf8_lossy(&buf[..n]);
     }
@@ -646,10 +452,7 @@ fn open_slow_stream(s: &TestServer) -> TcpStream {
 fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
     let start = Instant::now();
     while !ok() {
-        assert!(
-            start.elapsed() < Duration::from_secs(15),
-            "timed out waiting for {what}"
-        );
+        assert!(start.elapsed() < Duration::from_secs(15), "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(10));
     }
 }
@@ -662,38 +465,21 @@ fn a_client_that_goes_away_cancels_its_generation() {
     let _ = sock.shutdown(std::net::Shutdown::Both);
     drop(sock);
     let gone = Instant::now();
-    wait_for("the cancellation", || {
-        metric(&s, "lily_cancelled_requests_total") == 1.0
-    });
+    wait_for("the cancellation", || metric(&s, "lily_cancelled_requests_total") == 1.0);
     // A decode step is 20 ms; noticing takes a step or two plus the write that fails. The
     // bound is loose because CI machines are shared and this test runs beside the others.
-    assert!(
-        gone.elapsed() < Duration::from_secs(3),
-        "cancelled after {:?}",
-        gone.elapsed()
-    );
+    assert!(gone.elapsed() < Duration::from_secs(3), "cancelled after {:?}", gone.elapsed());
     // Non-streaming: the handler is dropped with the connection.
     let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow]"}], "temperature": 0, "max_tokens": 10000}).to_string();
     let mut sock = TcpStream::connect(s.addr).unwrap();
-    write!(
-        sock,
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
+    write!(sock, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
     std::thread::sleep(Duration::from_millis(100));
     let _ = sock.shutdown(std::net::Shutdown::Both);
     drop(sock);
-    wait_for("the second cancellation", || {
-        metric(&s, "lily_cancelled_requests_total") == 2.0
-    });
+    wait_for("the second cancellation", || metric(&s, "lily_cancelled_requests_total") == 2.0);
     // The engine is free again.
     let t = Instant::now();
-    assert_eq!(
-        s.post("/v1/chat/completions", &chat_body("say:next"))
-            .status,
-        200
-    );
+    assert_eq!(s.post("/v1/chat/completions", &chat_body("say:next")).status, 200);
     assert!(t.elapsed() < Duration::from_secs(1));
 }
 
@@ -709,26 +495,15 @@ fn a_full_queue_answers_429_with_retry_after() {
     assert!(r.header("retry-after").unwrap().parse::<u64>().unwrap() >= 1);
     assert_eq!(r.json()["error"]["type"], "rate_limit_error");
     drop((running, queued));
-    wait_for("the queue to empty", || {
-        s.post("/v1/chat/completions", &chat_body("say:room"))
-            .status
-            == 200
-    });
+    wait_for("the queue to empty", || s.post("/v1/chat/completions", &chat_body("say:room")).status == 200);
 }
 
 /// Like `open_slow_stream`, but the request waits in the queue, so no bytes arrive yet.
 fn open_slow_stream_queued(s: &TestServer) -> TcpStream {
     let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow]"}], "temperature": 0, "stream": true}).to_string();
     let mut sock = TcpStream::connect(s.addr).unwrap();
-    write!(
-        sock,
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    wait_for("the request to be queued", || {
-        s.get("/health").json()["queue_depth"] == 1
-    });
+    write!(sock, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    wait_for("the request to be queued", || s.get("/health").json()["queue_depth"] == 1);
     sock
 }
 
@@ -750,18 +525,8 @@ fn shutdown_finishes_running_requests() {
     let s = TestServer::start(config());
     let addr = s.addr;
     let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow] say:</think>finish me"}], "temperature": 0});
-    let client = std::thread::spawn(move || {
-        http(
-            addr,
-            "POST",
-            "/v1/chat/completions",
-            Some(body.to_string().as_bytes()),
-            &[],
-        )
-    });
-    wait_for("the request to start", || {
-        metric(&s, "lily_time_to_first_token_seconds_count") == 1.0
-    });
+    let client = std::thread::spawn(move || http(addr, "POST", "/v1/chat/completions", Some(body.to_string().as_bytes()), &[]));
+    wait_for("the request to start", || metric(&s, "lily_time_to_first_token_seconds_count") == 1.0);
     s.stop();
     let r = client.join().unwrap();
     assert_eq!(r.status, 200, "{}", r.body);

@@ -13,15 +13,9 @@ use support::*;
 #[test]
 fn official_openai_python_client() {
     let python = std::env::var("LILY_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
-    let has_openai = Command::new(&python)
-        .args(["-c", "import openai"])
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let has_openai = Command::new(&python).args(["-c", "import openai"]).output().is_ok_and(|o| o.status.success());
     if !has_openai {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must provide `{python}` with the openai package (pip install openai)"
-        );
+        assert!(std::env::var_os("CI").is_none(), "CI must provide `{python}` with the openai package (pip install openai)");
         eprintln!("skipping: `{python}` cannot import openai (pip install openai, or set LILY_TEST_PYTHON)");
         return;
     }
@@ -29,23 +23,15 @@ fn official_openai_python_client() {
     let mut small = config();
     small.queue_capacity = 1;
     let small_queue = TestServer::start(small);
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/python/test_openai_client.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/python/test_openai_client.py");
     let out = Command::new(&python)
         .arg(&script)
         .env("LILY_BASE_URL", format!("http://{}", server.addr))
-        .env(
-            "LILY_SMALL_QUEUE_URL",
-            format!("http://{}", small_queue.addr),
-        )
+        .env("LILY_SMALL_QUEUE_URL", format!("http://{}", small_queue.addr))
         .env("LILY_MODEL", MODEL)
         .output()
         .expect("running python");
     let log = String::from_utf8_lossy(&out.stderr);
     eprintln!("{log}");
-    assert!(
-        out.status.success(),
-        "the openai client tests failed:\n{log}\n{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    assert!(out.status.success(), "the openai client tests failed:\n{log}\n{}", String::from_utf8_lossy(&out.stdout));
 }

@@ -23,17 +23,12 @@ const NEW_TOKENS: usize = 64;
 const ROUNDS: usize = 5;
 
 fn fixture() -> &'static Path {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../cpu/tests/fixtures/linear3_full1"
-    ))
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../cpu/tests/fixtures/linear3_full1"))
 }
 
 fn prompt(round: usize, len: usize) -> Vec<u32> {
     // Distinct per round (and no stop id 255), like the benchmark contract's synthetic prompt.
-    (0..len)
-        .map(|i| (((i + round * 7919) as u64 * 2654435761) % 255) as u32)
-        .collect()
+    (0..len).map(|i| (((i + round * 7919) as u64 * 2654435761) % 255) as u32).collect()
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -44,14 +39,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// (time to first token, mean time per later token) of the raw engine.
 fn raw(model: &CpuModel, prompt: &[u32]) -> (Duration, Duration, usize) {
     let mut seq = model.new_sequence(1024).unwrap();
-    let options = GenerateOptions {
-        max_tokens: NEW_TOKENS,
-        stop_ids: vec![],
-    };
-    let stats = generate(model, &mut seq, prompt, 1024, &options, &mut Greedy, |_| {
-        ControlFlow::Continue(())
-    })
-    .unwrap();
+    let options = GenerateOptions { max_tokens: NEW_TOKENS, stop_ids: vec![] };
+    let stats = generate(model, &mut seq, prompt, 1024, &options, &mut Greedy, |_| ControlFlow::Continue(())).unwrap();
     let per = stats.decode_time / (stats.generated_tokens.max(2) - 1) as u32;
     (stats.prefill_time, per, stats.generated_tokens)
 }
@@ -94,11 +83,7 @@ fn server_overhead_over_the_raw_engine() {
     config.prefix_cache_bytes = 0;
     let (addr_tx, addr_rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         rt.block_on(async move {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             addr_tx.send(listener.local_addr().unwrap()).unwrap();
@@ -106,15 +91,7 @@ fn server_overhead_over_the_raw_engine() {
                 make_backend: || CpuModel::load(fixture()),
                 snapshot_bytes: Box::new(|m: &CpuModel, p| m.sequence_bytes(p)),
             };
-            lily_server::serve(
-                listener,
-                config,
-                Arc::new(ByteModel),
-                engine,
-                std::future::pending(),
-            )
-            .await
-            .unwrap();
+            lily_server::serve(listener, config, Arc::new(ByteModel), engine, std::future::pending()).await.unwrap();
         });
     });
     let addr = addr_rx.recv().unwrap();

@@ -100,11 +100,7 @@ impl Gemm {
             .i32(accumulate as i32);
         self.gpu.launch(
             &self.dense,
-            (
-                self.blocks(m.div_ceil(TILE_ROWS) * n.div_ceil(TILE_COLS)),
-                1,
-                1,
-            ),
+            (self.blocks(m.div_ceil(TILE_ROWS) * n.div_ceil(TILE_COLS)), 1, 1),
             THREADS,
             SHARED_BYTES,
             &mut args,

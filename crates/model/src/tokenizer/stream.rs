@@ -14,10 +14,7 @@ pub struct StreamDecoder<'t> {
 
 impl<'t> StreamDecoder<'t> {
     pub fn new(tokenizer: &'t Tokenizer) -> Self {
-        StreamDecoder {
-            tokenizer,
-            pending: Vec::new(),
-        }
+        StreamDecoder { tokenizer, pending: Vec::new() }
     }
 
     /// Adds one token; returns the text that became complete (possibly empty).
@@ -34,10 +31,7 @@ impl<'t> StreamDecoder<'t> {
                 }
                 Err(e) => {
                     let valid = e.valid_up_to();
-                    out.push_str(
-                        std::str::from_utf8(&self.pending[consumed..consumed + valid])
-                            .expect("checked valid"),
-                    );
+                    out.push_str(std::str::from_utf8(&self.pending[consumed..consumed + valid]).expect("checked valid"));
                     consumed += valid;
                     match e.error_len() {
                         // Bytes that no continuation can make valid: replaced now, exactly as
@@ -69,21 +63,13 @@ mod tests {
     #[test]
     fn holds_back_split_characters_and_matches_full_decode() {
         let tok = Tokenizer::qwen3_6();
-        for text in [
-            "混合English和中文",
-            "👨‍👩‍👧‍👦 🇫🇷 ok",
-            "a\u{301}\u{338}",
-            "<|im_start|>user\n你好<|im_end|>",
-        ] {
+        for text in ["混合English和中文", "👨‍👩‍👧‍👦 🇫🇷 ok", "a\u{301}\u{338}", "<|im_start|>user\n你好<|im_end|>"] {
             let ids = tok.encode(text);
             let mut dec = tok.stream_decoder();
             let mut streamed = String::new();
             for &id in &ids {
                 let piece = dec.push(id).unwrap();
-                assert!(
-                    !piece.contains(char::REPLACEMENT_CHARACTER),
-                    "{text:?}: emitted a partial character"
-                );
+                assert!(!piece.contains(char::REPLACEMENT_CHARACTER), "{text:?}: emitted a partial character");
                 streamed.push_str(&piece);
             }
             streamed.push_str(&dec.finish());
@@ -95,11 +81,7 @@ mod tests {
     fn invalid_bytes_become_replacement_characters_as_in_full_decode() {
         let tok = Tokenizer::qwen3_6();
         // Byte tokens: 0xE4 0xBD (first two bytes of 你) then 'a', then a lone 0xE4 at the end.
-        let byte = |b: u8| {
-            (0..tok.vocab_size() as u32)
-                .find(|&id| tok.token_bytes(id) == Some(&[b][..]))
-                .unwrap()
-        };
+        let byte = |b: u8| (0..tok.vocab_size() as u32).find(|&id| tok.token_bytes(id) == Some(&[b][..])).unwrap();
         let ids = [byte(0xE4), byte(0xBD), byte(b'a'), byte(0xE4)];
         let mut dec = tok.stream_decoder();
         let mut streamed = String::new();

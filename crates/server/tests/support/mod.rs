@@ -22,15 +22,7 @@ use serde_json::Value;
 pub const ENDOFTEXT: u32 = 256;
 pub const IM_START: u32 = 257;
 pub const IM_END: u32 = 258;
-const SPECIALS: [&str; 7] = [
-    "<|endoftext|>",
-    "<|im_start|>",
-    "<|im_end|>",
-    "<think>",
-    "</think>",
-    "<tool_call>",
-    "</tool_call>",
-];
+const SPECIALS: [&str; 7] = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>"];
 /// One more id than tokens: the last row is padding, as in the real vocabulary.
 pub const VOCAB: usize = 256 + SPECIALS.len() + 1;
 pub const MODEL: &str = "scripted-test-model";
@@ -64,9 +56,7 @@ impl TextModel for ByteModel {
     fn token_bytes(&self, id: u32) -> Option<Vec<u8>> {
         match id {
             0..=255 => Some(vec![id as u8]),
-            _ => SPECIALS
-                .get(id as usize - 256)
-                .map(|s| s.as_bytes().to_vec()),
+            _ => SPECIALS.get(id as usize - 256).map(|s| s.as_bytes().to_vec()),
         }
     }
     fn is_special(&self, id: u32) -> bool {
@@ -75,12 +65,7 @@ impl TextModel for ByteModel {
     fn stop_ids(&self) -> Vec<u32> {
         vec![IM_END, ENDOFTEXT]
     }
-    fn render_chat(
-        &self,
-        messages: &[ChatMessage],
-        tools: &[Value],
-        enable_thinking: bool,
-    ) -> Result<String, String> {
+    fn render_chat(&self, messages: &[ChatMessage], tools: &[Value], enable_thinking: bool) -> Result<String, String> {
         let mut out = String::new();
         if !tools.is_empty() {
             out += "<|im_start|>system\n# Tools\n";
@@ -92,30 +77,18 @@ impl TextModel for ByteModel {
         }
         for m in messages {
             match m.role {
-                Role::Tool => {
-                    out += &format!(
-                        "<|im_start|>user\n<tool_response>\n{}\n</tool_response><|im_end|>\n",
-                        m.content
-                    )
-                }
+                Role::Tool => out += &format!("<|im_start|>user\n<tool_response>\n{}\n</tool_response><|im_end|>\n", m.content),
                 role => {
                     out += &format!("<|im_start|>{}\n{}", role.as_str(), m.content);
                     for c in &m.tool_calls {
-                        out += &format!(
-                            "<tool_call>\n<function={}>\n</function>\n</tool_call>",
-                            c.name
-                        );
+                        out += &format!("<tool_call>\n<function={}>\n</function>\n</tool_call>", c.name);
                     }
                     out += "<|im_end|>\n";
                 }
             }
         }
         out += "<|im_start|>assistant\n";
-        out += if enable_thinking {
-            "<think>\n"
-        } else {
-            "<think>\n\n</think>\n\n"
-        };
+        out += if enable_thinking { "<think>\n" } else { "<think>\n\n</think>\n\n" };
         Ok(out)
     }
 }
@@ -174,13 +147,7 @@ impl Backend for ScriptedBackend {
         VOCAB
     }
     fn new_sequence(&self, max_seq: usize) -> Result<ScriptedSeq, SeqFull> {
-        Ok(ScriptedSeq {
-            tokens: vec![],
-            script: None,
-            decoded: 0,
-            slow: false,
-            max_seq,
-        })
+        Ok(ScriptedSeq { tokens: vec![], script: None, decoded: 0, slow: false, max_seq })
     }
     fn prefill(&self, seq: &mut ScriptedSeq, tokens: &[u32]) -> Result<Vec<f32>, SeqFull> {
         if seq.tokens.len() + tokens.len() > seq.max_seq {
@@ -208,21 +175,11 @@ impl Backend for ScriptedBackend {
         seq.decoded += 1;
         Ok(self.logits(seq))
     }
-    fn prefill_pick(
-        &self,
-        seq: &mut ScriptedSeq,
-        tokens: &[u32],
-        rule: &PickRule,
-    ) -> Result<u32, SeqFull> {
+    fn prefill_pick(&self, seq: &mut ScriptedSeq, tokens: &[u32], rule: &PickRule) -> Result<u32, SeqFull> {
         self.picked.fetch_add(1, Ordering::Relaxed);
         Ok(rule.pick(&self.prefill(seq, tokens)?, &mut Vec::new()))
     }
-    fn decode_pick(
-        &self,
-        seq: &mut ScriptedSeq,
-        token: u32,
-        rule: &PickRule,
-    ) -> Result<u32, SeqFull> {
+    fn decode_pick(&self, seq: &mut ScriptedSeq, token: u32, rule: &PickRule) -> Result<u32, SeqFull> {
         self.picked.fetch_add(1, Ordering::Relaxed);
         Ok(rule.pick(&self.decode(seq, token)?, &mut Vec::new()))
     }
@@ -258,39 +215,22 @@ impl TestServer {
         let picked = Arc::new(AtomicUsize::new(0));
         let picked_counter = picked.clone();
         let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
+            let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
                 let engine = EngineSpec {
-                    make_backend: move || {
-                        Ok::<_, SeqFull>(ScriptedBackend {
-                            prefilled: counter,
-                            picked: picked_counter,
-                        })
-                    },
+                    make_backend: move || Ok::<_, SeqFull>(ScriptedBackend { prefilled: counter, picked: picked_counter }),
                     snapshot_bytes: Box::new(|_: &ScriptedBackend, position| 64 + position * 4),
                 };
                 let shutdown = async move {
                     let _ = shutdown_rx.await;
                 };
-                lily_server::serve(listener, config, Arc::new(ByteModel), engine, shutdown)
-                    .await
-                    .unwrap();
+                lily_server::serve(listener, config, Arc::new(ByteModel), engine, shutdown).await.unwrap();
             });
         });
         let addr = addr_rx.recv().unwrap();
-        Self {
-            addr,
-            prefilled,
-            picked,
-            shutdown: Some(shutdown_tx),
-            thread: Some(thread),
-        }
+        Self { addr, prefilled, picked, shutdown: Some(shutdown_tx), thread: Some(thread) }
     }
 
     /// Sends the shutdown signal and waits for the server to finish.
@@ -308,13 +248,7 @@ impl TestServer {
     }
 
     pub fn post(&self, path: &str, body: &Value) -> HttpResponse {
-        http(
-            self.addr,
-            "POST",
-            path,
-            Some(body.to_string().as_bytes()),
-            &[],
-        )
+        http(self.addr, "POST", path, Some(body.to_string().as_bytes()), &[])
     }
 
     pub fn get(&self, path: &str) -> HttpResponse {
@@ -340,36 +274,20 @@ impl HttpResponse {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
     }
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
     /// The `data:` payloads of a server-sent event stream.
     pub fn sse_data(&self) -> Vec<String> {
-        self.body
-            .lines()
-            .filter_map(|l| l.strip_prefix("data: "))
-            .map(str::to_string)
-            .collect()
+        self.body.lines().filter_map(|l| l.strip_prefix("data: ")).map(str::to_string).collect()
     }
 }
 
 /// One HTTP/1.1 request on a fresh connection (`Connection: close`), read to the end.
-pub fn http(
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    body: Option<&[u8]>,
-    headers: &[(&str, &str)],
-) -> HttpResponse {
+pub fn http(addr: SocketAddr, method: &str, path: &str, body: Option<&[u8]>, headers: &[(&str, &str)]) -> HttpResponse {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     let body = body.unwrap_or_default();
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
     if !body.is_empty() {
         head += "Content-Type: application/json\r\n";
     }
@@ -387,43 +305,22 @@ pub fn http(
 
 pub fn parse_response(raw: &[u8]) -> HttpResponse {
     let text = String::from_utf8_lossy(raw);
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .unwrap_or_else(|| panic!("no HTTP head in {text:?}"));
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no HTTP head in {text:?}"));
     let mut lines = head.lines();
-    let status = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
+    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .collect();
-    let chunked = headers
-        .iter()
-        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
-    let body = if chunked {
-        dechunk(body)
-    } else {
-        body.to_string()
-    };
-    HttpResponse {
-        status,
-        headers,
-        body,
-    }
+    let chunked = headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let body = if chunked { dechunk(body) } else { body.to_string() };
+    HttpResponse { status, headers, body }
 }
 
 fn dechunk(mut rest: &str) -> String {
     let mut out = String::new();
     while let Some((size, after)) = rest.split_once("\r\n") {
-        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else { break };
         if n == 0 || after.len() < n {
             break;
         }
