@@ -147,6 +147,19 @@ impl<'a> View<'a> {
         v
     }
 
+    /// Fails unless the view is a `dtype` matrix of `cols` columns, naming the tensor; its
+    /// address and row count.
+    pub fn expect_rows(&self, dtype: DType, cols: usize) -> Result<(DevicePtr, usize)> {
+        match self.shape[..] {
+            [rows, c] if c == cols && self.dtype == dtype => Ok((self.ptr, rows)),
+            _ => Err(CudaError::Shape {
+                tensor: self.to_string(),
+                expected: format!("{dtype:?} [rows, {cols}]"),
+                actual: format!("{:?} {:?}", self.dtype, self.shape),
+            }),
+        }
+    }
+
     /// Fails unless the view is `dtype` with exactly `shape`, naming the tensor.
     pub fn expect(&self, dtype: DType, shape: &[usize]) -> Result<DevicePtr> {
         if self.dtype != dtype || self.shape != shape {
@@ -157,5 +170,44 @@ impl<'a> View<'a> {
             });
         }
         Ok(self.ptr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(dtype: DType, shape: &[usize]) -> View<'static> {
+        View {
+            ptr: 0x1000,
+            dtype,
+            shape: shape.to_vec(),
+            name: "layer 3 in_proj",
+            index: None,
+        }
+    }
+
+    #[test]
+    fn expect_rows_takes_any_row_count_and_names_a_wrong_matrix() {
+        assert_eq!(
+            view(DType::BF16, &[12352, 2048])
+                .expect_rows(DType::BF16, 2048)
+                .unwrap(),
+            (0x1000, 12352)
+        );
+        for (dtype, shape) in [
+            (DType::BF16, vec![12352, 4096]),
+            (DType::F32, vec![12352, 2048]),
+            (DType::BF16, vec![2048]),
+        ] {
+            let e = view(dtype, &shape)
+                .expect_rows(DType::BF16, 2048)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("layer 3 in_proj") && e.contains("BF16 [rows, 2048]"),
+                "{e}"
+            );
+        }
     }
 }

@@ -141,16 +141,7 @@ impl Gemv {
         y: &View,
     ) -> Result<()> {
         let h = self.dims.hidden;
-        let rows = match w.shape[..] {
-            [r, c] if c == h && w.dtype == DType::BF16 => r,
-            _ => {
-                return Err(CudaError::Shape {
-                    tensor: w.to_string(),
-                    expected: format!("BF16 [rows, {h}]"),
-                    actual: format!("{:?} {:?}", w.dtype, w.shape),
-                })
-            }
-        };
+        let (w_ptr, rows) = w.expect_rows(DType::BF16, h)?;
         let resid = resid.expect(DType::F32, &[h])?;
         let norm_w = norm_w.expect(DType::BF16, &[h])?;
         let xn = match xn_out {
@@ -159,7 +150,7 @@ impl Gemv {
         };
         let y = y.expect(DType::F32, &[rows])?;
         let mut args = KernelArgs::new()
-            .ptr(w.ptr)
+            .ptr(w_ptr)
             .ptr(resid)
             .ptr(norm_w)
             .ptr(xn)

@@ -103,16 +103,7 @@ impl Moe {
         let residual = a.residual.expect(DType::F32, &[hid])?;
         let (ahead, ahead_rows) = match a.ahead {
             None => (0, 0),
-            Some(v) => match v.shape[..] {
-                [r, c] if c == hid && v.dtype == DType::BF16 => (v.ptr, r),
-                _ => {
-                    return Err(CudaError::Shape {
-                        tensor: v.to_string(),
-                        expected: format!("BF16 [rows, {hid}]"),
-                        actual: format!("{:?} {:?}", v.dtype, v.shape),
-                    })
-                }
-            },
+            Some(v) => v.expect_rows(DType::BF16, hid)?,
         };
         let mut args = KernelArgs::new()
             .ptr(router)
