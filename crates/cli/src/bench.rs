@@ -71,6 +71,11 @@ pub struct Args {
     /// marks (a store or three per block): compare that run's table only with traced runs.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// At the first context, replay one decode step (graph, after two warm-up replays) with the
+    /// profiler's capture on, for a profiler started with it off (scripts/ncu_step.sh: ncu's
+    /// sampled DRAM and SM activity over one step).
+    #[arg(long)]
+    profiler_step: bool,
 }
 
 struct Row {
@@ -144,8 +149,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         format!("GPU draw (temperature {}, top_p {}, top_k {}, u 0.5)", rule.temperature, rule.top_p, rule.top_k)
     };
     let started = Instant::now();
-    if args.trace.is_some() && args.steps < 4 {
-        bail!("--trace needs --steps of at least 4 (it replays steps after the measured ones)");
+    if (args.trace.is_some() || args.profiler_step) && args.steps < 4 {
+        bail!("--trace and --profiler-step need --steps of at least 4 (they replay steps after the measured ones)");
     }
     let gpu = Gpu::open()?;
     if args.trace.is_some() {
@@ -236,6 +241,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             };
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
             println!("# traced one decode step at context {context}: {what}, {} blocks -> {}", marks.len(), path.display());
+        }
+        if args.profiler_step && context == args.contexts[0] {
+            backend.clear(&mut seq)?;
+            backend.set_rule(&mut seq, &rule)?;
+            backend.prefill_tokens(&mut seq, &tokens)?;
+            backend.run_steps(&mut seq, 2)?;
+            gpu.profiler_range(|| backend.run_steps(&mut seq, 1))?;
+            println!("# one decode step at context {context} replayed with the profiler's capture on");
         }
         if args.profile {
             profiles.push((format!("decode step at context {context}"), backend.profile_step(&mut seq)?));

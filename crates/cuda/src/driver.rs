@@ -75,6 +75,8 @@ driver_api! {
     graph_destroy: "cuGraphDestroy" => fn(Handle);
     event_create: "cuEventCreate" => fn(*mut Handle, u32);
     event_record: "cuEventRecord" => fn(Handle, Handle);
+    profiler_start: "cuProfilerStart" => fn();
+    profiler_stop: "cuProfilerStop" => fn();
     event_sync: "cuEventSynchronize" => fn(Handle);
     event_destroy: "cuEventDestroy_v2" => fn(Handle);
     error_name: "cuGetErrorName" => fn(i32, *mut *const c_char);
@@ -240,6 +242,17 @@ impl Gpu {
 
     pub fn synchronize(&self) -> Result<()> {
         unsafe { self.check("cuStreamSynchronize", (self.api.stream_sync)(self.stream)) }
+    }
+
+    /// Runs `f` with the profiler's capture on and waits for what it queued: a profiler started
+    /// with its capture off (`ncu --profile-from-start off`, scripts/ncu_step.sh) then sees
+    /// that work and nothing else.
+    pub fn profiler_range<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        self.synchronize()?;
+        unsafe { self.check("cuProfilerStart", (self.api.profiler_start)())? };
+        let out = f().and_then(|v| self.synchronize().map(|()| v));
+        unsafe { self.check("cuProfilerStop", (self.api.profiler_stop)())? };
+        out
     }
 
     pub fn load_module(self: &Arc<Self>, cubin: &[u8]) -> Result<Module> {

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# One decode step's hardware activity sampled over time (Nsight Compute's PM sampling: DRAM
+# throughput, SM activity, ... every few hundred nanoseconds across the whole step graph), on
+# the GPU machine: which stretches of the step leave DRAM idle. Runs `lily bench
+# --profiler-step`, which replays one step with the profiler's capture on:
+#
+#   scripts/ncu_step.sh OUTDIR LILY [CONTEXT]       # CONTEXT defaults to 1024
+#
+# Writes OUTDIR/step.ncu-rep, OUTDIR/step_samples.csv (every sampled metric with its instance
+# values and their correlation ids), OUTDIR/step_details.txt and OUTDIR/pm_timeline.md (how busy
+# DRAM was in each launch's window, scripts/pm_timeline.py). PM_INTERVAL sets ncu's
+# --pm-sampling-interval. Clocks are left alone (METHOD.md); ncu flushes the caches before the
+# step, whose launches then span about what they do unprofiled (1.84 ms at 1K, v20).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:?usage: ncu_step.sh OUTDIR LILY [CONTEXT]}
+lily=${2:?usage: ncu_step.sh OUTDIR LILY [CONTEXT]}
+context=${3:-1024}
+mkdir -p "$out"
+ncu --profile-from-start off --graph-profiling graph --clock-control none --section PmSampling \
+    ${PM_INTERVAL:+--pm-sampling-interval "$PM_INTERVAL"} -o "$out/step" -f \
+    "$lily" bench --synthetic --contexts "$context" --rounds 1 --steps 8 --profiler-step >"$out/run.log" 2>&1
+ncu -i "$out/step.ncu-rep" --page raw --csv --print-metric-instances details >"$out/step_samples.csv"
+ncu -i "$out/step.ncu-rep" --page details --print-details all >"$out/step_details.txt"
+python3 "$here/scripts/pm_timeline.py" "$out/step_samples.csv" --launches >"$out/pm_timeline.md"
