@@ -106,6 +106,43 @@ fn gemv_with_fused_rmsnorm_matches_cpu_norm_then_matvec() {
     );
 }
 
+/// GDN in_proj alone (the streamed layer-input product with its norm): microseconds per launch
+/// and the rate over its weights, each launch reading another of four copies (202 MB, four
+/// times L2) so that the weights come from DRAM as in a step. For ncu on the H200 (PERFORMANCE.md
+/// v20: in_proj's window is not bound by its bytes):
+/// scripts/ncu_kernels.sh OUT gemv_hidden_normed .gpu/tests/gpu_kernels --ignored bench_gemv_normed_in_proj
+#[test]
+#[ignore]
+fn bench_gemv_normed_in_proj() {
+    let Some(gpu) = gpu("bench_gemv_normed_in_proj") else {
+        return;
+    };
+    let dims = Dims::qwen36_35b_a3b();
+    let gemv = Gemv::load(&gpu, &dims).unwrap();
+    let mut rng = Rng::new("bench_gemv_normed_in_proj");
+    let (rows, h) = (dims.gdn_in_rows(), dims.hidden);
+    let w = rng.vec_bf16(rows * h, 1.0 / (h as f32).sqrt());
+    let copies: Vec<_> = (0..4).map(|_| upload(&gpu, "w", DType::BF16, &[rows, h], &w)).collect();
+    let resid = upload(&gpu, "resid", DType::F32, &[h], &rng.vec(h, 4.0));
+    let norm_w = upload(&gpu, "norm_w", DType::BF16, &[h], &rng.vec_bf16(h, 0.1));
+    let y = poisoned(&gpu, "y", DType::F32, &[rows]);
+    let mut k = 0;
+    let ms = mean_ms_of(&gpu, 40, || {
+        gemv.run_normed(&copies[k % 4].view(), &resid.view(), &norm_w.view(), None, &y.view()).unwrap();
+        k += 1;
+    });
+    let bytes = (rows * h * 2) as f64;
+    eprintln!(
+        "bench_gemv_normed_in_proj: {rows} x {h}: {:.2} us per launch, {:.2} TB/s",
+        ms * 1e3,
+        bytes / (ms as f64 * 1e-3) / 1e12
+    );
+    assert!(
+        download(&gpu, &y).iter().all(|x| x.is_finite()),
+        "the benchmark's output holds NaN or inf"
+    );
+}
+
 #[test]
 fn launchers_name_the_tensor_with_the_wrong_shape() {
     let Some(gpu) = gpu("shapes") else { return };
