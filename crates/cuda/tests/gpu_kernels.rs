@@ -122,13 +122,22 @@ fn bench_gemv_normed_in_proj() {
     let mut rng = Rng::new("bench_gemv_normed_in_proj");
     let (rows, h) = (dims.gdn_in_rows(), dims.hidden);
     let w = rng.vec_bf16(rows * h, 1.0 / (h as f32).sqrt());
-    let copies: Vec<_> = (0..4).map(|_| upload(&gpu, "w", DType::BF16, &[rows, h], &w)).collect();
+    let copies: Vec<_> = (0..4)
+        .map(|_| upload(&gpu, "w", DType::BF16, &[rows, h], &w))
+        .collect();
     let resid = upload(&gpu, "resid", DType::F32, &[h], &rng.vec(h, 4.0));
     let norm_w = upload(&gpu, "norm_w", DType::BF16, &[h], &rng.vec_bf16(h, 0.1));
     let y = poisoned(&gpu, "y", DType::F32, &[rows]);
     let mut k = 0;
     let ms = mean_ms_of(&gpu, 40, || {
-        gemv.run_normed(&copies[k % 4].view(), &resid.view(), &norm_w.view(), None, &y.view()).unwrap();
+        gemv.run_normed(
+            &copies[k % 4].view(),
+            &resid.view(),
+            &norm_w.view(),
+            None,
+            &y.view(),
+        )
+        .unwrap();
         k += 1;
     });
     let bytes = (rows * h * 2) as f64;
