@@ -292,6 +292,13 @@ mod tests {
                 .gemv_normed_reg_rows,
             0
         );
+        // Every ring row after the wait.
+        assert_eq!(
+            Shapes::parse("gemv_normed_early=0")
+                .unwrap()
+                .gemv_normed_early,
+            0
+        );
         let off = Shapes::parse("l2_ahead_rows=0,l2_evict_first=0").unwrap();
         assert_eq!((off.l2_ahead_rows, off.l2_evict_first), (0, 0));
         assert_eq!(
@@ -312,6 +319,7 @@ mod tests {
             ("gemv_out_warps=64", "more than 32"),
             // The evict_first mask has four streams.
             ("l2_evict_first=16", "more than 15"),
+            ("gemv_normed_early=17", "more than 16"),
         ] {
             let e = Shapes::parse(spec).unwrap_err();
             assert!(e.contains(says), "{spec}: {e}");
