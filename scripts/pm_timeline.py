@@ -20,7 +20,7 @@ import csv
 import re
 import sys
 
-from trace_summary import split_by_neighbour
+from trace_summary import products
 
 DRAM_READ = "dramc__read_throughput.avg.pct_of_peak_sustained_elapsed"
 
@@ -99,17 +99,12 @@ def main():
     print()
     print("| kernel grid | launches | window us each (end to end) | DRAM read, % of peak | DRAM idle us each | idle us in all |")
     print("|---|---:|---:|---:|---:|---:|")
-    same = collections.OrderedDict()
-    for k, i in enumerate(order):
-        same.setdefault(launches[i]["label"], []).append((k, i))
     table = []
-    for label, ks in same.items():
-        for name, part in split_by_neighbour(label, ks, launches, order):
-            ids = [i for _, i in part]
-            window = sum(launches[i]["window"] for i in ids) / len(ids)
-            dram = sum(launches[i]["window"] * launches[i]["dram"] for i in ids) / (window * len(ids)) if window else 0.0
-            idle = window * (1 - dram / 100)
-            table.append((idle * len(ids), name, len(ids), window, dram, idle))
+    for name, ids in products(launches, order).items():
+        window = sum(launches[i]["window"] for i in ids) / len(ids)
+        dram = sum(launches[i]["window"] * launches[i]["dram"] for i in ids) / (window * len(ids)) if window else 0.0
+        idle = window * (1 - dram / 100)
+        table.append((idle * len(ids), name, len(ids), window, dram, idle))
     for total, name, n, window, dram, idle in sorted(table, reverse=True):
         print(f"| {name} | {n} | {window:.2f} | {dram:.1f} | {idle:.2f} | {total:.1f} |")
 

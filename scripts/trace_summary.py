@@ -58,15 +58,8 @@ def main():
     print("| kernel grid | launches | blocks | SMs | critical path us each (release to next release) | "
           "first block resident before its release, us | last block start after the release, us |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    same_label = collections.OrderedDict()
-    for k, i in enumerate(order):
-        same_label.setdefault(launches[i]["label"], []).append((k, i))
-    by_label = collections.OrderedDict()
-    for label, ks in same_label.items():
-        for name, part in split_by_neighbour(label, ks, launches, order):
-            by_label[name] = [i for _, i in part]
     rows = []
-    for label, ids in by_label.items():
+    for label, ids in products(launches, order).items():
         l0 = launches[ids[0]]
         crit = statistics.mean(share[i] for i in ids) / 1e3
         lead = statistics.mean(release[i] - min(launches[i]["start"]) for i in ids) / 1e3
@@ -87,6 +80,19 @@ def main():
 
 def kernel(label):
     return label.split(" grid")[0]
+
+
+def products(launches, order):
+    """{name: [launch ids]}: the launches grouped by label (`kernel grid XxYxZ`), a label that is
+    several products of the model split by its neighbour (split_by_neighbour)."""
+    same_label = collections.OrderedDict()
+    for k, i in enumerate(order):
+        same_label.setdefault(launches[i]["label"], []).append((k, i))
+    out = collections.OrderedDict()
+    for label, ks in same_label.items():
+        for name, part in split_by_neighbour(label, ks, launches, order):
+            out[name] = [i for _, i in part]
+    return out
 
 
 def split_by_neighbour(label, ks, launches, order):

@@ -14,7 +14,7 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
 use lily_cuda::driver::Gpu;
-use lily_cuda::{CudaBackend, Dims};
+use lily_cuda::{CudaBackend, CudaSequence, Dims};
 use lily_model::{Backend, PickRule};
 
 #[derive(ClapArgs)]
@@ -220,12 +220,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 "context {context}: the generated ids differ between rounds (digests {digests:x?})"
             );
         }
+        // The sequence again from its prompt, for the steps replayed after the measured ones.
+        let prefilled_again = |seq: &mut CudaSequence| -> anyhow::Result<()> {
+            backend.clear(seq)?;
+            backend.set_rule(seq, &rule)?;
+            backend.prefill_tokens(seq, &tokens)?;
+            Ok(())
+        };
         if let (Some(path), true) = (&args.trace, context == args.contexts[0]) {
             // The eager step names the launches (the graph replays the same sequence); two
             // replays warm the graph, the third is traced.
-            backend.clear(&mut seq)?;
-            backend.set_rule(&mut seq, &rule)?;
-            backend.prefill_tokens(&mut seq, &tokens)?;
+            prefilled_again(&mut seq)?;
             let labels: Vec<String> = backend.profile_step(&mut seq)?.into_iter().map(|(l, _)| l).collect();
             backend.run_steps(&mut seq, 2)?;
             lily_cuda::trace::clear(gpu)?;
@@ -243,9 +248,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             println!("# traced one decode step at context {context}: {what}, {} blocks -> {}", marks.len(), path.display());
         }
         if args.profiler_step && context == args.contexts[0] {
-            backend.clear(&mut seq)?;
-            backend.set_rule(&mut seq, &rule)?;
-            backend.prefill_tokens(&mut seq, &tokens)?;
+            prefilled_again(&mut seq)?;
             backend.run_steps(&mut seq, 2)?;
             gpu.profiler_range(|| backend.run_steps(&mut seq, 1))?;
             println!("# one decode step at context {context} replayed with the profiler's capture on");
