@@ -51,7 +51,7 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
            const float* __restrict__ a_log, const float* __restrict__ dt_bias, float* __restrict__ state,
            float* __restrict__ o, const int* __restrict__ pos_ptr, float eps) {
     __shared__ float qs[GDN_KEY_DIM], ks[GDN_KEY_DIM], vs[GDN_CPB];
-    __shared__ float part_k[GDN_KG][GDN_CPB], part_q[GDN_KG][GDN_CPB], scratch[32];
+    __shared__ float part_k[GDN_KG][GDN_CPB], part_q[GDN_KG][GDN_CPB];
     pdl_launch_next();
     const int h = blockIdx.x, col0 = blockIdx.y * GDN_CPB;
     const int kh = h / (GDN_VALUE_HEADS / GDN_KEY_HEADS);
@@ -101,15 +101,17 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
         ring[(p % CONV_K) * GDN_C + c_v] = cur_v;
     }
     __syncthreads();
+    // Every warp sums q.q, k.k and q.k over the whole head itself: no block sums, whose six
+    // barriers were on the path.
     float qq = 0.f, kk = 0.f, kq = 0.f;
-    for (int i = threadIdx.x; i < GDN_KEY_DIM; i += blockDim.x) {
+    for (int i = threadIdx.x & 31; i < GDN_KEY_DIM; i += 32) {
         qq += qs[i] * qs[i];
         kk += ks[i] * ks[i];
         kq += qs[i] * ks[i];
     }
-    qq = block_sum(qq, scratch);
-    kk = block_sum(kk, scratch);
-    kq = block_sum(kq, scratch);
+    qq = warp_sum(qq);
+    kk = warp_sum(kk);
+    kq = warp_sum(kq);
     const float qscale = rsqrtf(qq + eps) * rsqrtf((float)GDN_KEY_DIM);
     const float kscale = rsqrtf(kk + eps);
     kq *= qscale * kscale;
