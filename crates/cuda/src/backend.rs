@@ -259,17 +259,24 @@ impl CudaBackend {
             })?;
         }
         debug_assert_eq!((gdn_i, attn_i), (d.gdn_layers(), d.attn_layers()));
-        // lm_head's 62K blocks would each recompute a fused norm, so it gets its own launch.
-        k.embed_norm.rmsnorm(&x, &w.final_norm.view(), &xn, 1)?;
-        k.gemv
-            .run(&w.lm_head.view(), &xn, &s.logits.view(), false)?;
-        k.sampling.pick(
+        // The final norm rides in lm_head's prologue, and a greedy pick in its epilogue.
+        let best = s.best.view();
+        k.gemv.run_lm_head(
+            &w.lm_head.view(),
+            &x,
+            &w.final_norm.view(),
             &s.logits.view(),
-            &s.rule.view(),
-            &s.pick_scratch.view(),
-            &s.best.view(),
-            greedy,
+            greedy.then_some(&best),
         )?;
+        if !greedy {
+            k.sampling.pick(
+                &s.logits.view(),
+                &s.rule.view(),
+                &s.pick_scratch.view(),
+                &best,
+                false,
+            )?;
+        }
         k.sampling
             .finish_step(&s.best.view(), &s.ids.view(), &pos, &s.prompt_end.view())
     }

@@ -106,6 +106,96 @@ fn gemv_with_fused_rmsnorm_matches_cpu_norm_then_matvec() {
     );
 }
 
+#[test]
+fn lm_head_with_its_norm_and_argmax_matches_cpu() {
+    let Some(gpu) = gpu("lm_head") else {
+        return;
+    };
+    let dims = Dims::qwen36_35b_a3b();
+    let gemv = Gemv::load(&gpu, &dims).unwrap();
+    let mut rng = Rng::new("lm_head");
+    // More rows than the grid's warps, not a multiple of them.
+    let (rows, h) = (30_011, dims.hidden);
+    let mut w = rng.vec_bf16(rows * h, 1.0 / (h as f32).sqrt());
+    let resid = rng.vec(h, 4.0);
+    let norm_w = rng.vec_bf16(h, 0.1);
+    let mut xn = vec![0.0; h];
+    norm::rms_norm_zero_centred(&resid, &norm_w, dims.eps, &mut xn);
+    let xn: Vec<f32> = xn.into_iter().map(round_bf16).collect();
+    // The largest logit twice (rows 20,001 and 777, the same weights: a tie the lower id
+    // wins) and a NaN row (left out).
+    let top: Vec<f32> = xn.iter().map(|v| round_bf16(v / 8.0)).collect();
+    for r in [20_001, 777] {
+        w[r * h..(r + 1) * h].copy_from_slice(&top);
+    }
+    w[5 * h] = f32::NAN;
+    let mut expected = vec![0.0; rows];
+    linalg::matvec(&host_bf16("w", vec![rows, h], &w), &xn, &mut expected);
+    assert!(expected[5].is_nan());
+    assert_eq!(lily_model::pick::argmax(&expected), 777);
+    let wd = upload(&gpu, "w", DType::BF16, &[rows, h], &w);
+    let resid = upload(&gpu, "resid", DType::F32, &[h], &resid);
+    let norm_w = upload(&gpu, "norm_w", DType::BF16, &[h], &norm_w);
+    let best = upload(&gpu, "best", DType::U64, &[1], &[0.0]);
+    for greedy in [true, false] {
+        let y = poisoned(&gpu, "y", DType::F32, &[rows]);
+        let best_view = best.view();
+        gemv.run_lm_head(
+            &wd.view(),
+            &resid.view(),
+            &norm_w.view(),
+            &y.view(),
+            greedy.then_some(&best_view),
+        )
+        .unwrap();
+        let got = download(&gpu, &y);
+        assert!(got[5].is_nan(), "the NaN row's logit: {}", got[5]);
+        // The planted rows apart, so that their size does not loosen the others' bound.
+        let rest = |v: &[f32]| -> Vec<f32> {
+            let mut v = v.to_vec();
+            for r in [5, 777, 20_001] {
+                v[r] = 0.0;
+            }
+            v
+        };
+        check("lm_head with its norm", &rest(&got), &rest(&expected), 1e-3);
+        check(
+            "lm_head's planted top",
+            &[got[777], got[20_001]],
+            &[expected[777], expected[20_001]],
+            1e-3,
+        );
+        let mut b = [0u8; 8];
+        gpu.download(&mut b, best.ptr()).unwrap();
+        let key = u64::from_le_bytes(b);
+        if greedy {
+            assert_eq!(
+                0xffff_ffff - (key & 0xffff_ffff) as u32,
+                777,
+                "argmax key {key:#x}"
+            );
+            assert_eq!(
+                key >> 32,
+                argmax_high(got[777]),
+                "the key holds the winner's logit"
+            );
+            gpu.memset_u32(best.ptr(), 0, 2).unwrap();
+        } else {
+            assert_eq!(key, 0, "without best nothing is written there");
+        }
+    }
+}
+
+/// The high word of common.cuh's argmax key: the float's bits in unsigned order.
+fn argmax_high(v: f32) -> u64 {
+    let u = v.to_bits();
+    (if u & 0x8000_0000 != 0 {
+        !u
+    } else {
+        u | 0x8000_0000
+    }) as u64
+}
+
 /// GDN in_proj alone (the streamed layer-input product with its norm): microseconds per launch
 /// and the rate over its weights, each launch reading another of four copies (202 MB, four
 /// times L2) so that the weights come from DRAM as in a step. For ncu on the H200 (PERFORMANCE.md

@@ -54,6 +54,15 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
 __device__ __forceinline__ float silu(float x) { return x / (1.f + __expf(-x)); }
 __device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-x)); }
 
+// The key an argmax maximises (atomicMax over u64): the float's bits mapped to an unsigned
+// order in the high word, the complement of the index in the low word, so the largest value
+// wins and the lowest index wins a tie. NaN is the caller's to leave out.
+__device__ __forceinline__ u64 argmax_key(float v, int i) {
+    unsigned u = __float_as_uint(v);
+    u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    return ((u64)u << 32) | (u64)(0xffffffffu - (unsigned)i);
+}
+
 // Programmatic dependent launch (PDL). Every kernel first lets the next kernel in the stream
 // begin launching, may then load what no earlier kernel writes (weights), and calls pdl_wait()
 // before it reads or writes any activation: that waits until the previous kernel has finished

@@ -152,13 +152,16 @@ gemv_hidden(const bf16* W, const bf16* x, float* y, int rows, int accumulate) {
 // every block's trigger), and gdn_decode's early loads are done by its release. Fewer than
 // two ring stages, or fewer than 16 warps x 3 rows per SM, lost 7-9% (shapes.rs).
 // Dynamic shared memory: GEMV_NORMED_WARPS * GEMV_NORMED_STAGES rows (gemv.rs: stream_ring_bytes).
-extern "C" __global__ void __launch_bounds__(GEMV_NORMED_WARPS * 32)
-gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* xn_out, float eps,
-                   float* y, int rows) {
+// SITE is the stream's L2 policy (common.cuh); with `best`, the product is also an argmax:
+// every block's largest (value, lowest row) key goes to `best` by atomicMax.
+template <int SITE>
+__device__ __forceinline__ void stream_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* xn_out,
+                                              float eps, float* y, int rows, u64* best) {
     constexpr int CHUNKS = GEMV_CHUNKS(HIDDEN), PER_LANE = GEMV_PER_LANE(HIDDEN), STAGES = GEMV_NORMED_STAGES;
     constexpr int REG = GEMV_NORMED_REG_ROWS;
     extern __shared__ uint4 ring[];
     __shared__ uint4 xs[CHUNKS];
+    __shared__ u64 keys[GEMV_NORMED_WARPS];
     pdl_launch_next();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const long first = (long)blockIdx.x * GEMV_NORMED_WARPS + warp, stride = (long)gridDim.x * GEMV_NORMED_WARPS;
@@ -173,12 +176,13 @@ gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* 
 #pragma unroll
             for (int i = 0; i < PER_LANE; i++) {
                 const int c = lane + 32 * i;
-                if (c < CHUNKS) cp_async_stream<L2_NORMED>(dst + c, src + c);
+                if (c < CHUNKS) cp_async_stream<SITE>(dst + c, src + c);
             }
         }
         cp_async_commit();
     };
-    // y[row] = the row (chunk(i): this lane's i-th chunk of it) . x.
+    // y[row] = the row (chunk(i): this lane's i-th chunk of it) . x; `key`, the warp's argmax.
+    u64 key = 0;
     auto finish = [&](auto chunk, long row) {
         float acc = 0.f;
 #pragma unroll
@@ -188,6 +192,10 @@ gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* 
         }
         acc = warp_sum(acc);
         if (lane == 0) y[row] = acc;
+        if (best != nullptr && acc == acc) {
+            const u64 k = argmax_key(acc, (int)row);
+            key = k > key ? k : key;
+        }
     };
     NormWeights<HIDDEN, GEMV_NORMED_WARPS * 32> nw;
     nw.load(norm_w);
@@ -197,7 +205,7 @@ gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* 
 #pragma unroll
         for (int i = 0; i < PER_LANE; i++) {
             const int c = lane + 32 * i;
-            if (c < CHUNKS) w0[i] = ld_stream<L2_NORMED>(src + c);
+            if (c < CHUNKS) w0[i] = ld_stream<SITE>(src + c);
         }
     }
     // GEMV_NORMED_EARLY ring rows are asked for before the wait, the others once the norm's
@@ -223,6 +231,28 @@ gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* 
         // After the sum, which needed this lane's reads of the stage: only then is it refilled.
         ask(k + STAGES);
     }
+    // One atomic per block: 2,112 warps' atomics on one address would queue at its L2 slice.
+    if (best != nullptr) {
+        if (lane == 0) keys[warp] = key;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            u64 k = 0;
+#pragma unroll
+            for (int w = 0; w < GEMV_NORMED_WARPS; w++) k = keys[w] > k ? keys[w] : k;
+            if (k) atomicMax(best, k);
+        }
+    }
+}
+extern "C" __global__ void __launch_bounds__(GEMV_NORMED_WARPS * 32)
+gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* xn_out, float eps, float* y,
+                   int rows) {
+    stream_normed<L2_NORMED>(W, resid, norm_w, xn_out, eps, y, rows, nullptr);
+}
+// lm_head with the final norm in its prologue (the rmsnorm launch before it, 4.3 us of v21's
+// step, is gone) and, with `best` (the greedy step), the argmax folded in (argmax's 3.6 us).
+extern "C" __global__ void __launch_bounds__(GEMV_NORMED_WARPS * 32)
+lm_head_normed(const bf16* W, const float* resid, const bf16* norm_w, u64* best, float eps, float* y, int rows) {
+    stream_normed<L2_ROWS>(W, resid, norm_w, nullptr, eps, y, rows, best);
 }
 extern "C" __global__ void __launch_bounds__(GEMV_OUT_WARPS * 32)
 gemv_gdn_out(const bf16* W, const bf16* x, float* y, int rows, int accumulate) {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::dims::Dims;
-use crate::driver::{Function, Gpu, KernelArgs, Module};
+use crate::driver::{DevicePtr, Function, Gpu, KernelArgs, Module};
 use crate::error::{CudaError, Result};
 use crate::shapes::{self, Shapes};
 use crate::tensor::{DType, View};
@@ -48,6 +48,7 @@ pub struct Gemv {
     _module: Module,
     by_cols: Vec<Entry>,
     normed: Function,
+    lm_head: Function,
     ring_bytes: u32,
     dims: Dims,
     shapes: Shapes,
@@ -70,13 +71,16 @@ impl Gemv {
             entry(dims.attn_out(), shapes.gemv_out_warps, "gemv_attn_out")?,
         ];
         let normed = module.function("gemv_hidden_normed")?;
+        let lm_head = module.function("lm_head_normed")?;
         let ring_bytes = stream_ring_bytes(&shapes, dims)? as u32;
         module.allow_shared(&normed, ring_bytes)?;
+        module.allow_shared(&lm_head, ring_bytes)?;
         Ok(Gemv {
             gpu: gpu.clone(),
             _module: module,
             by_cols,
             normed,
+            lm_head,
             ring_bytes,
             dims: dims.clone(),
             shapes,
@@ -140,27 +144,59 @@ impl Gemv {
         xn_out: Option<&View>,
         y: &View,
     ) -> Result<()> {
+        let xn = match xn_out {
+            Some(v) => v.expect(DType::BF16, &[self.dims.hidden])?,
+            None => 0,
+        };
+        self.stream(&self.normed, w, resid, norm_w, xn, y)
+    }
+
+    /// The logits: run_normed with the final norm and lm_head's L2 policy; with `best` (U64
+    /// [1], holding 0 as finish_step leaves it) also their argmax, as sampling.rs: pick leaves
+    /// it for a greedy rule (the largest logit, the lowest id of a tie, NaN left out).
+    pub fn run_lm_head(
+        &self,
+        w: &View,
+        resid: &View,
+        norm_w: &View,
+        logits: &View,
+        best: Option<&View>,
+    ) -> Result<()> {
+        let best = match best {
+            Some(v) => v.expect(DType::U64, &[1])?,
+            None => 0,
+        };
+        self.stream(&self.lm_head, w, resid, norm_w, best, logits)
+    }
+
+    /// A streamed normed product (gemv.cu: stream_normed); `extra` is its entry point's fourth
+    /// pointer (the normed vector's destination, or the argmax's).
+    fn stream(
+        &self,
+        f: &Function,
+        w: &View,
+        resid: &View,
+        norm_w: &View,
+        extra: DevicePtr,
+        y: &View,
+    ) -> Result<()> {
         let h = self.dims.hidden;
         let (w_ptr, rows) = w.expect_rows(DType::BF16, h)?;
         let resid = resid.expect(DType::F32, &[h])?;
         let norm_w = norm_w.expect(DType::BF16, &[h])?;
-        let xn = match xn_out {
-            Some(v) => v.expect(DType::BF16, &[h])?,
-            None => 0,
-        };
         let y = y.expect(DType::F32, &[rows])?;
         let mut args = KernelArgs::new()
             .ptr(w_ptr)
             .ptr(resid)
             .ptr(norm_w)
-            .ptr(xn)
+            .ptr(extra)
             .f32(self.dims.eps)
             .ptr(y)
             .i32(rows as i32);
         // A fixed number of blocks per SM: their warps loop over the rows (gemv.cu).
         let blocks = self.gpu.multiprocessors.max(1) * self.shapes.gemv_normed_blocks as u32;
         self.gpu.launch(
-            &self.normed,
+            f,
             (blocks, 1, 1),
             (self.shapes.gemv_normed_warps * 32) as u32,
             self.ring_bytes,

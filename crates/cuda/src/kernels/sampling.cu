@@ -1,9 +1,9 @@
 // The token pick on the GPU (greedy argmax, or one draw under a PickRule) and the end of a decode
 // step. Needs: nothing but the common header.
 //
-// The argmax is an atomicMax over 64-bit keys: the float's bits mapped to an unsigned order in
-// the high word, the complement of the index in the low word, so the largest logit wins and the
-// lowest index wins a tie (the same rule as the engine's CPU argmax).
+// The argmax is an atomicMax over 64-bit keys (common.cuh: argmax_key), so the largest logit
+// wins and the lowest index wins a tie (the same rule as the engine's CPU argmax). A greedy
+// decode step takes it from lm_head itself (gemv.cu: lm_head_normed); `argmax` is the prefill's.
 
 // The rule the host writes before each replay (sampling.rs::rule_bytes encodes it, 24 bytes).
 struct PickRuleDev {
@@ -16,12 +16,6 @@ struct PickRuleDev {
 
 // NaN is not greedy (as on the host), so exactly one of the two paths writes `best`.
 __device__ __forceinline__ bool rule_is_greedy(const PickRuleDev* r) { return r->temperature <= 0.f; }
-
-__device__ __forceinline__ u64 argmax_key(float v, int i) {
-    unsigned u = __float_as_uint(v);
-    u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-    return ((u64)u << 32) | (u64)(0xffffffffu - (unsigned)i);
-}
 
 // best must be 0 before the launch (finish_step resets it). Grid-stride over n logits. Does
 // nothing unless the rule is greedy.
