@@ -180,7 +180,7 @@ impl CudaBackend {
     }
 
     /// Records one decode step's launches on the stream (run directly, or under capture).
-    /// `greedy`: the pick's path (sampling.rs: pick), which must be the sequence's rule's.
+    /// `greedy`: the pick's path (kernels/mod.rs: lm_head_pick), which must be the sequence's rule's.
     fn record_step(&self, s: &CudaSequence, greedy: bool) -> Result<()> {
         let k = &self.kernels;
         let w = &self.weights;
@@ -259,24 +259,16 @@ impl CudaBackend {
             })?;
         }
         debug_assert_eq!((gdn_i, attn_i), (d.gdn_layers(), d.attn_layers()));
-        // The final norm rides in lm_head's prologue, and a greedy pick in its epilogue.
-        let best = s.best.view();
-        k.gemv.run_lm_head(
+        k.lm_head_pick(
             &w.lm_head.view(),
-            &x,
             &w.final_norm.view(),
+            &x,
             &s.logits.view(),
-            greedy.then_some(&best),
+            &s.rule.view(),
+            &s.pick_scratch.view(),
+            &s.best.view(),
+            greedy,
         )?;
-        if !greedy {
-            k.sampling.pick(
-                &s.logits.view(),
-                &s.rule.view(),
-                &s.pick_scratch.view(),
-                &best,
-                false,
-            )?;
-        }
         k.sampling
             .finish_step(&s.best.view(), &s.ids.view(), &pos, &s.prompt_end.view())
     }

@@ -93,15 +93,10 @@ impl CudaBackend {
         let k = &self.kernels;
         // The last chunk's last row of the residual stream.
         let last = scratch.x.at((tokens.len() - 1) % scratch.max_tokens);
-        k.embed_norm
-            .rmsnorm(&last, &self.weights.final_norm.view(), &seq.xn.view(), 1)?;
-        k.gemv.run(
+        k.lm_head_pick(
             &self.weights.lm_head.view(),
-            &seq.xn.view(),
-            &seq.logits.view(),
-            false,
-        )?;
-        k.sampling.pick(
+            &self.weights.final_norm.view(),
+            &last,
             &seq.logits.view(),
             &seq.rule.view(),
             &seq.pick_scratch.view(),

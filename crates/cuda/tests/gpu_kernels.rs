@@ -19,7 +19,7 @@ use lily_cuda::kernels::embed_norm::EmbedNorm;
 use lily_cuda::kernels::gdn::{Gdn, GdnDecodeArgs};
 use lily_cuda::kernels::gemv::Gemv;
 use lily_cuda::kernels::moe::{Moe, MoeArgs};
-use lily_cuda::kernels::sampling::{scratch_bytes, Sampling, RULE_BYTES};
+use lily_cuda::kernels::sampling::Sampling;
 use lily_cuda::nvrtc::{Nvrtc, TARGET_ARCH};
 use lily_cuda::tensor::{DType, Tensor};
 
@@ -106,94 +106,116 @@ fn gemv_with_fused_rmsnorm_matches_cpu_norm_then_matvec() {
     );
 }
 
+/// lm_head with the final norm, and the greedy pick it folds in: the largest logit, the lowest
+/// id of a tie, NaN left out; finish_step then makes the pick the next input.
 #[test]
-fn lm_head_with_its_norm_and_argmax_matches_cpu() {
+fn lm_head_with_its_norm_and_greedy_pick_matches_cpu() {
     let Some(gpu) = gpu("lm_head") else {
         return;
     };
     let dims = Dims::qwen36_35b_a3b();
     let gemv = Gemv::load(&gpu, &dims).unwrap();
+    let sampling = Sampling::load(&gpu, &dims).unwrap();
     let mut rng = Rng::new("lm_head");
-    // More rows than the grid's warps, not a multiple of them.
-    let (rows, h) = (30_011, dims.hidden);
-    let mut w = rng.vec_bf16(rows * h, 1.0 / (h as f32).sqrt());
-    let resid = rng.vec(h, 4.0);
-    let norm_w = rng.vec_bf16(h, 0.1);
-    let mut xn = vec![0.0; h];
-    norm::rms_norm_zero_centred(&resid, &norm_w, dims.eps, &mut xn);
-    let xn: Vec<f32> = xn.into_iter().map(round_bf16).collect();
-    // The largest logit twice (rows 20,001 and 777, the same weights: a tie the lower id
-    // wins) and a NaN row (left out).
-    let top: Vec<f32> = xn.iter().map(|v| round_bf16(v / 8.0)).collect();
-    for r in [20_001, 777] {
-        w[r * h..(r + 1) * h].copy_from_slice(&top);
-    }
-    w[5 * h] = f32::NAN;
-    let mut expected = vec![0.0; rows];
-    linalg::matvec(&host_bf16("w", vec![rows, h], &w), &xn, &mut expected);
-    assert!(expected[5].is_nan());
-    assert_eq!(lily_model::pick::argmax(&expected), 777);
-    let wd = upload(&gpu, "w", DType::BF16, &[rows, h], &w);
-    let resid = upload(&gpu, "resid", DType::F32, &[h], &resid);
-    let norm_w = upload(&gpu, "norm_w", DType::BF16, &[h], &norm_w);
-    let best = upload(&gpu, "best", DType::U64, &[1], &[0.0]);
-    for greedy in [true, false] {
-        let y = poisoned(&gpu, "y", DType::F32, &[rows]);
-        let best_view = best.view();
-        gemv.run_lm_head(
-            &wd.view(),
-            &resid.view(),
-            &norm_w.view(),
-            &y.view(),
-            greedy.then_some(&best_view),
-        )
-        .unwrap();
-        let got = download(&gpu, &y);
-        assert!(got[5].is_nan(), "the NaN row's logit: {}", got[5]);
-        // The planted rows apart, so that their size does not loosen the others' bound.
-        let rest = |v: &[f32]| -> Vec<f32> {
-            let mut v = v.to_vec();
-            for r in [5, 777, 20_001] {
-                v[r] = 0.0;
-            }
-            v
-        };
-        check("lm_head with its norm", &rest(&got), &rest(&expected), 1e-3);
-        check(
-            "lm_head's planted top",
-            &[got[777], got[20_001]],
-            &[expected[777], expected[20_001]],
-            1e-3,
-        );
-        let mut b = [0u8; 8];
-        gpu.download(&mut b, best.ptr()).unwrap();
-        let key = u64::from_le_bytes(b);
-        if greedy {
-            assert_eq!(
-                0xffff_ffff - (key & 0xffff_ffff) as u32,
-                777,
-                "argmax key {key:#x}"
+    let h = dims.hidden;
+    // Fewer rows than the grid's warps, and more (not a multiple of them).
+    for rows in [64, 1025, 30_011] {
+        let mut w = rng.vec_bf16(rows * h, 1.0 / (h as f32).sqrt());
+        let resid = rng.vec(h, 4.0);
+        let norm_w = rng.vec_bf16(h, 0.1);
+        let mut xn = vec![0.0; h];
+        norm::rms_norm_zero_centred(&resid, &norm_w, dims.eps, &mut xn);
+        let xn: Vec<f32> = xn.into_iter().map(round_bf16).collect();
+        // The largest logit twice (the same weights: a tie the lower id wins, across warps
+        // and, at 30,011 rows, blocks) and a NaN row (left out).
+        let (lo, hi, nan) = (rows / 4 + 1, rows - 2, 5);
+        let top: Vec<f32> = xn.iter().map(|v| round_bf16(v / 8.0)).collect();
+        for r in [hi, lo] {
+            w[r * h..(r + 1) * h].copy_from_slice(&top);
+        }
+        w[nan * h] = f32::NAN;
+        let mut expected = vec![0.0; rows];
+        linalg::matvec(&host_bf16("w", vec![rows, h], &w), &xn, &mut expected);
+        assert!(expected[nan].is_nan());
+        assert_eq!(lily_model::pick::argmax(&expected) as usize, lo);
+        let wd = upload(&gpu, "w", DType::BF16, &[rows, h], &w);
+        let resid = upload(&gpu, "resid", DType::F32, &[h], &resid);
+        let norm_w = upload(&gpu, "norm_w", DType::BF16, &[h], &norm_w);
+        let best = upload(&gpu, "best", DType::U64, &[1], &[0.0]);
+        for greedy in [true, false] {
+            let what = format!("lm_head {rows} rows, greedy {greedy}");
+            let y = poisoned(&gpu, "y", DType::F32, &[rows]);
+            let best_view = best.view();
+            gemv.run_lm_head(
+                &wd.view(),
+                &resid.view(),
+                &norm_w.view(),
+                &y.view(),
+                greedy.then_some(&best_view),
+            )
+            .unwrap();
+            let got = download(&gpu, &y);
+            assert!(
+                got[nan].is_nan(),
+                "{what}: the NaN row's logit {}",
+                got[nan]
             );
+            // The planted rows apart, so that their size does not loosen the others' bound.
+            let rest = |v: &[f32]| -> Vec<f32> {
+                let mut v = v.to_vec();
+                for r in [nan, lo, hi] {
+                    v[r] = 0.0;
+                }
+                v
+            };
+            check(&what, &rest(&got), &rest(&expected), 1e-3);
+            check(
+                &what,
+                &[got[lo], got[hi]],
+                &[expected[lo], expected[hi]],
+                1e-3,
+            );
+            if !greedy {
+                assert_eq!(download(&gpu, &best), vec![0.0], "{what}: best untouched");
+                continue;
+            }
+            let mut b = [0u8; 8];
+            gpu.download(&mut b, best.ptr()).unwrap();
+            let key = u64::from_le_bytes(b);
+            let u = got[lo].to_bits();
+            let high = if u & 0x8000_0000 != 0 {
+                !u
+            } else {
+                u | 0x8000_0000
+            };
             assert_eq!(
                 key >> 32,
-                argmax_high(got[777]),
-                "the key holds the winner's logit"
+                high as u64,
+                "{what}: the key holds the winner's logit"
             );
-            gpu.memset_u32(best.ptr(), 0, 2).unwrap();
-        } else {
-            assert_eq!(key, 0, "without best nothing is written there");
+            let ids = upload(&gpu, "ids", DType::I32, &[4], &[7.0, -1.0, -1.0, -1.0]);
+            let pos = upload(&gpu, "pos", DType::I32, &[1], &[0.0]);
+            sampling
+                .finish_step(
+                    &best.view(),
+                    &ids.view(),
+                    &pos.view(),
+                    &upload(&gpu, "end", DType::I32, &[1], &[1.0]).view(),
+                )
+                .unwrap();
+            assert_eq!(
+                download(&gpu, &ids),
+                vec![7.0, lo as f32, -1.0, -1.0],
+                "{what}"
+            );
+            assert_eq!(download(&gpu, &pos), vec![1.0]);
+            assert_eq!(
+                download(&gpu, &best),
+                vec![0.0],
+                "{what}: the argmax cell is cleared for the next step"
+            );
         }
     }
-}
-
-/// The high word of common.cuh's argmax key: the float's bits in unsigned order.
-fn argmax_high(v: f32) -> u64 {
-    let u = v.to_bits();
-    (if u & 0x8000_0000 != 0 {
-        !u
-    } else {
-        u | 0x8000_0000
-    }) as u64
 }
 
 /// GDN in_proj alone (the streamed layer-input product with its norm): microseconds per launch
@@ -828,52 +850,4 @@ fn moe_matches_cpu_block() {
             "router block counter reset after layer {layer}"
         );
     }
-}
-
-#[test]
-fn argmax_takes_the_largest_logit_and_the_lowest_index_on_a_tie() {
-    let Some(gpu) = gpu("argmax") else { return };
-    let d = Dims::qwen36_35b_a3b();
-    let k = Sampling::load(&gpu, &d).unwrap();
-    let mut rng = Rng::new("argmax");
-    let mut logits = rng.vec(d.vocab, 10.0);
-    let (a, b) = (1 + (rng.next().abs() * 1000.0) as usize, 200_000);
-    logits[a] = 50.0;
-    logits[b] = 50.0;
-    let expected = lily_engine::argmax(&logits);
-    assert_eq!(expected as usize, a);
-    let best = upload(&gpu, "best", DType::U64, &[1], &[0.0]);
-    // An all-zero rule is greedy.
-    let rule = upload(
-        &gpu,
-        "rule",
-        DType::U64,
-        &[RULE_BYTES / 8],
-        &[0.0; RULE_BYTES / 8],
-    );
-    let scratch = poisoned(&gpu, "scratch", DType::U64, &[scratch_bytes(d.vocab) / 8]);
-    k.pick(
-        &upload(&gpu, "logits", DType::F32, &[d.vocab], &logits).view(),
-        &rule.view(),
-        &scratch.view(),
-        &best.view(),
-        true,
-    )
-    .unwrap();
-    let ids = upload(&gpu, "ids", DType::I32, &[4], &[7.0, -1.0, -1.0, -1.0]);
-    let pos = upload(&gpu, "pos", DType::I32, &[1], &[0.0]);
-    k.finish_step(
-        &best.view(),
-        &ids.view(),
-        &pos.view(),
-        &upload(&gpu, "end", DType::I32, &[1], &[1.0]).view(),
-    )
-    .unwrap();
-    assert_eq!(download(&gpu, &ids), vec![7.0, a as f32, -1.0, -1.0]);
-    assert_eq!(download(&gpu, &pos), vec![1.0]);
-    assert_eq!(
-        download(&gpu, &best),
-        vec![0.0],
-        "the argmax cell is cleared for the next step"
-    );
 }

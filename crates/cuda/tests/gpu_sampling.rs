@@ -1,15 +1,16 @@
-//! The token pick on the GPU (`Sampling::pick`) against `PickRule::pick`, the host reference:
-//! greedy takes the argmax path exactly; a draw picks the host's token except where the host's
-//! own arithmetic sits within 1e-9 of a boundary (those are counted and must stay rare).
+//! The token pick on the GPU against `PickRule::pick`, the host reference: a draw
+//! (`Sampling::draw`) picks the host's token except where the host's own arithmetic sits within
+//! 1e-9 of a boundary (those are counted and must stay rare); a greedy pick is lm_head's
+//! (gpu_kernels.rs checks it), and the step graph of each path serves its rules (below).
 
 mod common;
 
-use std::cell::Cell;
 use std::sync::Arc;
 
 use common::{download, gpu, mean_ms_of, upload, Rng};
 use lily_cuda::dims::Dims;
 use lily_cuda::driver::Gpu;
+use lily_cuda::kernels::gemv::Gemv;
 use lily_cuda::kernels::sampling::{rule_bytes, scratch_bytes, Sampling, RULE_BYTES};
 use lily_cuda::tensor::{DType, Tensor};
 use lily_model::PickRule;
@@ -29,8 +30,6 @@ struct Setup {
     rule: Tensor,
     scratch: Tensor,
     best: Tensor,
-    /// Whether the rule last set is greedy: the path `launch` takes.
-    greedy: Cell<bool>,
 }
 
 impl Setup {
@@ -48,26 +47,23 @@ impl Setup {
             rule: Tensor::new(gpu, "rule", DType::U64, &[RULE_BYTES / 8]).unwrap(),
             scratch,
             best: upload(gpu, "best", DType::U64, &[1], &[0.0]),
-            greedy: Cell::new(true),
         }
     }
 
     fn set_rule(&self, rule: &PickRule) {
         self.gpu.upload(self.rule.ptr(), &rule_bytes(rule)).unwrap();
-        self.greedy.set(rule.is_greedy());
     }
 
     fn launch(&self) {
-        self.launch_as(self.greedy.get()).unwrap();
+        self.launch_draw().unwrap();
     }
 
-    fn launch_as(&self, greedy: bool) -> lily_cuda::Result<()> {
-        self.k.pick(
+    fn launch_draw(&self) -> lily_cuda::Result<()> {
+        self.k.draw(
             &self.logits.view(),
             &self.rule.view(),
             &self.scratch.view(),
             &self.best.view(),
-            greedy,
         )
     }
 
@@ -335,27 +331,26 @@ fn draws_match_the_host_pick_at_every_vocabulary_size() {
 }
 
 #[test]
-fn greedy_rules_take_the_argmax_exactly() {
+fn a_greedy_rule_leaves_the_pick_to_lm_head() {
     let Some(gpu) = gpu("gpu greedy") else { return };
     let mut rng = Rng::new("gpu greedy");
-    for n in [248_320, 64, 1025] {
-        for std in [0.5, 5.0] {
-            let x = logits(&mut rng, n, std);
-            let s = Setup::new(&gpu, load(&gpu), &x);
-            let want = lily_model::pick::argmax(&x);
-            for temperature in [0.0, -1.0] {
-                for u in [0.0, 0.7] {
-                    let r = PickRule {
-                        temperature,
-                        top_k: 5,
-                        top_p: 0.5,
-                        min_p: 0.05,
-                        u,
-                    };
-                    assert_eq!(s.pick(&r), want, "vocab {n}, std {std}, {r:?}");
-                }
-            }
-        }
+    let x = logits(&mut rng, 1025, 2.0);
+    let s = Setup::new(&gpu, load(&gpu), &x);
+    // Greedy whatever else the rule holds: the draw kernels write nothing.
+    for temperature in [0.0, -1.0] {
+        s.set_rule(&PickRule {
+            temperature,
+            top_k: 5,
+            top_p: 0.5,
+            min_p: 0.05,
+            u: 0.7,
+        });
+        s.launch();
+        assert_eq!(
+            download(&gpu, &s.best),
+            vec![0.0],
+            "temperature {temperature}"
+        );
     }
 }
 
@@ -403,22 +398,44 @@ fn all_minus_infinity_falls_back_to_the_argmax() {
     assert_eq!(s.pick(&r), r.pick(&x, &mut Vec::new()));
 }
 
-/// The step graph is captured once per pick path; the rule is only rewritten in device memory
-/// between replays, and finish_step consumes the pick and clears `best`.
+/// The step graph is captured once per pick path (lm_head with its greedy pick, or lm_head then
+/// the draw); the rule is only rewritten in device memory between replays, and finish_step
+/// consumes the pick and clears `best`.
 #[test]
 fn one_captured_graph_per_path_serves_every_rule() {
     let Some(gpu) = gpu("gpu graph") else { return };
     let mut rng = Rng::new("gpu graph");
-    let n = 248_320;
-    let x = logits(&mut rng, n, 2.0);
-    let s = Setup::new(&gpu, load(&gpu), &x);
+    let dims = Dims::qwen36_35b_a3b();
+    let gemv = Gemv::load(&gpu, &dims).unwrap();
+    let (n, h) = (4099, dims.hidden);
+    // Logits of std ~2, so that a draw has candidates besides the top one.
+    let lm_head = upload(
+        &gpu,
+        "lm_head",
+        DType::BF16,
+        &[n, h],
+        &rng.vec_bf16(n * h, 2.0 / (h as f32).sqrt()),
+    );
+    let resid = upload(&gpu, "resid", DType::F32, &[h], &rng.vec(h, 1.0));
+    let norm_w = upload(&gpu, "norm_w", DType::BF16, &[h], &rng.vec_bf16(h, 0.1));
+    let s = Setup::new(&gpu, load(&gpu), &vec![f32::NAN; n]);
     let ids = upload(&gpu, "ids", DType::I32, &[4], &[7.0, -1.0, -1.0, -1.0]);
     let pos = upload(&gpu, "pos", DType::I32, &[1], &[0.0]);
     let end = upload(&gpu, "end", DType::I32, &[1], &[1.0]);
-    let capture = |greedy| {
+    let capture = |greedy: bool| {
         gpu.capture(|| {
-            s.launch_as(greedy)?;
-            s.k.finish_step(&s.best.view(), &ids.view(), &pos.view(), &end.view())
+            let best = s.best.view();
+            gemv.run_lm_head(
+                &lm_head.view(),
+                &resid.view(),
+                &norm_w.view(),
+                &s.logits.view(),
+                greedy.then_some(&best),
+            )?;
+            if !greedy {
+                s.launch_draw()?;
+            }
+            s.k.finish_step(&best, &ids.view(), &pos.view(), &end.view())
         })
         .unwrap()
     };
@@ -451,6 +468,8 @@ fn one_captured_graph_per_path_serves_every_rule() {
             .launch()
             .unwrap();
         gpu.synchronize().unwrap();
+        let x = download(&gpu, &s.logits);
+        assert!(x.iter().all(|v| v.is_finite()), "lm_head wrote every logit");
         let want = r.pick(&x, &mut host_scratch);
         assert_eq!(download(&gpu, &ids)[1], want as f32, "{r:?}");
         assert_eq!(download(&gpu, &pos), vec![1.0]);
@@ -473,7 +492,6 @@ fn bench_sampling() {
         ..PickRule::GREEDY
     };
     for (what, r) in [
-        ("greedy", PickRule::GREEDY),
         ("temperature 1", t(1.0)),
         (
             "top_p 0.9",

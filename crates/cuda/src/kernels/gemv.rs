@@ -152,8 +152,8 @@ impl Gemv {
     }
 
     /// The logits: run_normed with the final norm and lm_head's L2 policy; with `best` (U64
-    /// [1], holding 0 as finish_step leaves it) also their argmax, as sampling.rs: pick leaves
-    /// it for a greedy rule (the largest logit, the lowest id of a tie, NaN left out).
+    /// [1], holding 0 as finish_step leaves it) also the greedy pick, their argmax key (the
+    /// largest logit, the lowest id of a tie, NaN left out).
     pub fn run_lm_head(
         &self,
         w: &View,

@@ -17,6 +17,7 @@ use crate::dims::Dims;
 use crate::driver::{Gpu, Module};
 use crate::error::Result;
 use crate::nvrtc::{Nvrtc, TARGET_ARCH};
+use crate::tensor::View;
 
 /// Every kernel source, by file name (the CI compile test walks this list).
 pub const SOURCES: &[(&str, &str)] = &[
@@ -71,6 +72,30 @@ pub struct Kernels {
 }
 
 impl Kernels {
+    /// The logits of the residual row `x` (F32 [hidden]): lm_head over its final norm, then the
+    /// pick under the rule in `rule` into `best` (an argmax key; it must hold 0, as finish_step
+    /// leaves it). A greedy pick rides in lm_head's launch, a draw takes sampling's kernels;
+    /// `greedy` must be what the rule in memory is (a mismatch leaves `best` at 0).
+    #[allow(clippy::too_many_arguments)]
+    pub fn lm_head_pick(
+        &self,
+        lm_head: &View,
+        final_norm: &View,
+        x: &View,
+        logits: &View,
+        rule: &View,
+        scratch: &View,
+        best: &View,
+        greedy: bool,
+    ) -> Result<()> {
+        self.gemv
+            .run_lm_head(lm_head, x, final_norm, logits, greedy.then_some(best))?;
+        if greedy {
+            return Ok(());
+        }
+        self.sampling.draw(logits, rule, scratch, best)
+    }
+
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Kernels> {
         dims.validate().map_err(crate::error::CudaError::Invalid)?;
         Ok(Kernels {

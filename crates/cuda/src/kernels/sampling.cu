@@ -1,9 +1,9 @@
-// The token pick on the GPU (greedy argmax, or one draw under a PickRule) and the end of a decode
-// step. Needs: nothing but the common header.
+// One draw under a PickRule on the GPU, and the end of a decode step. Needs: nothing but the
+// common header.
 //
-// The argmax is an atomicMax over 64-bit keys (common.cuh: argmax_key), so the largest logit
-// wins and the lowest index wins a tie (the same rule as the engine's CPU argmax). A greedy
-// decode step takes it from lm_head itself (gemv.cu: lm_head_normed); `argmax` is the prefill's.
+// A pick is left in `best` as an argmax key (common.cuh: argmax_key): the largest value wins and
+// the lowest index a tie (the same rule as the engine's CPU argmax). A greedy rule's pick is
+// lm_head's own (gemv.cu: lm_head_normed with `best`); the draw kernels return at once on it.
 
 // The rule the host writes before each replay (sampling.rs::rule_bytes encodes it, 24 bytes).
 struct PickRuleDev {
@@ -14,28 +14,8 @@ struct PickRuleDev {
     double u;           // the draw's uniform number in [0, 1)
 };
 
-// NaN is not greedy (as on the host), so exactly one of the two paths writes `best`.
+// NaN is not greedy (as on the host), so exactly one of lm_head and the draw writes `best`.
 __device__ __forceinline__ bool rule_is_greedy(const PickRuleDev* r) { return r->temperature <= 0.f; }
-
-// best must be 0 before the launch (finish_step resets it). Grid-stride over n logits. Does
-// nothing unless the rule is greedy.
-extern "C" __global__ void argmax(const float* __restrict__ logits, int n, const PickRuleDev* rule,
-                                  u64* best) {
-    pdl_launch_next();
-    pdl_wait();
-    if (!rule_is_greedy(rule)) return;
-    u64 k = 0;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const float v = logits[i];
-        if (v == v) { const u64 c = argmax_key(v, i); k = c > k ? c : k; }
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        const u64 other = __shfl_xor_sync(0xffffffffu, k, o);
-        k = other > k ? other : k;
-    }
-    if ((threadIdx.x & 31) == 0 && k) atomicMax(best, k);
-}
 
 // Ends a step: the picked token becomes the next input unless the next position already holds
 // a prompt token; the position advances; the argmax cell is cleared for the next step.

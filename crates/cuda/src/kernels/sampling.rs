@@ -1,6 +1,6 @@
-//! Launchers for sampling.cu: the token pick on the GPU (greedy argmax, or one draw under a
-//! `PickRule` read from device memory, so a captured step graph serves every rule) and the
-//! end-of-step bookkeeping.
+//! Launchers for sampling.cu: one draw on the GPU under a `PickRule` read from device memory
+//! (so a captured step graph serves every rule that draws; a greedy pick is lm_head's,
+//! gemv.rs: run_lm_head) and the end-of-step bookkeeping.
 
 use std::sync::Arc;
 
@@ -50,7 +50,6 @@ pub fn scratch_bytes(vocab: usize) -> usize {
 pub struct Sampling {
     gpu: Arc<Gpu>,
     _module: Module,
-    argmax: Function,
     max: Function,
     weights: Function,
     select: Function,
@@ -63,7 +62,6 @@ impl Sampling {
         let module = super::load(gpu, "sampling.cu", include_str!("sampling.cu"), dims)?;
         Ok(Sampling {
             gpu: gpu.clone(),
-            argmax: module.function("argmax")?,
             max: module.function("sample_max")?,
             weights: module.function("sample_weights")?,
             select: module.function("sample_select")?,
@@ -74,20 +72,11 @@ impl Sampling {
     }
 
     /// The next token under the rule in `rule` (U64 [3], bytes from `rule_bytes`, rewritten by
-    /// the host before each replay): greedy, or one draw, exactly as `PickRule::pick`. Leaves
-    /// the pick in `best` as an argmax key (`best` must hold 0, as finish_step leaves it).
-    /// `scratch` is U64 [scratch_bytes(vocab) / 8], one per sequence; it needs no clearing.
-    /// `greedy` is what the rule in memory is: only that path's kernels are launched (the
-    /// other's nine launches cost ~7 us of a greedy step, v19); each kernel checks the rule
-    /// again and does nothing on the other path, so a mismatch leaves `best` at 0.
-    pub fn pick(
-        &self,
-        logits: &View,
-        rule: &View,
-        scratch: &View,
-        best: &View,
-        greedy: bool,
-    ) -> Result<()> {
+    /// the host before each replay) when it draws, exactly as `PickRule::pick`; left in `best`
+    /// as an argmax key (`best` must hold 0, as finish_step leaves it). `scratch` is U64
+    /// [scratch_bytes(vocab) / 8], one per sequence; it needs no clearing. A greedy rule is
+    /// lm_head's to pick (gemv.rs: run_lm_head): these kernels then write nothing.
+    pub fn draw(&self, logits: &View, rule: &View, scratch: &View, best: &View) -> Result<()> {
         let n = logits.shape.iter().product::<usize>();
         if n == 0 || n > MAX_VOCAB {
             return Err(CudaError::Invalid(format!(
@@ -98,13 +87,6 @@ impl Sampling {
         let r = rule.expect(DType::U64, &[RULE_BYTES / 8])?;
         let s = scratch.expect(DType::U64, &[scratch_bytes(n) / 8])?;
         let b = best.expect(DType::U64, &[1])?;
-        let blocks = n.div_ceil(256 * 8).clamp(1, 1024) as u32;
-        if greedy {
-            let mut args = KernelArgs::new().ptr(l).i32(n as i32).ptr(r).ptr(b);
-            return self
-                .gpu
-                .launch(&self.argmax, (blocks, 1, 1), 256, 0, &mut args);
-        }
         let grid = (n.div_ceil(CHUNK) as u32, 1, 1);
         let n = n as i32;
         for f in [&self.max, &self.weights] {
