@@ -224,7 +224,7 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
 
 #define DEC_WARPS 4
 #define DEC_KEYS 16    // keys per tile: one mma k-step of P V
-#define DEC_STAGES 3   // tiles each warp has in flight or in use
+#define DEC_STAGES 2   // tiles each warp has in flight or in use
 #define DEC_TILE (DEC_KEYS * HD * 2)  // bytes of one K (or V) tile
 
 // c += a * b for an A whose rows 8..15 are zero (a1 = a3 = 0): only the accumulator's rows 0..7

@@ -29,7 +29,7 @@ const PREFILL_KEYS: usize = 32;
 /// The split-KV decode block (DEC_WARPS, DEC_STAGES, DEC_KEYS in attention.cu): warps, tiles in
 /// each warp's cp.async ring, keys per tile.
 const DECODE_WARPS: usize = 4;
-const DECODE_STAGES: usize = 3;
+const DECODE_STAGES: usize = 2;
 const DECODE_KEYS: usize = 16;
 
 pub struct AttnDecodeArgs<'a> {
