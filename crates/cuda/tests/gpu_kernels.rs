@@ -280,7 +280,7 @@ fn launchers_name_the_tensor_with_the_wrong_shape() {
 }
 
 /// `rows` rows of `d.hidden` through the GPU rmsnorm against the CPU one; a single row goes as a
-/// vector, the shape decode's final norm uses.
+/// vector.
 fn rmsnorm_matches_cpu_rows(gpu: &Arc<Gpu>, d: &Dims, rows: usize, rng: &mut Rng) {
     let k = EmbedNorm::load(gpu, d).unwrap();
     let n = d.hidden;
