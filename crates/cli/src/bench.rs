@@ -310,7 +310,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 /// Per-kernel times of one eagerly launched step, grouped by kernel and grid (which tells the
-/// matrices apart: e.g. gemv_hidden over 3088 blocks is the GDN input projection).
+/// matrices apart: e.g. gemv_gdn_out over 128 blocks is the GDN output projection).
 fn print_profile(what: &str, launches: &[(String, f32)]) {
     let mut groups: Vec<(String, usize, f64)> = Vec::new();
     for (label, ms) in launches {

@@ -11,8 +11,8 @@
 // Needs: HIDDEN, GDN_OUT (value heads * value dim), ATTN_OUT (heads * head dim).
 
 // Launch shapes (shapes.rs): GEMV_LOADS for every row product, and warps per block by entry
-// point: GEMV_HIDDEN_WARPS (lm_head), GEMV_OUT_WARPS (GDN out_proj, o_proj); moe.cu's router
-// has ROUTER_WARPS; the streamed gemv_hidden_normed has GEMV_NORMED_WARPS and GEMV_NORMED_STAGES.
+// point: GEMV_OUT_WARPS (GDN out_proj, o_proj); moe.cu's router has ROUTER_WARPS; the streamed
+// products (gemv_hidden_normed, lm_head_normed) have GEMV_NORMED_WARPS and GEMV_NORMED_STAGES.
 // 16-byte chunks of a row, each lane's share of them, and rows per warp (gemv.rs: rows_per_block).
 #define GEMV_CHUNKS(cols) ((cols) / 8)
 #define GEMV_PER_LANE(cols) ((GEMV_CHUNKS(cols) + 31) / 32)
@@ -129,11 +129,6 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
         acc = warp_sum(acc);
         if (lane == 0) y[row] = accumulate ? y_old[r] + acc : acc;
     }
-}
-
-extern "C" __global__ void __launch_bounds__(GEMV_HIDDEN_WARPS * 32)
-gemv_hidden(const bf16* W, const bf16* x, float* y, int rows, int accumulate) {
-    gemv_rows<HIDDEN, false, GEMV_HIDDEN_WARPS>(W, x, nullptr, nullptr, nullptr, 0.f, y, rows, accumulate);
 }
 
 // The layer-input products (GDN in_proj, attention q|k|v: 50.6 and 37.7 MB) streamed by a

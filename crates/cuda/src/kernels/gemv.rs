@@ -66,7 +66,6 @@ impl Gemv {
             })
         };
         let by_cols = vec![
-            entry(dims.hidden, shapes.gemv_hidden_warps, "gemv_hidden")?,
             entry(dims.gdn_out(), shapes.gemv_out_warps, "gemv_gdn_out")?,
             entry(dims.attn_out(), shapes.gemv_out_warps, "gemv_attn_out")?,
         ];
