@@ -64,6 +64,14 @@ fn gemv_matches_cpu_matvec_at_model_shapes() {
     }
 }
 
+/// The input a normed product multiplies: the CPU's zero-centred RMSNorm of `resid`, rounded to
+/// bf16 as the kernels stage it.
+fn normed_bf16(resid: &[f32], norm_w: &[f32], eps: f32) -> Vec<f32> {
+    let mut xn = vec![0.0; resid.len()];
+    norm::rms_norm_zero_centred(resid, norm_w, eps, &mut xn);
+    xn.into_iter().map(round_bf16).collect()
+}
+
 #[test]
 fn gemv_with_fused_rmsnorm_matches_cpu_norm_then_matvec() {
     let Some(gpu) = gpu("gemv_normed") else {
@@ -76,9 +84,7 @@ fn gemv_with_fused_rmsnorm_matches_cpu_norm_then_matvec() {
     let w = rng.vec_bf16(rows * h, 1.0 / (h as f32).sqrt());
     let resid = rng.vec(h, 4.0);
     let norm_w = rng.vec_bf16(h, 0.1);
-    let mut xn = vec![0.0; h];
-    norm::rms_norm_zero_centred(&resid, &norm_w, dims.eps, &mut xn);
-    let xn: Vec<f32> = xn.into_iter().map(round_bf16).collect();
+    let xn = normed_bf16(&resid, &norm_w, dims.eps);
     let mut expected = vec![0.0; rows];
     linalg::matvec(&host_bf16("w", vec![rows, h], &w), &xn, &mut expected);
     let y = poisoned(&gpu, "y", DType::F32, &[rows]);
@@ -123,9 +129,7 @@ fn lm_head_with_its_norm_and_greedy_pick_matches_cpu() {
         let mut w = rng.vec_bf16(rows * h, 1.0 / (h as f32).sqrt());
         let resid = rng.vec(h, 4.0);
         let norm_w = rng.vec_bf16(h, 0.1);
-        let mut xn = vec![0.0; h];
-        norm::rms_norm_zero_centred(&resid, &norm_w, dims.eps, &mut xn);
-        let xn: Vec<f32> = xn.into_iter().map(round_bf16).collect();
+        let xn = normed_bf16(&resid, &norm_w, dims.eps);
         // The largest logit twice (the same weights: a tie the lower id wins, across warps
         // and, at 30,011 rows, blocks) and a NaN row (left out).
         let (lo, hi, nan) = (rows / 4 + 1, rows - 2, 5);

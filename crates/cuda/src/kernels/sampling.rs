@@ -53,7 +53,7 @@ pub struct Sampling {
     max: Function,
     weights: Function,
     select: Function,
-    draw: Function,
+    sample_draw: Function,
     finish: Function,
 }
 
@@ -65,7 +65,7 @@ impl Sampling {
             max: module.function("sample_max")?,
             weights: module.function("sample_weights")?,
             select: module.function("sample_select")?,
-            draw: module.function("sample_draw")?,
+            sample_draw: module.function("sample_draw")?,
             finish: module.function("finish_step")?,
             _module: module,
         })
@@ -98,7 +98,8 @@ impl Sampling {
             self.gpu.launch(&self.select, grid, THREADS, 0, &mut args)?;
         }
         let mut args = KernelArgs::new().ptr(l).i32(n).ptr(r).ptr(s).ptr(b);
-        self.gpu.launch(&self.draw, grid, THREADS, 0, &mut args)
+        self.gpu
+            .launch(&self.sample_draw, grid, THREADS, 0, &mut args)
     }
 
     /// Writes the picked token to ids[pos + 1] (unless that is still a prompt position),
