@@ -19,7 +19,7 @@ use crate::kernels::moe::MoeArgs;
 use crate::kernels::sampling::{rule_bytes, scratch_bytes as pick_scratch_bytes, RULE_BYTES};
 use crate::kernels::Kernels;
 use crate::prefill::{PrefillScratch, PREFILL_CHUNK};
-use crate::tensor::{DType, Tensor};
+use crate::tensor::{DType, Tensor, View};
 use crate::weights::{DeviceWeights, Mixer};
 
 pub struct CudaBackend {
@@ -186,15 +186,22 @@ impl CudaBackend {
         let w = &self.weights;
         let d = &self.dims;
         let (pos, x, xn) = (s.pos.view(), s.x.view(), s.xn.view());
-        k.embed_norm
-            .embed_token(&w.embed.view(), &s.ids.view(), &pos, &x)?;
+        // The layer's input product with its norm; the first takes the step's token's
+        // embedding as its input and writes it to x.
+        let input_product = |i: usize, w_in: &View, norm: &View, y: &View| {
+            if i == 0 {
+                k.gemv
+                    .run_embed_normed(w_in, &w.embed.view(), &s.ids.view(), &pos, &x, norm, y)
+            } else {
+                k.gemv.run_normed(w_in, &x, norm, None, y)
+            }
+        };
         let (mut gdn_i, mut attn_i) = (0, 0);
         for (i, l) in w.layers.iter().enumerate() {
             match &l.mixer {
                 Mixer::Gdn(g) => {
                     let proj = s.gdn_proj.view();
-                    k.gemv
-                        .run_normed(&g.in_proj.view(), &x, &l.input_norm.view(), None, &proj)?;
+                    input_product(i, &g.in_proj.view(), &l.input_norm.view(), &proj)?;
                     k.gdn.decode(&GdnDecodeArgs {
                         proj: &proj,
                         conv_w: &g.conv_w.view(),
@@ -217,8 +224,7 @@ impl CudaBackend {
                 }
                 Mixer::Attn(a) => {
                     let proj = s.attn_proj.view();
-                    k.gemv
-                        .run_normed(&a.qkv.view(), &x, &l.input_norm.view(), None, &proj)?;
+                    input_product(i, &a.qkv.view(), &l.input_norm.view(), &proj)?;
                     k.attention.decode(&AttnDecodeArgs {
                         proj: &proj,
                         q_norm: &a.q_norm.view(),

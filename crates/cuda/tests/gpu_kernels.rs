@@ -112,6 +112,63 @@ fn gemv_with_fused_rmsnorm_matches_cpu_norm_then_matvec() {
     );
 }
 
+/// A decode step's first product takes the token at ids[pos] from the embedding table as its
+/// input and writes it out as the residual stream; an id outside the table gives NaN.
+#[test]
+fn first_product_takes_the_token_embedding_as_its_input() {
+    let Some(gpu) = gpu("embed_normed") else {
+        return;
+    };
+    let dims = Dims {
+        vocab: 100,
+        ..Dims::qwen36_35b_a3b()
+    };
+    let gemv = Gemv::load(&gpu, &dims).unwrap();
+    let mut rng = Rng::new("embed_normed");
+    let (rows, h) = (1031, dims.hidden);
+    let table = rng.vec_bf16(dims.vocab * h, 1.0);
+    let w = rng.vec_bf16(rows * h, 1.0 / (h as f32).sqrt());
+    let norm_w = rng.vec_bf16(h, 0.1);
+    let table_d = upload(&gpu, "table", DType::BF16, &[dims.vocab, h], &table);
+    let w_d = upload(&gpu, "w", DType::BF16, &[rows, h], &w);
+    let norm_d = upload(&gpu, "norm_w", DType::BF16, &[h], &norm_w);
+    let ids = upload(&gpu, "ids", DType::I32, &[4], &[3.0, 57.0, 100.0, -1.0]);
+    for (p, token) in [(1, Some(57)), (0, Some(3)), (2, None), (3, None)] {
+        let pos = upload(&gpu, "pos", DType::I32, &[1], &[p as f32]);
+        let x = poisoned(&gpu, "x", DType::F32, &[h]);
+        let y = poisoned(&gpu, "y", DType::F32, &[rows]);
+        gemv.run_embed_normed(
+            &w_d.view(),
+            &table_d.view(),
+            &ids.view(),
+            &pos.view(),
+            &x.view(),
+            &norm_d.view(),
+            &y.view(),
+        )
+        .unwrap();
+        let (got_x, got_y) = (download(&gpu, &x), download(&gpu, &y));
+        let Some(t) = token else {
+            assert!(got_x.iter().all(|v| v.is_nan()), "position {p}: x is NaN");
+            assert!(got_y.iter().all(|v| v.is_nan()), "position {p}: y is NaN");
+            continue;
+        };
+        let row = &table[t * h..(t + 1) * h];
+        assert_eq!(got_x, row, "position {p}: x is token {t}'s embedding");
+        let mut xn = vec![0.0; h];
+        norm::rms_norm_zero_centred(row, &norm_w, dims.eps, &mut xn);
+        let xn: Vec<f32> = xn.into_iter().map(round_bf16).collect();
+        let mut expected = vec![0.0; rows];
+        linalg::matvec(&host_bf16("w", vec![rows, h], &w), &xn, &mut expected);
+        check(
+            &format!("embedded product at position {p}"),
+            &got_y,
+            &expected,
+            1e-3,
+        );
+    }
+}
+
 /// lm_head with the final norm, and the greedy pick it folds in: the largest logit, the lowest
 /// id of a tie, NaN left out; finish_step then makes the pick the next input.
 #[test]

@@ -1,16 +1,8 @@
-// Embedding lookup and the zero-centred RMSNorm: x * rsqrt(mean(x^2) + eps) * (1 + w), in f32.
+// The prefill's embedding lookup and the zero-centred RMSNorm: x * rsqrt(mean(x^2) + eps) *
+// (1 + w), in f32 (a decode step's lookup rides in its first product, gemv.cu: gemv_embed_normed).
 // The residual stream `x` stays f32 for the whole step; the residual add itself is fused into
 // the epilogue of the output projections (gemv with accumulate), so norms only read it.
 // Needs: HIDDEN.
-
-// x = embed[ids[*pos]]; one block. The token is read on the GPU so the step needs no host input.
-extern "C" __global__ void embed_token(const bf16* __restrict__ table, const int* __restrict__ ids,
-                                       const int* __restrict__ pos, float* __restrict__ x) {
-    pdl_launch_next();
-    pdl_wait();
-    const long token = __ldcg(ids + __ldcg(pos));
-    for (int i = threadIdx.x; i < HIDDEN; i += blockDim.x) x[i] = bf2f(table[token * HIDDEN + i]);
-}
 
 // out = bf16(rmsnorm(x) * (1 + w)) for each of `rows` rows of HIDDEN. One warp per row
 // (NORM_WARPS rows per block): each lane keeps its float4s of the row in registers, so the row

@@ -13,7 +13,6 @@ const NORM_WARPS: usize = 8;
 pub struct EmbedNorm {
     gpu: Arc<Gpu>,
     _module: Module,
-    embed_token: Function,
     embed_rows: Function,
     rmsnorm: Function,
     dims: Dims,
@@ -24,30 +23,11 @@ impl EmbedNorm {
         let module = super::load(gpu, "embed_norm.cu", include_str!("embed_norm.cu"), dims)?;
         Ok(EmbedNorm {
             gpu: gpu.clone(),
-            embed_token: module.function("embed_token")?,
             embed_rows: module.function("embed_rows")?,
             rmsnorm: module.function("rmsnorm")?,
             _module: module,
             dims: dims.clone(),
         })
-    }
-
-    /// x = table[ids[pos]] with the position read on the GPU.
-    pub fn embed_token(&self, table: &View, ids: &View, pos: &View, x: &View) -> Result<()> {
-        let d = &self.dims;
-        let table = table.expect(DType::BF16, &[d.vocab, d.hidden])?;
-        if ids.dtype != DType::I32 || ids.shape.len() != 1 {
-            return Err(CudaError::Shape {
-                tensor: ids.to_string(),
-                expected: "I32 [n]".into(),
-                actual: format!("{:?} {:?}", ids.dtype, ids.shape),
-            });
-        }
-        let pos = pos.expect(DType::I32, &[1])?;
-        let x = x.expect(DType::F32, &[d.hidden])?;
-        let mut args = KernelArgs::new().ptr(table).ptr(ids.ptr).ptr(pos).ptr(x);
-        self.gpu
-            .launch(&self.embed_token, (1, 1, 1), 256, 0, &mut args)
     }
 
     /// x[t] = table[ids[t]] for each of the `tokens` ids (a prefill chunk, ids already checked

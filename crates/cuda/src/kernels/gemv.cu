@@ -33,25 +33,51 @@ struct NormWeights {
     }
 };
 
-// x = bf16(resid * rsqrt(mean(resid^2) + eps) * (1 + w)) into shared memory (and xn_out).
-// One pass: each thread keeps its chunks of resid in registers between the sum and the scaling.
-// `issued` runs once resid's loads are issued and before their first use: loads it issues
-// then queue behind them, not in front.
-template <int COLS, int THREADS, typename Issued>
-__device__ __forceinline__ void stage_normed(uint4* xs, const float* __restrict__ resid,
-                                             const NormWeights<COLS, THREADS>& nw, bf16* __restrict__ xn_out,
-                                             float eps, Issued issued) {
+// What a normed product normalises, 8 values (one 16-byte chunk of bf16 x) at a time: the
+// residual stream (f32, read at L2), or, for the first layer of a decode step, the step's
+// token's embedding row (bf16), which block 0 also writes out as the residual stream.
+struct ResidRow {
+    const float* resid;
+    __device__ __forceinline__ void load(int c, float e[8]) const {
+        const float4 a = __ldcg(reinterpret_cast<const float4*>(resid) + 2 * c);
+        const float4 b = __ldcg(reinterpret_cast<const float4*>(resid) + 2 * c + 1);
+        e[0] = a.x, e[1] = a.y, e[2] = a.z, e[3] = a.w, e[4] = b.x, e[5] = b.y, e[6] = b.z, e[7] = b.w;
+    }
+    __device__ __forceinline__ void keep(int, const float*) const {}
+};
+struct EmbedRow {
+    const bf16* row;  // nullptr: the token is outside the table, and the values are NaN
+    float* resid_out;
+    __device__ __forceinline__ void load(int c, float e[8]) const {
+        if (row == nullptr) {
+#pragma unroll
+            for (int i = 0; i < 8; i++) e[i] = __int_as_float(0x7fc00000);
+            return;
+        }
+        unpack8(ld_early(reinterpret_cast<const uint4*>(row) + c), e);
+    }
+    __device__ __forceinline__ void keep(int c, const float* e) const {
+        if (blockIdx.x != 0) return;
+        float4* out = reinterpret_cast<float4*>(resid_out) + 2 * c;
+        out[0] = make_float4(e[0], e[1], e[2], e[3]);
+        out[1] = make_float4(e[4], e[5], e[6], e[7]);
+    }
+};
+
+// x = bf16(in * rsqrt(mean(in^2) + eps) * (1 + w)) into shared memory (and xn_out), `in` read
+// through `src` (ResidRow or EmbedRow). One pass: each thread keeps its chunks of the input in
+// registers between the sum and the scaling. `issued` runs once the input's loads are issued
+// and before their first use: loads it issues then queue behind them, not in front.
+template <int COLS, int THREADS, typename Src, typename Issued>
+__device__ __forceinline__ void stage_normed(uint4* xs, const Src& src, const NormWeights<COLS, THREADS>& nw,
+                                             bf16* __restrict__ xn_out, float eps, Issued issued) {
     constexpr int CHUNKS = GEMV_CHUNKS(COLS), MINE = NormWeights<COLS, THREADS>::MINE;
     __shared__ float scratch[32];
-    const float4* r4 = reinterpret_cast<const float4*>(resid);
-    float4 v[MINE][2];
+    float v[MINE][8];
 #pragma unroll
     for (int j = 0; j < MINE; j++) {
         const int c = threadIdx.x + j * THREADS;
-        if (c < CHUNKS) {
-            v[j][0] = __ldcg(r4 + 2 * c);
-            v[j][1] = __ldcg(r4 + 2 * c + 1);
-        }
+        if (c < CHUNKS) src.load(c, v[j]);
     }
     issued();
     float ss = 0.f;
@@ -59,8 +85,9 @@ __device__ __forceinline__ void stage_normed(uint4* xs, const float* __restrict_
     for (int j = 0; j < MINE; j++) {
         const int c = threadIdx.x + j * THREADS;
         if (c < CHUNKS) {
-            const float4 a = v[j][0], b = v[j][1];
-            ss += a.x * a.x + a.y * a.y + a.z * a.z + a.w * a.w + b.x * b.x + b.y * b.y + b.z * b.z + b.w * b.w;
+            const float* a = v[j];
+            ss += a[0] * a[0] + a[1] * a[1] + a[2] * a[2] + a[3] * a[3] + a[4] * a[4] + a[5] * a[5] + a[6] * a[6] +
+                  a[7] * a[7];
         }
     }
     const float r = rsqrtf(block_sum(ss, scratch) / COLS + eps);
@@ -68,7 +95,8 @@ __device__ __forceinline__ void stage_normed(uint4* xs, const float* __restrict_
     for (int j = 0; j < MINE; j++) {
         const int c = threadIdx.x + j * THREADS;
         if (c >= CHUNKS) continue;
-        const float e[8] = {v[j][0].x, v[j][0].y, v[j][0].z, v[j][0].w, v[j][1].x, v[j][1].y, v[j][1].z, v[j][1].w};
+        const float* e = v[j];
+        src.keep(c, e);
         float wf[8];
         unpack8(nw.w[j], wf);
         unsigned packed[4];
@@ -111,7 +139,7 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
 #pragma unroll
     for (int r = 0; r < ROWS; r++) y_old[r] = accumulate && lane == 0 && row0 + r < rows ? __ldcg(y + row0 + r) : 0.f;
     if constexpr (NORMED) {
-        stage_normed<COLS, WARPS * 32>(xs, resid, nw, xn_out, eps, [] {});
+        stage_normed<COLS, WARPS * 32>(xs, ResidRow{resid}, nw, xn_out, eps, [] {});
     } else {
         for (int c = threadIdx.x; c < CHUNKS; c += blockDim.x) xs[c] = __ldcg(reinterpret_cast<const uint4*>(x) + c);
     }
@@ -149,8 +177,9 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
 // Dynamic shared memory: GEMV_NORMED_WARPS * GEMV_NORMED_STAGES rows (gemv.rs: stream_ring_bytes).
 // SITE is the stream's L2 policy (common.cuh); with `best`, the product is also an argmax:
 // every block's largest (value, lowest row) key goes to `best` by atomicMax.
-template <int SITE>
-__device__ __forceinline__ void stream_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* xn_out,
+// `make_src` gives the normed input's source once the wait is over (stage_normed's Src).
+template <int SITE, typename MakeSrc>
+__device__ __forceinline__ void stream_normed(const bf16* W, MakeSrc make_src, const bf16* norm_w, bf16* xn_out,
                                               float eps, float* y, int rows, u64* best) {
     constexpr int CHUNKS = GEMV_CHUNKS(HIDDEN), PER_LANE = GEMV_PER_LANE(HIDDEN), STAGES = GEMV_NORMED_STAGES;
     constexpr int REG = GEMV_NORMED_REG_ROWS;
@@ -213,7 +242,7 @@ __device__ __forceinline__ void stream_normed(const bf16* W, const float* resid,
 #pragma unroll
     for (int k = 0; k < EARLY; k++) ask(k);
     pdl_wait();
-    stage_normed<HIDDEN, GEMV_NORMED_WARPS * 32>(xs, resid, nw, xn_out, eps, [&] {
+    stage_normed<HIDDEN, GEMV_NORMED_WARPS * 32>(xs, make_src(), nw, xn_out, eps, [&] {
 #pragma unroll
         for (int k = EARLY; k < STAGES; k++) ask(k);
     });
@@ -241,13 +270,29 @@ __device__ __forceinline__ void stream_normed(const bf16* W, const float* resid,
 extern "C" __global__ void __launch_bounds__(GEMV_NORMED_WARPS * 32)
 gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* xn_out, float eps, float* y,
                    int rows) {
-    stream_normed<L2_NORMED>(W, resid, norm_w, xn_out, eps, y, rows, nullptr);
+    stream_normed<L2_NORMED>(W, [&] { return ResidRow{resid}; }, norm_w, xn_out, eps, y, rows, nullptr);
+}
+// The first layer's input product of a decode step with the step's embedding lookup folded in:
+// its input is embed[ids[*pos]], which block 0 also writes to `resid_out` as the residual
+// stream; a token outside the table gives NaN. embed_token's launch before it took 8.3 us of
+// v22's step: its three dependent reads queued behind this kernel's early weight loads.
+extern "C" __global__ void __launch_bounds__(GEMV_NORMED_WARPS * 32)
+gemv_embed_normed(const bf16* W, const bf16* table, const int* ids, const int* pos, int vocab, float* resid_out,
+                  const bf16* norm_w, float eps, float* y, int rows) {
+    stream_normed<L2_NORMED>(
+        W,
+        [&] {
+            const int token = __ldcg(ids + __ldcg(pos));
+            const bool ok = token >= 0 && token < vocab;
+            return EmbedRow{ok ? table + (long)token * HIDDEN : nullptr, resid_out};
+        },
+        norm_w, nullptr, eps, y, rows, nullptr);
 }
 // lm_head with the final norm in its prologue (the rmsnorm launch before it, 4.3 us of v21's
 // step, is gone) and, with `best` (the greedy step), the argmax folded in (argmax's 3.6 us).
 extern "C" __global__ void __launch_bounds__(GEMV_NORMED_WARPS * 32)
 lm_head_normed(const bf16* W, const float* resid, const bf16* norm_w, u64* best, float eps, float* y, int rows) {
-    stream_normed<L2_ROWS>(W, resid, norm_w, nullptr, eps, y, rows, best);
+    stream_normed<L2_ROWS>(W, [&] { return ResidRow{resid}; }, norm_w, nullptr, eps, y, rows, best);
 }
 extern "C" __global__ void __launch_bounds__(GEMV_OUT_WARPS * 32)
 gemv_gdn_out(const bf16* W, const bf16* x, float* y, int rows, int accumulate) {

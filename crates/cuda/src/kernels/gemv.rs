@@ -48,6 +48,7 @@ pub struct Gemv {
     _module: Module,
     by_cols: Vec<Entry>,
     normed: Function,
+    embed_normed: Function,
     lm_head: Function,
     ring_bytes: u32,
     dims: Dims,
@@ -71,14 +72,17 @@ impl Gemv {
         ];
         let normed = module.function("gemv_hidden_normed")?;
         let lm_head = module.function("lm_head_normed")?;
+        let embed_normed = module.function("gemv_embed_normed")?;
         let ring_bytes = stream_ring_bytes(&shapes, dims)? as u32;
         module.allow_shared(&normed, ring_bytes)?;
         module.allow_shared(&lm_head, ring_bytes)?;
+        module.allow_shared(&embed_normed, ring_bytes)?;
         Ok(Gemv {
             gpu: gpu.clone(),
             _module: module,
             by_cols,
             normed,
+            embed_normed,
             lm_head,
             ring_bytes,
             dims: dims.clone(),
@@ -150,6 +154,49 @@ impl Gemv {
         self.stream(&self.normed, w, resid, norm_w, xn, y)
     }
 
+    /// run_normed for the first layer of a decode step, whose input is the step's token's
+    /// embedding: x = table[ids[pos]] (BF16 [vocab, hidden], I32 [n], I32 [1], read on the
+    /// GPU), written to `resid_out` (F32 [hidden]) as the residual stream; NaN for an id outside
+    /// the table.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_embed_normed(
+        &self,
+        w: &View,
+        table: &View,
+        ids: &View,
+        pos: &View,
+        resid_out: &View,
+        norm_w: &View,
+        y: &View,
+    ) -> Result<()> {
+        let d = &self.dims;
+        let (w_ptr, rows) = w.expect_rows(DType::BF16, d.hidden)?;
+        let table = table.expect(DType::BF16, &[d.vocab, d.hidden])?;
+        if ids.dtype != DType::I32 || ids.shape.len() != 1 {
+            return Err(CudaError::Shape {
+                tensor: ids.to_string(),
+                expected: "I32 [n]".into(),
+                actual: format!("{:?} {:?}", ids.dtype, ids.shape),
+            });
+        }
+        let pos = pos.expect(DType::I32, &[1])?;
+        let resid_out = resid_out.expect(DType::F32, &[d.hidden])?;
+        let norm_w = norm_w.expect(DType::BF16, &[d.hidden])?;
+        let y = y.expect(DType::F32, &[rows])?;
+        let args = KernelArgs::new()
+            .ptr(w_ptr)
+            .ptr(table)
+            .ptr(ids.ptr)
+            .ptr(pos)
+            .i32(d.vocab as i32)
+            .ptr(resid_out)
+            .ptr(norm_w)
+            .f32(d.eps)
+            .ptr(y)
+            .i32(rows as i32);
+        self.launch_streamed(&self.embed_normed, args)
+    }
+
     /// The logits: run_normed with the final norm and lm_head's L2 policy; with `best` (U64
     /// [1], holding 0 as finish_step leaves it) also the greedy pick, their argmax key (the
     /// largest logit, the lowest id of a tie, NaN left out).
@@ -184,7 +231,7 @@ impl Gemv {
         let resid = resid.expect(DType::F32, &[h])?;
         let norm_w = norm_w.expect(DType::BF16, &[h])?;
         let y = y.expect(DType::F32, &[rows])?;
-        let mut args = KernelArgs::new()
+        let args = KernelArgs::new()
             .ptr(w_ptr)
             .ptr(resid)
             .ptr(norm_w)
@@ -192,6 +239,10 @@ impl Gemv {
             .f32(self.dims.eps)
             .ptr(y)
             .i32(rows as i32);
+        self.launch_streamed(f, args)
+    }
+
+    fn launch_streamed(&self, f: &Function, mut args: KernelArgs) -> Result<()> {
         // A fixed number of blocks per SM: their warps loop over the rows (gemv.cu).
         let blocks = self.gpu.multiprocessors.max(1) * self.shapes.gemv_normed_blocks as u32;
         self.gpu.launch(
