@@ -19,8 +19,8 @@ use crate::error::{CudaError, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shapes {
     /// Warps per block of the row products (gemv.cu), by product: the streamed ones with the
-    /// norm fused (GDN in_proj, attention q|k|v, lm_head), the output projections (GDN out_proj,
-    /// o_proj), and the MoE router (one row per warp).
+    /// norm fused (GDN in_proj, attention q|k|v), the output projections (GDN out_proj, o_proj),
+    /// lm_head (its norm fused, short blocks), and the MoE router (one row per warp).
     pub gemv_normed_warps: usize,
     /// Rows in flight per warp of the streamed products: in registers (0 or 1) and in the
     /// warp's ring in shared memory; and their blocks per SM.
@@ -31,6 +31,7 @@ pub struct Shapes {
     /// norm's reads of the residual). v20: 1 of 2, +2.4% at 1K over all of them before.
     pub gemv_normed_early: usize,
     pub gemv_out_warps: usize,
+    pub lm_head_warps: usize,
     pub router_warps: usize,
     /// 16-byte loads each lane of a row product keeps in flight (rows per warp follow).
     pub gemv_loads: usize,
@@ -61,6 +62,7 @@ impl Default for Shapes {
             gemv_normed_blocks: 1,
             gemv_normed_early: 1,
             gemv_out_warps: 16,
+            lm_head_warps: 8,
             router_warps: 16,
             gemv_loads: 16,
             moe_warps: 8,
@@ -86,7 +88,7 @@ struct Field {
     field: fn(&mut Shapes) -> &mut usize,
 }
 
-const FIELDS: [Field; 15] = [
+const FIELDS: [Field; 16] = [
     Field {
         key: "gemv_normed_warps",
         define: "GEMV_NORMED_WARPS",
@@ -121,6 +123,13 @@ const FIELDS: [Field; 15] = [
         least: 1,
         limit: 32,
         field: |s| &mut s.gemv_out_warps,
+    },
+    Field {
+        key: "lm_head_warps",
+        define: "LM_HEAD_WARPS",
+        least: 1,
+        limit: 32,
+        field: |s| &mut s.lm_head_warps,
     },
     Field {
         key: "router_warps",

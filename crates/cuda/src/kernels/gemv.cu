@@ -11,8 +11,9 @@
 // Needs: HIDDEN, GDN_OUT (value heads * value dim), ATTN_OUT (heads * head dim).
 
 // Launch shapes (shapes.rs): GEMV_LOADS for every row product, and warps per block by entry
-// point: GEMV_OUT_WARPS (GDN out_proj, o_proj); moe.cu's router has ROUTER_WARPS; the streamed
-// products (gemv_hidden_normed, lm_head_normed) have GEMV_NORMED_WARPS and GEMV_NORMED_STAGES.
+// point: GEMV_OUT_WARPS (GDN out_proj, o_proj), LM_HEAD_WARPS (lm_head_normed); moe.cu's router
+// has ROUTER_WARPS; the streamed products (gemv_hidden_normed, gemv_embed_normed) have
+// GEMV_NORMED_WARPS and GEMV_NORMED_STAGES.
 // 16-byte chunks of a row, each lane's share of them, and rows per warp (gemv.rs: rows_per_block).
 #define GEMV_CHUNKS(cols) ((cols) / 8)
 #define GEMV_PER_LANE(cols) ((GEMV_CHUNKS(cols) + 31) / 32)
@@ -110,13 +111,17 @@ __device__ __forceinline__ void stage_normed(uint4* xs, const Src& src, const No
     }
 }
 
+// With `best` (lm_head in a greedy pick) the product is also the argmax of y: the largest
+// (value, lowest row) key goes to `best` by atomicMax, NaN left out (sampling.cu's rule); the
+// separate argmax launch after it cost 3.6 us of v21's step.
 template <int COLS, bool NORMED, int WARPS, int ROWS = GEMV_ROWS(COLS)>
 __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16* __restrict__ x,
                                           const float* __restrict__ resid, const bf16* __restrict__ norm_w,
                                           bf16* __restrict__ xn_out, float eps,
-                                          float* __restrict__ y, int rows, int accumulate) {
+                                          float* __restrict__ y, int rows, int accumulate, u64* best) {
     constexpr int CHUNKS = GEMV_CHUNKS(COLS), PER_LANE = GEMV_PER_LANE(COLS);
     __shared__ uint4 xs[CHUNKS];
+    __shared__ u64 keys[WARPS];
     pdl_launch_next();
     const int lane = threadIdx.x & 31;
     const long row0 = ((long)blockIdx.x * WARPS + (threadIdx.x >> 5)) * ROWS;
@@ -144,6 +149,7 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
         for (int c = threadIdx.x; c < CHUNKS; c += blockDim.x) xs[c] = __ldcg(reinterpret_cast<const uint4*>(x) + c);
     }
     __syncthreads();
+    u64 key = 0;  // the warp's argmax over its rows, when `best` asks for one
 #pragma unroll
     for (int r = 0; r < ROWS; r++) {
         const long row = row0 + r;
@@ -156,6 +162,21 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
         }
         acc = warp_sum(acc);
         if (lane == 0) y[row] = accumulate ? y_old[r] + acc : acc;
+        if (best != nullptr && acc == acc) {
+            const u64 k = argmax_key(acc, (int)row);
+            key = k > key ? k : key;
+        }
+    }
+    // One atomic per block on `best` (lm_head: 15,520 over the launch).
+    if (best != nullptr) {
+        if (lane == 0) keys[threadIdx.x >> 5] = key;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            u64 k = 0;
+#pragma unroll
+            for (int w = 0; w < WARPS; w++) k = keys[w] > k ? keys[w] : k;
+            if (k) atomicMax(best, k);
+        }
     }
 }
 
@@ -175,17 +196,14 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
 // every block's trigger), and gdn_decode's early loads are done by its release. Fewer than
 // two ring stages, or fewer than 16 warps x 3 rows per SM, lost 7-9% (shapes.rs).
 // Dynamic shared memory: GEMV_NORMED_WARPS * GEMV_NORMED_STAGES rows (gemv.rs: stream_ring_bytes).
-// SITE is the stream's L2 policy (common.cuh); with `best`, the product is also an argmax:
-// every block's largest (value, lowest row) key goes to `best` by atomicMax.
 // `make_src` gives the normed input's source once the wait is over (stage_normed's Src).
-template <int SITE, typename MakeSrc>
+template <typename MakeSrc>
 __device__ __forceinline__ void stream_normed(const bf16* W, MakeSrc make_src, const bf16* norm_w, bf16* xn_out,
-                                              float eps, float* y, int rows, u64* best) {
+                                              float eps, float* y, int rows) {
     constexpr int CHUNKS = GEMV_CHUNKS(HIDDEN), PER_LANE = GEMV_PER_LANE(HIDDEN), STAGES = GEMV_NORMED_STAGES;
     constexpr int REG = GEMV_NORMED_REG_ROWS;
     extern __shared__ uint4 ring[];
     __shared__ uint4 xs[CHUNKS];
-    __shared__ u64 keys[GEMV_NORMED_WARPS];
     pdl_launch_next();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const long first = (long)blockIdx.x * GEMV_NORMED_WARPS + warp, stride = (long)gridDim.x * GEMV_NORMED_WARPS;
@@ -200,13 +218,12 @@ __device__ __forceinline__ void stream_normed(const bf16* W, MakeSrc make_src, c
 #pragma unroll
             for (int i = 0; i < PER_LANE; i++) {
                 const int c = lane + 32 * i;
-                if (c < CHUNKS) cp_async_stream<SITE>(dst + c, src + c);
+                if (c < CHUNKS) cp_async_stream<L2_NORMED>(dst + c, src + c);
             }
         }
         cp_async_commit();
     };
-    // y[row] = the row (chunk(i): this lane's i-th chunk of it) . x; `key`, the warp's argmax.
-    u64 key = 0;
+    // y[row] = the row (chunk(i): this lane's i-th chunk of it) . x.
     auto finish = [&](auto chunk, long row) {
         float acc = 0.f;
 #pragma unroll
@@ -216,10 +233,6 @@ __device__ __forceinline__ void stream_normed(const bf16* W, MakeSrc make_src, c
         }
         acc = warp_sum(acc);
         if (lane == 0) y[row] = acc;
-        if (best != nullptr && acc == acc) {
-            const u64 k = argmax_key(acc, (int)row);
-            key = k > key ? k : key;
-        }
     };
     NormWeights<HIDDEN, GEMV_NORMED_WARPS * 32> nw;
     nw.load(norm_w);
@@ -229,7 +242,7 @@ __device__ __forceinline__ void stream_normed(const bf16* W, MakeSrc make_src, c
 #pragma unroll
         for (int i = 0; i < PER_LANE; i++) {
             const int c = lane + 32 * i;
-            if (c < CHUNKS) w0[i] = ld_stream<SITE>(src + c);
+            if (c < CHUNKS) w0[i] = ld_stream<L2_NORMED>(src + c);
         }
     }
     // GEMV_NORMED_EARLY ring rows are asked for before the wait, the others once the norm's
@@ -255,22 +268,11 @@ __device__ __forceinline__ void stream_normed(const bf16* W, MakeSrc make_src, c
         // After the sum, which needed this lane's reads of the stage: only then is it refilled.
         ask(k + STAGES);
     }
-    // One atomic per block: 2,112 warps' atomics on one address would queue at its L2 slice.
-    if (best != nullptr) {
-        if (lane == 0) keys[warp] = key;
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            u64 k = 0;
-#pragma unroll
-            for (int w = 0; w < GEMV_NORMED_WARPS; w++) k = keys[w] > k ? keys[w] : k;
-            if (k) atomicMax(best, k);
-        }
-    }
 }
 extern "C" __global__ void __launch_bounds__(GEMV_NORMED_WARPS * 32)
 gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* xn_out, float eps, float* y,
                    int rows) {
-    stream_normed<L2_NORMED>(W, [&] { return ResidRow{resid}; }, norm_w, xn_out, eps, y, rows, nullptr);
+    stream_normed(W, [&] { return ResidRow{resid}; }, norm_w, xn_out, eps, y, rows);
 }
 // The first layer's input product of a decode step with the step's embedding lookup folded in:
 // its input is embed[ids[*pos]], which block 0 also writes to `resid_out` as the residual
@@ -279,26 +281,29 @@ gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* 
 extern "C" __global__ void __launch_bounds__(GEMV_NORMED_WARPS * 32)
 gemv_embed_normed(const bf16* W, const bf16* table, const int* ids, const int* pos, int vocab, float* resid_out,
                   const bf16* norm_w, float eps, float* y, int rows) {
-    stream_normed<L2_NORMED>(
+    stream_normed(
         W,
         [&] {
             const int token = __ldcg(ids + __ldcg(pos));
             const bool ok = token >= 0 && token < vocab;
             return EmbedRow{ok ? table + (long)token * HIDDEN : nullptr, resid_out};
         },
-        norm_w, nullptr, eps, y, rows, nullptr);
+        norm_w, nullptr, eps, y, rows);
 }
 // lm_head with the final norm in its prologue (the rmsnorm launch before it, 4.3 us of v21's
-// step, is gone) and, with `best` (the greedy step), the argmax folded in (argmax's 3.6 us).
-extern "C" __global__ void __launch_bounds__(GEMV_NORMED_WARPS * 32)
+// step, is gone) and, with `best` (the greedy step), the argmax in its epilogue (argmax's 3.6
+// us): short blocks, each recomputing the norm from L2 (12 KB per 64 KB of weights) while its
+// rows load, rather than v22's streamed ring, whose 132 blocks read lm_head's 1 GB ~4% slower
+// than gemv_hidden's 15,520 (224.8 against 216.1 us on the path).
+extern "C" __global__ void __launch_bounds__(LM_HEAD_WARPS * 32)
 lm_head_normed(const bf16* W, const float* resid, const bf16* norm_w, u64* best, float eps, float* y, int rows) {
-    stream_normed<L2_ROWS>(W, [&] { return ResidRow{resid}; }, norm_w, nullptr, eps, y, rows, best);
+    gemv_rows<HIDDEN, true, LM_HEAD_WARPS>(W, nullptr, resid, norm_w, nullptr, eps, y, rows, 0, best);
 }
 extern "C" __global__ void __launch_bounds__(GEMV_OUT_WARPS * 32)
 gemv_gdn_out(const bf16* W, const bf16* x, float* y, int rows, int accumulate) {
-    gemv_rows<GDN_OUT, false, GEMV_OUT_WARPS>(W, x, nullptr, nullptr, nullptr, 0.f, y, rows, accumulate);
+    gemv_rows<GDN_OUT, false, GEMV_OUT_WARPS>(W, x, nullptr, nullptr, nullptr, 0.f, y, rows, accumulate, nullptr);
 }
 extern "C" __global__ void __launch_bounds__(GEMV_OUT_WARPS * 32)
 gemv_attn_out(const bf16* W, const bf16* x, float* y, int rows, int accumulate) {
-    gemv_rows<ATTN_OUT, false, GEMV_OUT_WARPS>(W, x, nullptr, nullptr, nullptr, 0.f, y, rows, accumulate);
+    gemv_rows<ATTN_OUT, false, GEMV_OUT_WARPS>(W, x, nullptr, nullptr, nullptr, 0.f, y, rows, accumulate, nullptr);
 }

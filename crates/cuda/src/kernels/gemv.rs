@@ -75,7 +75,6 @@ impl Gemv {
         let embed_normed = module.function("gemv_embed_normed")?;
         let ring_bytes = stream_ring_bytes(&shapes, dims)? as u32;
         module.allow_shared(&normed, ring_bytes)?;
-        module.allow_shared(&lm_head, ring_bytes)?;
         module.allow_shared(&embed_normed, ring_bytes)?;
         Ok(Gemv {
             gpu: gpu.clone(),
@@ -151,7 +150,8 @@ impl Gemv {
             Some(v) => v.expect(DType::BF16, &[self.dims.hidden])?,
             None => 0,
         };
-        self.stream(&self.normed, w, resid, norm_w, xn, y)
+        let (args, _) = self.normed_args(w, resid, norm_w, xn, y)?;
+        self.launch_streamed(&self.normed, args)
     }
 
     /// run_normed for the first layer of a decode step, whose input is the step's token's
@@ -197,9 +197,10 @@ impl Gemv {
         self.launch_streamed(&self.embed_normed, args)
     }
 
-    /// The logits: run_normed with the final norm and lm_head's L2 policy; with `best` (U64
-    /// [1], holding 0 as finish_step leaves it) also the greedy pick, their argmax key (the
-    /// largest logit, the lowest id of a tie, NaN left out).
+    /// The logits: W bf16(rmsnorm(resid) * (1 + norm_w)) with the final norm, in short blocks
+    /// (gemv.cu: lm_head_normed); with `best` (U64 [1], holding 0 as finish_step leaves it) also
+    /// the greedy pick, their argmax key (the largest logit, the lowest id of a tie, NaN left
+    /// out).
     pub fn run_lm_head(
         &self,
         w: &View,
@@ -212,20 +213,32 @@ impl Gemv {
             Some(v) => v.expect(DType::U64, &[1])?,
             None => 0,
         };
-        self.stream(&self.lm_head, w, resid, norm_w, best, logits)
+        let (mut args, rows) = self.normed_args(w, resid, norm_w, best, logits)?;
+        let warps = self.shapes.lm_head_warps;
+        self.gpu.launch(
+            &self.lm_head,
+            (
+                rows.div_ceil(rows_per_block(&self.shapes, warps, self.dims.hidden)) as u32,
+                1,
+                1,
+            ),
+            (warps * 32) as u32,
+            0,
+            &mut args,
+        )
     }
 
-    /// A streamed normed product (gemv.cu: stream_normed); `extra` is its entry point's fourth
-    /// pointer (the normed vector's destination, or the argmax's).
-    fn stream(
+    /// A normed product's arguments, checked, and its row count: W (BF16 [rows, hidden]), the
+    /// residual, the norm weight, `extra` (its entry point's fourth pointer: the normed vector's
+    /// destination, or the argmax's) and y.
+    fn normed_args(
         &self,
-        f: &Function,
         w: &View,
         resid: &View,
         norm_w: &View,
         extra: DevicePtr,
         y: &View,
-    ) -> Result<()> {
+    ) -> Result<(KernelArgs, usize)> {
         let h = self.dims.hidden;
         let (w_ptr, rows) = w.expect_rows(DType::BF16, h)?;
         let resid = resid.expect(DType::F32, &[h])?;
@@ -239,7 +252,7 @@ impl Gemv {
             .f32(self.dims.eps)
             .ptr(y)
             .i32(rows as i32);
-        self.launch_streamed(f, args)
+        Ok((args, rows))
     }
 
     fn launch_streamed(&self, f: &Function, mut args: KernelArgs) -> Result<()> {

@@ -156,7 +156,7 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
     }
     // One row per warp: the router's 257 rows are 1 MB, so its time is latency, and more blocks
     // spread the loads over more SMs.
-    gemv_rows<HIDDEN, true, ROUTER_WARPS, 1>(W, nullptr, resid, norm_w, xn_out, eps, logits, NUM_EXPERTS + 1, 0);
+    gemv_rows<HIDDEN, true, ROUTER_WARPS, 1>(W, nullptr, resid, norm_w, xn_out, eps, logits, NUM_EXPERTS + 1, 0, nullptr);
     // The barrier orders the block's logits before thread 0's count, whose release (at GPU
     // scope, cumulative over what the barrier ordered) publishes them and whose acquire, in the
     // last block, makes every block's visible: one atomic instead of a fence on either side.

@@ -328,4 +328,4 @@ pub fn tiny_dims() -> Dims {
 
 /// Launch shapes other than the defaults, for every key (the checks without a GPU compile the
 /// decode kernels under them too).
-pub const SWEPT_SHAPES: &str = "gemv_normed_warps=4,gemv_normed_reg_rows=1,gemv_normed_stages=2,gemv_normed_blocks=3,gemv_out_warps=8,router_warps=1,gemv_loads=8,moe_warps=8,moe_down_rows=3,moe_down_warp_rows=3,attn_split_keys=256,l2_ahead_rows=3,l2_ahead_last=0,l2_evict_first=15,gemv_normed_early=0";
+pub const SWEPT_SHAPES: &str = "gemv_normed_warps=4,gemv_normed_reg_rows=1,gemv_normed_stages=2,gemv_normed_blocks=3,gemv_out_warps=8,lm_head_warps=2,router_warps=1,gemv_loads=8,moe_warps=8,moe_down_rows=3,moe_down_warp_rows=3,attn_split_keys=256,l2_ahead_rows=3,l2_ahead_last=0,l2_evict_first=15,gemv_normed_early=0";
