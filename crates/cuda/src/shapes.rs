@@ -69,7 +69,7 @@ impl Default for Shapes {
             moe_down_rows: 1,
             moe_down_warp_rows: 8,
             attn_split_keys: 64,
-            l2_ahead_rows: 4,
+            l2_ahead_rows: 3,
             l2_ahead_last: 1,
             l2_evict_first: 14,
         }
