@@ -5,7 +5,8 @@
 # LABEL must not contain `=`; CMD is a lily binary with optional extra `lily bench` flags, or
 # `env LILY_SHAPES=... BINARY` for a launch-shape variant, e.g.
 #   scripts/ab_bench.sh $OUT/ab.md "main=.gpu/lily_base" "new=.gpu/lily" "no-prepare=.gpu/lily --leave-out attn_prepare"
-# Environment: CONTEXTS (default 1024,131072), ROUNDS (default 2).
+# Environment: CONTEXTS (default 1024,131072), ROUNDS (default 2), BENCH_FLAGS (after `bench`, for
+# every variant: e.g. --no-token-loop, which builds older than the token loop column do not know).
 set -uo pipefail
 out=${1:?usage: ab_bench.sh OUTFILE LABEL=CMD...}
 shift
@@ -15,7 +16,7 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
         label=${v%%=*}
         cmd=${v#*=}
         # shellcheck disable=SC2086 # CMD is a binary and its flags
-        $cmd bench --synthetic --contexts "${CONTEXTS:-1024,131072}" 2>"$out.err" |
+        $cmd bench --synthetic --contexts "${CONTEXTS:-1024,131072}" ${BENCH_FLAGS:-} 2>"$out.err" |
             grep -E "^\| [0-9]" | sed "s/^/| $label | round $round /" | tee -a "$out" || {
             status=1
             echo "| $label | round $round | failed: $(grep -m1 -E '^Error' "$out.err")" | tee -a "$out"

@@ -7,7 +7,12 @@
 //! and the generated ids' digest must repeat across rounds. Each decode figure is given as a
 //! fraction of the bandwidth ceiling (bytes a token must read / measured copy bandwidth), each
 //! prefill figure as a fraction of the bf16 matrix rate.
+//! Beside the contract's decode figure (the captured step replayed back to back), each round
+//! also generates the same tokens through the engine's token loop (`lily_engine::generate`, as
+//! `lily run` and the server do: the host reads each pick back before the next step), so the
+//! table shows what the per-token round trip costs; its tokens must match the replays'.
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -15,6 +20,7 @@ use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
 use lily_cuda::driver::Gpu;
 use lily_cuda::{CudaBackend, CudaSequence, Dims};
+use lily_engine::{GenerateOptions, Pick};
 use lily_model::{Backend, PickRule};
 
 #[derive(ClapArgs)]
@@ -76,12 +82,18 @@ pub struct Args {
     /// sampled DRAM and SM activity over one step).
     #[arg(long)]
     profiler_step: bool,
+    /// Leave out the token-loop measurement (its own prefill each round: at 128K that doubles
+    /// a context's time).
+    #[arg(long)]
+    no_token_loop: bool,
 }
 
 struct Row {
     context: usize,
     prefill_tok_s: f64,
     decode_tok_s: f64,
+    /// Decode through the engine's token loop (one host round trip per token), unless left out.
+    loop_tok_s: Option<f64>,
     decode_ceiling: f64,
     prefill_fraction: f64,
     digest: u64,
@@ -124,6 +136,19 @@ fn prefill_flops(d: &Dims, context: usize) -> f64 {
     let params = d.vocab * h + d.gdn_layers() * (gdn + moe) + d.attn_layers() * (attn + moe);
     let attn_ops = d.attn_layers() * 2 * 2 * d.attn_heads * d.attn_head_dim * context / 2;
     (2 * params + attn_ops) as f64
+}
+
+/// The bench's rule for every token, on the GPU: the engine's loop then picks what the
+/// replayed step picks.
+struct FixedRule(PickRule);
+
+impl Pick for FixedRule {
+    fn rule(&mut self) -> Option<PickRule> {
+        Some(self.0)
+    }
+    fn pick(&mut self, _: &[f32]) -> u32 {
+        unreachable!("the rule is always given, so the backend picks")
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -187,8 +212,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if !args.leave_out.is_empty() {
         println!("# left out of every step (timing only, the tokens are meaningless): {}", args.leave_out.join("; "));
     }
-    println!("| context | prefill tok/s | of matrix rate | decode tok/s | ceiling tok/s | of ceiling | digest |");
-    println!("|---:|---:|---:|---:|---:|---:|---|");
+    println!("| context | prefill tok/s | of matrix rate | decode tok/s | ceiling tok/s | of ceiling | digest | token loop tok/s |");
+    println!("|---:|---:|---:|---:|---:|---:|---|---:|");
     let mut rows = Vec::new();
     let mut profiles = Vec::new();
     for &context in &args.contexts {
@@ -200,6 +225,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         backend.run_steps(&mut seq, args.steps)?;
         backend.ids(&seq, 0..1)?;
         let (mut prefill, mut decode, mut digests) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut token_loop, mut loop_digests) = (Vec::new(), Vec::new());
         for _ in 0..args.rounds {
             backend.clear(&mut seq)?;
             backend.set_rule(&mut seq, &rule)?;
@@ -212,12 +238,45 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let ids = backend.ids(&seq, context + 1..context + 1 + args.steps)?;
             decode.push(args.steps as f64 / t1.elapsed().as_secs_f64());
             digests.push(fnv1a(&ids));
+            if args.no_token_loop {
+                continue;
+            }
+            // The same prompt and steps through the engine's loop: the prefill's pick, then
+            // `steps` decoded tokens, each read back by the host.
+            backend.clear(&mut seq)?;
+            let mut generated = Vec::with_capacity(args.steps + 1);
+            let options = GenerateOptions {
+                max_tokens: args.steps + 1,
+                stop_ids: Vec::new(),
+            };
+            let max_seq = seq.max_seq;
+            let stats = lily_engine::generate(
+                &backend,
+                &mut seq,
+                &tokens,
+                max_seq,
+                &options,
+                &mut FixedRule(rule),
+                |t| {
+                    generated.push(t);
+                    ControlFlow::Continue(())
+                },
+            )?;
+            token_loop.push(stats.decode_tokens_per_s());
+            loop_digests.push(fnv1a(&generated[1..]));
         }
         // With launches left out the ids are meaningless, and a kernel whose producer is gone
         // reads whatever an earlier step left (the split-KV partials, for one): no check then.
         if args.leave_out.is_empty() && digests.iter().any(|&g| g != digests[0]) {
             bail!(
                 "context {context}: the generated ids differ between rounds (digests {digests:x?})"
+            );
+        }
+        if args.leave_out.is_empty() && loop_digests.iter().any(|&g| g != digests[0]) {
+            bail!(
+                "context {context}: the engine's token loop generated other ids than the replayed \
+                 steps (digests {loop_digests:x?} against {:x})",
+                digests[0]
             );
         }
         // The sequence again from its prompt, for the steps replayed after the measured ones.
@@ -270,20 +329,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             context,
             prefill_tok_s,
             decode_tok_s: median(decode),
+            loop_tok_s: (!token_loop.is_empty()).then(|| median(token_loop)),
             decode_ceiling: ceiling,
             prefill_fraction: prefill_tok_s * prefill_flops(&d, context)
                 / (args.matrix_tflops * 1e12),
             digest: digests[0],
         };
         println!(
-            "| {} | {:.0} | {:.2}% | {:.1} | {:.0} | {:.1}% | {:016x} |",
+            "| {} | {:.0} | {:.2}% | {:.1} | {:.0} | {:.1}% | {:016x} | {} |",
             row.context,
             row.prefill_tok_s,
             100.0 * row.prefill_fraction,
             row.decode_tok_s,
             row.decode_ceiling,
             100.0 * row.decode_tok_s / row.decode_ceiling,
-            row.digest
+            row.digest,
+            row.loop_tok_s.map_or("-".to_string(), |t| format!("{t:.1}"))
         );
         rows.push(row);
     }
@@ -295,8 +356,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .iter()
             .map(|r| {
                 format!(
-                    "    {{\"context\": {}, \"prefill_tok_s\": {:.3}, \"prefill_fraction_of_matrix_rate\": {:.6}, \"decode_tok_s\": {:.3}, \"decode_ceiling_tok_s\": {:.3}, \"decode_fraction_of_ceiling\": {:.6}, \"digest\": \"{:016x}\"}}",
-                    r.context, r.prefill_tok_s, r.prefill_fraction, r.decode_tok_s, r.decode_ceiling, r.decode_tok_s / r.decode_ceiling, r.digest
+                    "    {{\"context\": {}, \"prefill_tok_s\": {:.3}, \"prefill_fraction_of_matrix_rate\": {:.6}, \"decode_tok_s\": {:.3}, \"decode_ceiling_tok_s\": {:.3}, \"decode_fraction_of_ceiling\": {:.6}, \"digest\": \"{:016x}\", \"token_loop_decode_tok_s\": {}}}",
+                    r.context, r.prefill_tok_s, r.prefill_fraction, r.decode_tok_s, r.decode_ceiling, r.decode_tok_s / r.decode_ceiling, r.digest, r.loop_tok_s.map_or("null".to_string(), |t| format!("{t:.3}"))
                 )
             })
             .collect();
