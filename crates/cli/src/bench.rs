@@ -151,6 +151,20 @@ impl Pick for FixedRule {
     }
 }
 
+/// A context's entry in the results file; `token_loop_decode_tok_s` is null when left out.
+fn row_json(r: &Row) -> serde_json::Value {
+    serde_json::json!({
+        "context": r.context,
+        "prefill_tok_s": r.prefill_tok_s,
+        "prefill_fraction_of_matrix_rate": r.prefill_fraction,
+        "decode_tok_s": r.decode_tok_s,
+        "decode_ceiling_tok_s": r.decode_ceiling,
+        "decode_fraction_of_ceiling": r.decode_tok_s / r.decode_ceiling,
+        "digest": format!("{:016x}", r.digest),
+        "token_loop_decode_tok_s": r.loop_tok_s,
+    })
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
@@ -352,19 +366,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         print_profile(what, launches);
     }
     if let Some(path) = &args.json {
-        let entries: Vec<String> = rows
-            .iter()
-            .map(|r| {
-                format!(
-                    "    {{\"context\": {}, \"prefill_tok_s\": {:.3}, \"prefill_fraction_of_matrix_rate\": {:.6}, \"decode_tok_s\": {:.3}, \"decode_ceiling_tok_s\": {:.3}, \"decode_fraction_of_ceiling\": {:.6}, \"digest\": \"{:016x}\", \"token_loop_decode_tok_s\": {}}}",
-                    r.context, r.prefill_tok_s, r.prefill_fraction, r.decode_tok_s, r.decode_ceiling, r.decode_tok_s / r.decode_ceiling, r.digest, r.loop_tok_s.map_or("null".to_string(), |t| format!("{t:.3}"))
-                )
-            })
-            .collect();
-        let json = format!(
-            "{{\n  \"gpu\": \"{}\",\n  \"arch\": \"{}\",\n  \"driver\": {},\n  \"commit\": \"{commit}\",\n  \"shapes\": \"{shapes}\",\n  \"precision\": \"{precision}\",\n  \"steps\": {},\n  \"rounds\": {},\n  \"bandwidth_tbs\": {},\n  \"matrix_tflops\": {},\n  \"results\": [\n{}\n  ]\n}}\n",
-            gpu.name, gpu.arch(), gpu.driver_version, args.steps, args.rounds, args.bandwidth_tbs, args.matrix_tflops, entries.join(",\n")
-        );
+        let json = serde_json::json!({
+            "gpu": gpu.name,
+            "arch": gpu.arch().to_string(),
+            "driver": gpu.driver_version,
+            "commit": commit,
+            "shapes": shapes.to_string(),
+            "precision": precision,
+            "steps": args.steps,
+            "rounds": args.rounds,
+            "bandwidth_tbs": args.bandwidth_tbs,
+            "matrix_tflops": args.matrix_tflops,
+            "results": rows.iter().map(row_json).collect::<Vec<_>>(),
+        });
+        let json = format!("{json:#}\n");
         std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
@@ -424,6 +439,25 @@ mod tests {
         assert!((700.0..725.0).contains(&ceiling), "{ceiling}");
         let at_128k = 4.3e12 / decode_bytes(&Dims::qwen36_35b_a3b(), 131_072);
         assert!((480.0..510.0).contains(&at_128k), "{at_128k}");
+    }
+
+    #[test]
+    fn a_row_is_written_with_its_digest_in_hex_and_a_left_out_loop_as_null() {
+        let mut row = Row {
+            context: 1024,
+            prefill_tok_s: 28_000.0,
+            decode_tok_s: 560.0,
+            loop_tok_s: Some(540.5),
+            decode_ceiling: 712.0,
+            prefill_fraction: 0.21,
+            digest: 0x894e_1064_0fd7_f3c2,
+        };
+        let j = row_json(&row);
+        assert_eq!(j["digest"], "894e10640fd7f3c2");
+        assert_eq!(j["token_loop_decode_tok_s"], 540.5);
+        assert!((j["decode_fraction_of_ceiling"].as_f64().unwrap() - 560.0 / 712.0).abs() < 1e-12);
+        row.loop_tok_s = None;
+        assert!(row_json(&row)["token_loop_decode_tok_s"].is_null());
     }
 
     #[test]
