@@ -138,16 +138,16 @@ fn prefill_flops(d: &Dims, context: usize) -> f64 {
     (2 * params + attn_ops) as f64
 }
 
-/// The bench's rule for every token, on the GPU: the engine's loop then picks what the
-/// replayed step picks.
+/// The bench's rule for every token, given to the backend: the engine's loop then picks on the
+/// GPU what the replayed step picks (`pick`, the host's side of the same rule, is never asked).
 struct FixedRule(PickRule);
 
 impl Pick for FixedRule {
     fn rule(&mut self) -> Option<PickRule> {
         Some(self.0)
     }
-    fn pick(&mut self, _: &[f32]) -> u32 {
-        unreachable!("the rule is always given, so the backend picks")
+    fn pick(&mut self, logits: &[f32]) -> u32 {
+        self.0.pick(logits, &mut Vec::new())
     }
 }
 

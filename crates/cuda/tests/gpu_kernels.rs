@@ -155,9 +155,7 @@ fn first_product_takes_the_token_embedding_as_its_input() {
         };
         let row = &table[t * h..(t + 1) * h];
         assert_eq!(got_x, row, "position {p}: x is token {t}'s embedding");
-        let mut xn = vec![0.0; h];
-        norm::rms_norm_zero_centred(row, &norm_w, dims.eps, &mut xn);
-        let xn: Vec<f32> = xn.into_iter().map(round_bf16).collect();
+        let xn = normed_bf16(row, &norm_w, dims.eps);
         let mut expected = vec![0.0; rows];
         linalg::matvec(&host_bf16("w", vec![rows, h], &w), &xn, &mut expected);
         check(
