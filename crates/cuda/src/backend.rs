@@ -134,10 +134,15 @@ impl CudaBackend {
             .iter()
             .flat_map(|t| (*t as i32).to_le_bytes())
             .collect();
+        seq.held_pick = None;
+        // Unknown until both uploads have succeeded.
+        seq.prompt_end_host = usize::MAX;
         self.gpu
             .upload(seq.ids.ptr() + 4 * seq.position as u64, &bytes)?;
         self.gpu
-            .upload(seq.prompt_end.ptr(), &(end as i32).to_le_bytes())
+            .upload(seq.prompt_end.ptr(), &(end as i32).to_le_bytes())?;
+        seq.prompt_end_host = end;
+        Ok(())
     }
 
     /// Ids held at positions `range` (prompt tokens and picks alike); waits for queued work.
@@ -160,23 +165,44 @@ impl CudaBackend {
             .collect())
     }
 
-    /// Sets the rule the sequence's steps (and its next prefill) apply to pick each token; waits
-    /// for queued work (the upload is synchronous).
+    /// Sets the rule the sequence's steps (and its next prefill) apply to pick each token. The
+    /// upload (synchronous: it waits for queued work) is skipped when the GPU already holds
+    /// these bytes: a generation loop sets the same greedy rule before every token.
     pub fn set_rule(&self, seq: &mut CudaSequence, rule: &PickRule) -> Result<()> {
-        self.gpu.upload(seq.rule.ptr(), &rule_bytes(rule))?;
+        let bytes = rule_bytes(rule);
+        if seq.rule_host != Some(bytes) {
+            // Unknown until the upload has succeeded.
+            seq.rule_host = None;
+            self.gpu.upload(seq.rule.ptr(), &bytes)?;
+            seq.rule_host = Some(bytes);
+        }
         seq.greedy = rule.is_greedy();
         Ok(())
     }
 
     /// The token the last step or prefill picked (the sequence's next input); waits for it.
-    fn last_pick(&self, seq: &CudaSequence) -> Result<u32> {
+    fn last_pick(&self, seq: &mut CudaSequence) -> Result<u32> {
         let id = self.ids(seq, seq.position..seq.position + 1)?[0];
         if id as usize >= self.dims.vocab {
             return Err(CudaError::Invalid(format!(
                 "the GPU picked token {id}, outside the vocabulary"
             )));
         }
+        seq.held_pick = Some((seq.position, id));
         Ok(id)
+    }
+
+    /// Makes `token` the input of the sequence's next step: queue_prompt, unless the GPU
+    /// already holds it there as the last pick (a generation loop feeds each pick straight
+    /// back), which saves two synchronous uploads per generated token.
+    fn queue_input(&self, seq: &mut CudaSequence, token: u32) -> Result<()> {
+        // The step at `position` writes its pick when position + 1 >= prompt_end; queue_prompt
+        // would set prompt_end to position + 1, so a lower one behaves the same.
+        let held = seq.held_pick == Some((seq.position, token));
+        if held && seq.prompt_end_host <= seq.position + 1 {
+            return Ok(());
+        }
+        self.queue_prompt(seq, &[token])
     }
 
     /// Records one decode step's launches on the stream (run directly, or under capture).
@@ -282,6 +308,8 @@ impl CudaBackend {
     /// Clears a sequence's recurrent state, conv ring and position (the KV cache needs no
     /// clearing: positions past the sequence's length are never read).
     fn reset(&self, s: &mut CudaSequence) -> Result<()> {
+        s.held_pick = None;
+        s.rule_host = None;
         for t in [&s.gdn_state, &s.conv_ring, &s.pos, &s.prompt_end, &s.rule] {
             self.gpu.memset_u32(t.ptr(), 0, t.bytes() / 4)?;
         }
@@ -289,7 +317,9 @@ impl CudaBackend {
         self.gpu.memset_u32(s.router_done.ptr(), 0, 2)?;
         self.gpu.synchronize()?;
         s.position = 0;
+        s.prompt_end_host = 0;
         // The zeroed rule is greedy.
+        s.rule_host = Some([0; RULE_BYTES]);
         s.greedy = true;
         Ok(())
     }
@@ -352,6 +382,12 @@ pub struct CudaSequence {
     pub(crate) pick_scratch: Tensor,
     /// Whether `rule` is greedy (set_rule keeps the two in step): which graph a step replays.
     pub(crate) greedy: bool,
+    /// What the host knows the GPU holds, so that a generation loop skips uploads that would
+    /// change nothing: the rule's bytes, prompt_end, and (position, id) of the last pick read
+    /// back. None where unknown (after a failed upload, or a write the host did not follow).
+    rule_host: Option<[u8; RULE_BYTES]>,
+    prompt_end_host: usize,
+    held_pick: Option<(usize, u32)>,
     /// The captured step, once per pick path; set by `new_sequence` once the buffers above exist.
     graphs: Option<StepGraphs>,
 }
@@ -458,6 +494,9 @@ impl Backend for CudaBackend {
                 &[pick_scratch_bytes(d.vocab) / 8],
             )?,
             greedy: true,
+            rule_host: None,
+            prompt_end_host: 0,
+            held_pick: None,
             graphs: None,
         };
         self.reset(&mut seq)?;
@@ -498,7 +537,7 @@ impl Backend for CudaBackend {
     /// The step picks on the GPU; only the id (4 bytes) comes back instead of the logits.
     fn decode_pick(&self, seq: &mut CudaSequence, token: u32, rule: &PickRule) -> Result<u32> {
         self.set_rule(seq, rule)?;
-        self.queue_prompt(seq, &[token])?;
+        self.queue_input(seq, token)?;
         self.run_steps(seq, 1)?;
         self.last_pick(seq)
     }
@@ -558,5 +597,7 @@ impl Backend for CudaBackend {
         upload(seq.pos.ptr(), &(snap.position as i32).to_le_bytes());
         upload(seq.prompt_end.ptr(), &0i32.to_le_bytes());
         seq.position = snap.position;
+        seq.prompt_end_host = 0;
+        seq.held_pick = None;
     }
 }

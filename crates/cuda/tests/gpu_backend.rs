@@ -214,6 +214,49 @@ fn picks_on_the_gpu_are_the_host_picks_of_the_same_logits() {
     assert!(boundary <= 1, "{boundary} of 20 GPU picks differ from the host's");
 }
 
+/// decode_pick skips the uploads of a token the GPU already holds as its last pick, and of a
+/// rule it already holds: a generation loop feeding each pick back must run exactly what the
+/// logits path (which always uploads) runs; a token other than the pick, a rule switched back
+/// and forth, and a restored snapshot must each take effect.
+#[test]
+fn feeding_picks_back_runs_what_uploading_them_runs() {
+    if gpu("feed_back").is_none() {
+        return;
+    }
+    let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
+    let vocab = gpu.vocab_size() as u32;
+    let drawn = PickRule { temperature: 0.9, top_k: 0, top_p: 1.0, min_p: 0.0, u: 0.4 };
+    let prompt = [3u32, 1, 4, 1, 5];
+    let (mut fed, mut uploaded) = (gpu.new_sequence(32).unwrap(), gpu.new_sequence(32).unwrap());
+    let mut token = gpu.prefill_pick(&mut fed, &prompt, &PickRule::GREEDY).unwrap();
+    gpu.prefill(&mut uploaded, &prompt).unwrap();
+    let snap = gpu.snapshot(&fed);
+    let mut scratch = Vec::new();
+    // Each step's input: the pick fed back under the rule the GPU already holds, the pick fed
+    // back under a drawn rule, and a token other than the pick.
+    for step in 0..9 {
+        let (rule, input) = match step % 3 {
+            0 => (PickRule::GREEDY, token),
+            1 => (drawn, token),
+            _ => (PickRule::GREEDY, (token + 1) % vocab),
+        };
+        token = gpu.decode_pick(&mut fed, input, &rule).unwrap();
+        let logits = gpu.decode(&mut uploaded, input).unwrap();
+        assert_eq!(gpu.logits(&fed).unwrap(), logits, "step {step}: the logits differ");
+        // A draw may land within rounding of a boundary (picks_on_the_gpu_... allows one).
+        if rule.is_greedy() {
+            assert_eq!(token, rule.pick(&logits, &mut scratch), "step {step}: the pick differs");
+        }
+    }
+    // Back to the snapshot, and on from there with another token.
+    gpu.restore(&mut fed, &snap);
+    gpu.restore(&mut uploaded, &snap);
+    let again = gpu.decode_pick(&mut fed, (token + 2) % vocab, &PickRule::GREEDY).unwrap();
+    let logits = gpu.decode(&mut uploaded, (token + 2) % vocab).unwrap();
+    assert_eq!(gpu.logits(&fed).unwrap(), logits, "after restore: the logits differ");
+    assert_eq!(again, PickRule::GREEDY.pick(&logits, &mut scratch));
+}
+
 #[test]
 fn a_sequence_that_does_not_fit_fails_before_any_work() {
     if gpu("oom").is_none() {
