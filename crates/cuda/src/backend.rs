@@ -268,10 +268,13 @@ impl CudaBackend {
                     attn_i += 1;
                 }
             }
-            let ahead = w.layers.get(i + 1).map(|next| match &next.mixer {
+            // The last layer's router asks for the next step's first product, whose weights
+            // cannot stream before the step's graph starts: its ahead rows (evict_last) wait
+            // in L2 through lm_head's stream, which reads with evict_first.
+            let ahead = match &w.layers[(i + 1) % w.layers.len()].mixer {
                 Mixer::Gdn(g) => g.in_proj.view(),
                 Mixer::Attn(a) => a.qkv.view(),
-            });
+            };
             k.moe.run(&MoeArgs {
                 router: &l.router.view(),
                 norm: &l.post_norm.view(),
@@ -287,7 +290,7 @@ impl CudaBackend {
                 h: &s.expert_h.view(),
                 shared_out: &s.shared_expert_out.view(),
                 residual: &x,
-                ahead: ahead.as_ref(),
+                ahead: Some(&ahead),
             })?;
         }
         debug_assert_eq!((gdn_i, attn_i), (d.gdn_layers(), d.attn_layers()));

@@ -55,7 +55,8 @@ pub struct MoeArgs<'a> {
     /// F32 [hidden]: the residual stream: normed for the input, and the experts' output is added to it.
     pub residual: &'a View<'a>,
     /// BF16 [rows, hidden]: the next layer's input product, whose first rows the router asks
-    /// into L2 (shapes.rs: l2_ahead_rows); None for the last layer.
+    /// into L2 (shapes.rs: l2_ahead_rows); the decode step's last layer names the next step's
+    /// first. None: nothing asked.
     pub ahead: Option<&'a View<'a>>,
 }
 
