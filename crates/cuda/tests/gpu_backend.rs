@@ -175,6 +175,35 @@ fn restoring_a_snapshot_replays_the_same_logits() {
     assert_eq!(first, again);
 }
 
+/// run_steps replays runs of several captured steps (backend.rs: STEPS_PER_GRAPH) and single
+/// steps for the rest: any count gives the ids and the logits that as many one-step replays
+/// give, under a greedy and a drawn rule.
+#[test]
+fn runs_of_captured_steps_replay_what_single_steps_do() {
+    if gpu("step_runs").is_none() {
+        return;
+    }
+    let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
+    let drawn = PickRule { temperature: 0.9, top_k: 0, top_p: 1.0, min_p: 0.0, u: 0.4 };
+    let prompt = [2u32, 7, 1, 8, 2, 8];
+    for rule in [PickRule::GREEDY, drawn] {
+        let (mut runs, mut singles) = (gpu.new_sequence(64).unwrap(), gpu.new_sequence(64).unwrap());
+        for s in [&mut runs, &mut singles] {
+            gpu.set_rule(s, &rule).unwrap();
+            gpu.prefill_tokens(s, &prompt).unwrap();
+        }
+        let steps = 19;
+        gpu.run_steps(&mut runs, steps).unwrap();
+        for _ in 0..steps {
+            gpu.run_steps(&mut singles, 1).unwrap();
+        }
+        let span = prompt.len()..prompt.len() + steps + 1;
+        assert_eq!(gpu.ids(&runs, span.clone()).unwrap(), gpu.ids(&singles, span).unwrap(), "{rule:?}: the ids differ");
+        assert_eq!(gpu.logits(&runs).unwrap(), gpu.logits(&singles).unwrap(), "{rule:?}: the last logits differ");
+        assert_eq!(gpu.position(&runs), prompt.len() + steps);
+    }
+}
+
 /// Generation with the pick on the GPU (only the id comes back): each pick is the host's
 /// `PickRule::pick` on the logits the same step left in GPU memory, for greedy and sampled rules,
 /// through a multi-token prefill, a one-token prefill and decode steps; switching rules between
