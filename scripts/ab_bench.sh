@@ -14,12 +14,23 @@ status=0
 for round in $(seq 1 "${ROUNDS:-2}"); do
     for v in "$@"; do
         label=${v%%=*}
-        cmd=${v#*=}
-        # shellcheck disable=SC2086 # CMD is a binary and its flags
-        $cmd bench --synthetic --contexts "${CONTEXTS:-1024,131072}" ${BENCH_FLAGS:-} 2>"$out.err" |
+        # CMD's words, with `bench` after the binary (the first word that is neither `env` nor
+        # an assignment), so that CMD's own flags follow the subcommand.
+        read -ra words <<<"${v#*=}"
+        cmd=()
+        placed=0
+        for w in "${words[@]}"; do
+            cmd+=("$w")
+            if [ $placed = 0 ] && [ "$w" != env ] && [[ "$w" != *=* ]]; then
+                cmd+=(bench)
+                placed=1
+            fi
+        done
+        # shellcheck disable=SC2086 # BENCH_FLAGS is a list of flags
+        "${cmd[@]}" --synthetic --contexts "${CONTEXTS:-1024,131072}" ${BENCH_FLAGS:-} 2>"$out.err" |
             grep -E "^\| [0-9]" | sed "s/^/| $label | round $round /" | tee -a "$out" || {
             status=1
-            echo "| $label | round $round | failed: $(grep -m1 -E '^Error' "$out.err")" | tee -a "$out"
+            echo "| $label | round $round | failed: $(grep -m1 -iE '^error' "$out.err")" | tee -a "$out"
         }
     done
 done
