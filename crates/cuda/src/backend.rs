@@ -1,10 +1,11 @@
 //! The CUDA `Backend`: one decode step is a fixed sequence of ~400 launches that reads the
 //! token and position from GPU memory and writes the next token back there, so it is captured
-//! once per sequence as a CUDA graph (one per pick path: greedy, or a draw) and replayed with no
-//! host synchronisation in between.
+//! once per sequence and pick path (greedy, or a draw with the cuts it makes) as a CUDA graph
+//! and replayed with no host synchronisation in between.
 //! Prefill runs the prompt in chunks through batched kernels (prefill.rs) and leaves the
 //! sequence where the step graph continues.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -16,7 +17,9 @@ use crate::error::{CudaError, Result};
 use crate::kernels::attention::AttnDecodeArgs;
 use crate::kernels::gdn::GdnDecodeArgs;
 use crate::kernels::moe::MoeArgs;
-use crate::kernels::sampling::{rule_bytes, scratch_bytes as pick_scratch_bytes, RULE_BYTES};
+use crate::kernels::sampling::{
+    rule_bytes, scratch_bytes as pick_scratch_bytes, PickPath, RULE_BYTES,
+};
 use crate::kernels::Kernels;
 use crate::prefill::{PrefillScratch, PREFILL_CHUNK};
 use crate::tensor::{DType, Tensor, View};
@@ -97,23 +100,36 @@ impl CudaBackend {
                 n, seq.position, seq.max_seq
             )));
         }
-        let graphs = seq
-            .graphs
-            .as_ref()
-            .ok_or_else(|| CudaError::Invalid("sequence has no captured step".into()))?;
-        let (step, run) = if seq.greedy {
-            (&graphs.greedy, &graphs.greedy_run)
-        } else {
-            (&graphs.draw, &graphs.draw_run)
-        };
+        let graphs = self.graphs(seq)?;
         for _ in 0..n / STEPS_PER_GRAPH {
-            run.launch()?;
+            graphs.run.launch()?;
         }
         for _ in 0..n % STEPS_PER_GRAPH {
-            step.launch()?;
+            graphs.step.launch()?;
         }
         seq.position += n;
         Ok(())
+    }
+
+    /// The step graphs of the sequence's pick path, captured on the path's first use: a
+    /// sequence pays the capture time and memory only for the paths its rules take.
+    fn graphs<'s>(&self, seq: &'s mut CudaSequence) -> Result<&'s PathGraphs> {
+        let path = seq.path;
+        if !seq.graphs.contains_key(&path) {
+            // Only what is queued from here on is captured; the wait keeps it apart from
+            // earlier work still running on the stream.
+            self.gpu.synchronize()?;
+            let steps = |n: usize| {
+                self.gpu
+                    .capture(|| (0..n).try_for_each(|_| self.record_step(seq, path)))
+            };
+            let captured = PathGraphs {
+                step: steps(1)?,
+                run: steps(STEPS_PER_GRAPH)?,
+            };
+            seq.graphs.insert(path, captured);
+        }
+        Ok(&seq.graphs[&path])
     }
 
     /// Writes `tokens` into the sequence's id buffer from its current position on and marks
@@ -180,7 +196,7 @@ impl CudaBackend {
             self.gpu.upload(seq.rule.ptr(), &bytes)?;
             seq.rule_host = Some(bytes);
         }
-        seq.greedy = rule.is_greedy();
+        seq.path = PickPath::of(rule);
         Ok(())
     }
 
@@ -210,8 +226,8 @@ impl CudaBackend {
     }
 
     /// Records one decode step's launches on the stream (run directly, or under capture).
-    /// `greedy`: the pick's path (kernels/mod.rs: lm_head_pick), which must be the sequence's rule's.
-    fn record_step(&self, s: &CudaSequence, greedy: bool) -> Result<()> {
+    /// `path` must be the sequence's rule's (kernels/mod.rs: lm_head_pick).
+    fn record_step(&self, s: &CudaSequence, path: PickPath) -> Result<()> {
         let k = &self.kernels;
         let w = &self.weights;
         let d = &self.dims;
@@ -306,7 +322,7 @@ impl CudaBackend {
             &s.rule.view(),
             &s.pick_scratch.view(),
             &s.best.view(),
-            greedy,
+            path,
         )?;
         k.sampling
             .finish_step(&s.best.view(), &s.ids.view(), &pos, &s.prompt_end.view())
@@ -327,7 +343,7 @@ impl CudaBackend {
         s.prompt_end_host = 0;
         // The zeroed rule is greedy.
         s.rule_host = Some([0; RULE_BYTES]);
-        s.greedy = true;
+        s.path = PickPath::Greedy;
         Ok(())
     }
 
@@ -340,7 +356,7 @@ impl CudaBackend {
         }
         self.gpu.synchronize()?;
         self.gpu.profile_start();
-        let recorded = self.record_step(s, s.greedy);
+        let recorded = self.record_step(s, s.path);
         let timings = self.gpu.profile_finish();
         recorded?;
         s.position += 1;
@@ -387,16 +403,16 @@ pub struct CudaSequence {
     shared_expert_out: Tensor,
     pub(crate) logits: Tensor,
     pub(crate) pick_scratch: Tensor,
-    /// Whether `rule` is greedy (set_rule keeps the two in step): which graph a step replays.
-    pub(crate) greedy: bool,
+    /// `rule`'s pick path (set_rule keeps the two in step): which graphs a step replays.
+    pub(crate) path: PickPath,
     /// What the host knows the GPU holds, so that a generation loop skips uploads that would
     /// change nothing: the rule's bytes, prompt_end, and (position, id) of the last pick read
     /// back. None where unknown (after a failed upload, or a write the host did not follow).
     rule_host: Option<[u8; RULE_BYTES]>,
     prompt_end_host: usize,
     held_pick: Option<(usize, u32)>,
-    /// The captured step, once per pick path; set by `new_sequence` once the buffers above exist.
-    graphs: Option<StepGraphs>,
+    /// The captured steps of each pick path the sequence has run (`graphs`).
+    graphs: HashMap<PickPath, PathGraphs>,
 }
 
 /// Decode steps captured back to back in one graph, so that programmatic dependent launch
@@ -405,12 +421,10 @@ pub struct CudaSequence {
 /// graph boundary (v23's trace: that product takes 23.6 us on the path, the others 13.4).
 const STEPS_PER_GRAPH: usize = 8;
 
-/// The captured step once per pick path, alone and as a run of STEPS_PER_GRAPH.
-struct StepGraphs {
-    greedy: Graph,
-    draw: Graph,
-    greedy_run: Graph,
-    draw_run: Graph,
+/// One pick path's captured step, alone and as a run of STEPS_PER_GRAPH.
+struct PathGraphs {
+    step: Graph,
+    run: Graph,
 }
 
 /// A host copy of a sequence's state at some position.
@@ -509,20 +523,13 @@ impl Backend for CudaBackend {
                 DType::U64,
                 &[pick_scratch_bytes(d.vocab) / 8],
             )?,
-            greedy: true,
+            path: PickPath::Greedy,
             rule_host: None,
             prompt_end_host: 0,
             held_pick: None,
-            graphs: None,
+            graphs: HashMap::new(),
         };
         self.reset(&mut seq)?;
-        let run = |greedy| (0..STEPS_PER_GRAPH).try_for_each(|_| self.record_step(&seq, greedy));
-        seq.graphs = Some(StepGraphs {
-            greedy: g.capture(|| self.record_step(&seq, true))?,
-            draw: g.capture(|| self.record_step(&seq, false))?,
-            greedy_run: g.capture(|| run(true))?,
-            draw_run: g.capture(|| run(false))?,
-        });
         Ok(seq)
     }
 

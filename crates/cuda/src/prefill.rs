@@ -101,7 +101,7 @@ impl CudaBackend {
             &seq.rule.view(),
             &seq.pick_scratch.view(),
             &seq.best.view(),
-            seq.greedy,
+            seq.path,
         )?;
         // finish_step advances from the last prompt token's position.
         self.gpu.memset_u32(seq.pos.ptr(), (start - 1) as u32, 1)?;

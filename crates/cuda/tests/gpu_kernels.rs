@@ -201,79 +201,72 @@ fn lm_head_with_its_norm_and_greedy_pick_matches_cpu() {
         let resid = upload(&gpu, "resid", DType::F32, &[h], &resid);
         let norm_w = upload(&gpu, "norm_w", DType::BF16, &[h], &norm_w);
         let best = upload(&gpu, "best", DType::U64, &[1], &[0.0]);
-        for greedy in [true, false] {
-            let what = format!("lm_head {rows} rows, greedy {greedy}");
-            let y = poisoned(&gpu, "y", DType::F32, &[rows]);
-            let best_view = best.view();
-            gemv.run_lm_head(
-                &wd.view(),
-                &resid.view(),
-                &norm_w.view(),
-                &y.view(),
-                greedy.then_some(&best_view),
+        let what = format!("lm_head {rows} rows");
+        let y = poisoned(&gpu, "y", DType::F32, &[rows]);
+        gemv.run_lm_head(
+            &wd.view(),
+            &resid.view(),
+            &norm_w.view(),
+            &y.view(),
+            &best.view(),
+        )
+        .unwrap();
+        let got = download(&gpu, &y);
+        assert!(
+            got[nan].is_nan(),
+            "{what}: the NaN row's logit {}",
+            got[nan]
+        );
+        // The planted rows apart, so that their size does not loosen the others' bound.
+        let rest = |v: &[f32]| -> Vec<f32> {
+            let mut v = v.to_vec();
+            for r in [nan, lo, hi] {
+                v[r] = 0.0;
+            }
+            v
+        };
+        check(&what, &rest(&got), &rest(&expected), 1e-3);
+        check(
+            &what,
+            &[got[lo], got[hi]],
+            &[expected[lo], expected[hi]],
+            1e-3,
+        );
+        let mut b = [0u8; 8];
+        gpu.download(&mut b, best.ptr()).unwrap();
+        let key = u64::from_le_bytes(b);
+        let u = got[lo].to_bits();
+        let high = if u & 0x8000_0000 != 0 {
+            !u
+        } else {
+            u | 0x8000_0000
+        };
+        assert_eq!(
+            key >> 32,
+            high as u64,
+            "{what}: the key holds the winner's logit"
+        );
+        let ids = upload(&gpu, "ids", DType::I32, &[4], &[7.0, -1.0, -1.0, -1.0]);
+        let pos = upload(&gpu, "pos", DType::I32, &[1], &[0.0]);
+        sampling
+            .finish_step(
+                &best.view(),
+                &ids.view(),
+                &pos.view(),
+                &upload(&gpu, "end", DType::I32, &[1], &[1.0]).view(),
             )
             .unwrap();
-            let got = download(&gpu, &y);
-            assert!(
-                got[nan].is_nan(),
-                "{what}: the NaN row's logit {}",
-                got[nan]
-            );
-            // The planted rows apart, so that their size does not loosen the others' bound.
-            let rest = |v: &[f32]| -> Vec<f32> {
-                let mut v = v.to_vec();
-                for r in [nan, lo, hi] {
-                    v[r] = 0.0;
-                }
-                v
-            };
-            check(&what, &rest(&got), &rest(&expected), 1e-3);
-            check(
-                &what,
-                &[got[lo], got[hi]],
-                &[expected[lo], expected[hi]],
-                1e-3,
-            );
-            if !greedy {
-                assert_eq!(download(&gpu, &best), vec![0.0], "{what}: best untouched");
-                continue;
-            }
-            let mut b = [0u8; 8];
-            gpu.download(&mut b, best.ptr()).unwrap();
-            let key = u64::from_le_bytes(b);
-            let u = got[lo].to_bits();
-            let high = if u & 0x8000_0000 != 0 {
-                !u
-            } else {
-                u | 0x8000_0000
-            };
-            assert_eq!(
-                key >> 32,
-                high as u64,
-                "{what}: the key holds the winner's logit"
-            );
-            let ids = upload(&gpu, "ids", DType::I32, &[4], &[7.0, -1.0, -1.0, -1.0]);
-            let pos = upload(&gpu, "pos", DType::I32, &[1], &[0.0]);
-            sampling
-                .finish_step(
-                    &best.view(),
-                    &ids.view(),
-                    &pos.view(),
-                    &upload(&gpu, "end", DType::I32, &[1], &[1.0]).view(),
-                )
-                .unwrap();
-            assert_eq!(
-                download(&gpu, &ids),
-                vec![7.0, lo as f32, -1.0, -1.0],
-                "{what}"
-            );
-            assert_eq!(download(&gpu, &pos), vec![1.0]);
-            assert_eq!(
-                download(&gpu, &best),
-                vec![0.0],
-                "{what}: the argmax cell is cleared for the next step"
-            );
-        }
+        assert_eq!(
+            download(&gpu, &ids),
+            vec![7.0, lo as f32, -1.0, -1.0],
+            "{what}"
+        );
+        assert_eq!(download(&gpu, &pos), vec![1.0]);
+        assert_eq!(
+            download(&gpu, &best),
+            vec![0.0],
+            "{what}: the argmax cell is cleared for the next step"
+        );
     }
 }
 

@@ -11,7 +11,7 @@ use common::{download, gpu, mean_ms_of, upload, Rng};
 use lily_cuda::dims::Dims;
 use lily_cuda::driver::Gpu;
 use lily_cuda::kernels::gemv::Gemv;
-use lily_cuda::kernels::sampling::{rule_bytes, scratch_bytes, Sampling, RULE_BYTES};
+use lily_cuda::kernels::sampling::{rule_bytes, scratch_bytes, PickPath, Sampling, RULE_BYTES};
 use lily_cuda::tensor::{DType, Tensor};
 use lily_model::PickRule;
 
@@ -26,6 +26,10 @@ struct Setup {
     gpu: Arc<Gpu>,
     k: Sampling,
     n: usize,
+    /// The argmax key of the logits, which lm_head leaves in `best` before a draw, on the host
+    /// and on the GPU (U64 [1], copied into `best` in stream order).
+    max_key: u64,
+    max_key_dev: Tensor,
     logits: Tensor,
     rule: Tensor,
     scratch: Tensor,
@@ -39,10 +43,16 @@ impl Setup {
         // Poisoned: the draw must not depend on what the scratch held before.
         gpu.memset_u32(scratch.ptr(), 0x7fc0_0000, scratch.bytes() / 4)
             .unwrap();
+        let max_key = argmax_key(logits);
+        let max_key_dev = Tensor::new(gpu, "max_key", DType::U64, &[1]).unwrap();
+        gpu.upload(max_key_dev.ptr(), &max_key.to_le_bytes())
+            .unwrap();
         Setup {
             gpu: gpu.clone(),
             k,
             n,
+            max_key,
+            max_key_dev,
             logits: upload(gpu, "logits", DType::F32, &[n], logits),
             rule: Tensor::new(gpu, "rule", DType::U64, &[RULE_BYTES / 8]).unwrap(),
             scratch,
@@ -54,16 +64,26 @@ impl Setup {
         self.gpu.upload(self.rule.ptr(), &rule_bytes(rule)).unwrap();
     }
 
-    fn launch(&self) {
-        self.launch_draw().unwrap();
+    /// lm_head's argmax into `best`, then the draw with the passes of `rule`'s path.
+    fn launch(&self, rule: &PickRule) {
+        self.gpu
+            .copy_dtod(self.best.ptr(), self.max_key_dev.ptr(), 8)
+            .unwrap();
+        self.launch_draw(PickPath::of(rule)).unwrap();
     }
 
-    fn launch_draw(&self) -> lily_cuda::Result<()> {
+    /// The draw's launches for `path` (none for a greedy one, whose pick is lm_head's).
+    fn launch_draw(&self, path: PickPath) -> lily_cuda::Result<()> {
+        let PickPath::Draw { top_k, top_p } = path else {
+            return Ok(());
+        };
         self.k.draw(
             &self.logits.view(),
             &self.rule.view(),
             &self.scratch.view(),
             &self.best.view(),
+            top_k,
+            top_p,
         )
     }
 
@@ -79,7 +99,7 @@ impl Setup {
 
     fn pick(&self, rule: &PickRule) -> u32 {
         self.set_rule(rule);
-        self.launch();
+        self.launch(rule);
         self.take_best()
     }
 
@@ -88,7 +108,7 @@ impl Setup {
         let mut b = vec![0u8; self.scratch.bytes()];
         self.gpu.download(&mut b, self.scratch.ptr()).unwrap();
         let blocks = self.n.div_ceil(1024);
-        let at = 64 + 12 * 1024 + blocks * (16 + 4 * 1024);
+        let at = 64 + 12 * 1024 + blocks * (8 + 4 * 1024);
         b[at..at + 4 * self.n]
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
@@ -108,6 +128,22 @@ struct Draw {
     /// Whether the token just inside a cut and the one just outside differ by at most one ulp
     /// (a 1-ulp difference between the host's expf and the GPU's exp can swap them).
     ulp_close_cut: bool,
+}
+
+/// The key lm_head's epilogue leaves for `logits` (common.cuh: argmax_key): the largest logit
+/// with its lowest id, 0 when every logit is NaN.
+fn argmax_key(logits: &[f32]) -> u64 {
+    let i = lily_model::pick::argmax(logits) as usize;
+    if logits[i].is_nan() {
+        return 0;
+    }
+    let u = logits[i].to_bits();
+    let ordered = if u & 0x8000_0000 != 0 {
+        !u
+    } else {
+        u | 0x8000_0000
+    };
+    (ordered as u64) << 32 | (0xffff_ffff - i as u32) as u64
 }
 
 fn ulp_close(a: f32, b: f32) -> bool {
@@ -336,7 +372,8 @@ fn a_greedy_rule_leaves_the_pick_to_lm_head() {
     let mut rng = Rng::new("gpu greedy");
     let x = logits(&mut rng, 1025, 2.0);
     let s = Setup::new(&gpu, load(&gpu), &x);
-    // Greedy whatever else the rule holds: the draw kernels write nothing.
+    // Greedy whatever else the rule holds: the draw kernels (launched as a draw with both
+    // cuts would be) leave lm_head's argmax in `best`.
     for temperature in [0.0, -1.0] {
         s.set_rule(&PickRule {
             temperature,
@@ -345,10 +382,24 @@ fn a_greedy_rule_leaves_the_pick_to_lm_head() {
             min_p: 0.05,
             u: 0.7,
         });
-        s.launch();
+        s.gpu
+            .copy_dtod(s.best.ptr(), s.max_key_dev.ptr(), 8)
+            .unwrap();
+        s.launch_draw(PickPath::Draw {
+            top_k: true,
+            top_p: true,
+        })
+        .unwrap();
+        let mut b = [0u8; 8];
+        gpu.download(&mut b, s.best.ptr()).unwrap();
         assert_eq!(
-            download(&gpu, &s.best),
-            vec![0.0],
+            u64::from_le_bytes(b),
+            s.max_key,
+            "temperature {temperature}"
+        );
+        assert_eq!(
+            s.take_best(),
+            lily_model::pick::argmax(&x),
             "temperature {temperature}"
         );
     }
@@ -382,6 +433,34 @@ fn planted_top_ties_keep_the_lowest_ids() {
 }
 
 #[test]
+fn planted_top_ties_cut_by_top_p_keep_the_lowest_ids() {
+    let Some(gpu) = gpu("gpu ties top-p") else {
+        return;
+    };
+    // Seven tokens of weight 1 and the rest ~e-20: top_p 0.4 needs 2.8 of the seven, so the
+    // cut takes three of the tied weight (the k < have case of the last pass), the lowest ids.
+    let n = 248_320;
+    let mut x: Vec<f32> = (0..n).map(|i| -20.0 + (i % 97) as f32 * 0.01).collect();
+    let tied = [17, 1024, 60_000, 131_072, 200_003, 248_001, 248_318];
+    for &i in &tied {
+        x[i] = 3.0;
+    }
+    let s = Setup::new(&gpu, load(&gpu), &x);
+    for (j, u) in [0.0, 0.34, 0.67, 0.999_999].into_iter().enumerate() {
+        let r = PickRule {
+            temperature: 1.0,
+            top_k: 0,
+            top_p: 0.4,
+            min_p: 0.0,
+            u,
+        };
+        let want = r.pick(&x, &mut Vec::new());
+        assert_eq!(want as usize, tied[j.min(2)], "the host, u {u}");
+        assert_eq!(s.pick(&r), want, "u {u}");
+    }
+}
+
+#[test]
 fn all_minus_infinity_falls_back_to_the_argmax() {
     let Some(gpu) = gpu("gpu no candidate") else {
         return;
@@ -398,9 +477,9 @@ fn all_minus_infinity_falls_back_to_the_argmax() {
     assert_eq!(s.pick(&r), r.pick(&x, &mut Vec::new()));
 }
 
-/// The step graph is captured once per pick path (lm_head with its greedy pick, or lm_head then
-/// the draw); the rule is only rewritten in device memory between replays, and finish_step
-/// consumes the pick and clears `best`.
+/// The step graph is captured once per pick path (lm_head with its argmax, then the draw with
+/// the passes of the cuts the path makes); the rule is only rewritten in device memory between
+/// replays of its path's graph, and finish_step consumes the pick and clears `best`.
 #[test]
 fn one_captured_graph_per_path_serves_every_rule() {
     let Some(gpu) = gpu("gpu graph") else { return };
@@ -422,7 +501,7 @@ fn one_captured_graph_per_path_serves_every_rule() {
     let ids = upload(&gpu, "ids", DType::I32, &[4], &[7.0, -1.0, -1.0, -1.0]);
     let pos = upload(&gpu, "pos", DType::I32, &[1], &[0.0]);
     let end = upload(&gpu, "end", DType::I32, &[1], &[1.0]);
-    let capture = |greedy: bool| {
+    let capture = |path: PickPath| {
         gpu.capture(|| {
             let best = s.best.view();
             gemv.run_lm_head(
@@ -430,16 +509,14 @@ fn one_captured_graph_per_path_serves_every_rule() {
                 &resid.view(),
                 &norm_w.view(),
                 &s.logits.view(),
-                greedy.then_some(&best),
+                &best,
             )?;
-            if !greedy {
-                s.launch_draw()?;
-            }
+            s.launch_draw(path)?;
             s.k.finish_step(&best, &ids.view(), &pos.view(), &end.view())
         })
         .unwrap()
     };
-    let (greedy, draw) = (capture(true), capture(false));
+    let mut graphs = std::collections::HashMap::new();
     let mut host_scratch = Vec::new();
     for r in [
         PickRule::GREEDY,
@@ -458,13 +535,37 @@ fn one_captured_graph_per_path_serves_every_rule() {
             u: 0.9,
         },
         PickRule {
+            temperature: 0.9,
+            top_k: 0,
+            top_p: 0.8,
+            min_p: 0.02,
+            u: 0.61,
+        },
+        PickRule {
+            temperature: 0.7,
+            top_k: 20,
+            top_p: 1.0,
+            min_p: 0.0,
+            u: 0.05,
+        },
+        PickRule {
+            temperature: 0.6,
+            top_k: 30,
+            top_p: 0.95,
+            min_p: 0.0,
+            u: 0.83,
+        },
+        PickRule {
             u: 0.3,
             ..PickRule::GREEDY
         },
     ] {
         gpu.memset_u32(pos.ptr(), 0, 1).unwrap();
         s.set_rule(&r);
-        if r.is_greedy() { &greedy } else { &draw }
+        let path = PickPath::of(&r);
+        graphs
+            .entry(path)
+            .or_insert_with(|| capture(path))
             .launch()
             .unwrap();
         gpu.synchronize().unwrap();
@@ -518,9 +619,9 @@ fn bench_sampling() {
     ] {
         let r = PickRule { u: 0.5, ..r };
         s.set_rule(&r);
-        let us = 1e3 * mean_ms_of(&gpu, 200, || s.launch());
+        let us = 1e3 * mean_ms_of(&gpu, 200, || s.launch(&r));
         gpu.profile_start();
-        s.launch();
+        s.launch(&r);
         let times = gpu.profile_finish().unwrap();
         let kernels: Vec<String> = times
             .iter()

@@ -111,7 +111,7 @@ __device__ __forceinline__ void stage_normed(uint4* xs, const Src& src, const No
     }
 }
 
-// With `best` (lm_head in a greedy pick) the product is also the argmax of y: the largest
+// With `best` (lm_head: a greedy rule's pick, a draw's max) the product is also the argmax of y: the largest
 // (value, lowest row) key goes to `best` by atomicMax, NaN left out (sampling.cu's rule); the
 // separate argmax launch after it cost 3.6 us of v21's step.
 template <int COLS, bool NORMED, int WARPS, int ROWS = GEMV_ROWS(COLS)>
@@ -291,8 +291,8 @@ gemv_embed_normed(const bf16* W, const bf16* table, const int* ids, const int* p
         norm_w, nullptr, eps, y, rows);
 }
 // lm_head with the final norm in its prologue (the rmsnorm launch before it, 4.3 us of v21's
-// step, is gone) and, with `best` (the greedy step), the argmax in its epilogue (argmax's 3.6
-// us): short blocks, each recomputing the norm from L2 (12 KB per 64 KB of weights) while its
+// step, is gone) and the argmax in its epilogue (argmax's 3.6 us; a draw's sample_max, 2.6
+// us, went the same way in v24): short blocks, each recomputing the norm from L2 (12 KB per 64 KB of weights) while its
 // rows load, rather than v22's streamed ring, whose 132 blocks read lm_head's 1 GB ~4% slower
 // than gemv_hidden's 15,520 (224.8 against 216.1 us on the path).
 extern "C" __global__ void __launch_bounds__(LM_HEAD_WARPS * 32)

@@ -198,21 +198,18 @@ impl Gemv {
     }
 
     /// The logits: W bf16(rmsnorm(resid) * (1 + norm_w)) with the final norm, in short blocks
-    /// (gemv.cu: lm_head_normed); with `best` (U64 [1], holding 0 as finish_step leaves it) also
-    /// the greedy pick, their argmax key (the largest logit, the lowest id of a tie, NaN left
-    /// out).
+    /// (gemv.cu: lm_head_normed), and into `best` (U64 [1], holding 0 as finish_step leaves it)
+    /// their argmax key (the largest logit, the lowest id of a tie, NaN left out): a greedy
+    /// rule's pick, a draw's max.
     pub fn run_lm_head(
         &self,
         w: &View,
         resid: &View,
         norm_w: &View,
         logits: &View,
-        best: Option<&View>,
+        best: &View,
     ) -> Result<()> {
-        let best = match best {
-            Some(v) => v.expect(DType::U64, &[1])?,
-            None => 0,
-        };
+        let best = best.expect(DType::U64, &[1])?;
         let (mut args, rows) = self.normed_args(w, resid, norm_w, best, logits)?;
         let warps = self.shapes.lm_head_warps;
         self.gpu.launch(

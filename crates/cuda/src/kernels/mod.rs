@@ -18,6 +18,7 @@ use crate::driver::{Gpu, Module};
 use crate::error::Result;
 use crate::nvrtc::{Nvrtc, TARGET_ARCH};
 use crate::tensor::View;
+use sampling::PickPath;
 
 /// Every kernel source, by file name (the CI compile test walks this list).
 pub const SOURCES: &[(&str, &str)] = &[
@@ -74,8 +75,10 @@ pub struct Kernels {
 impl Kernels {
     /// The logits of the residual row `x` (F32 [hidden]): lm_head over its final norm, then the
     /// pick under the rule in `rule` into `best` (an argmax key; it must hold 0, as finish_step
-    /// leaves it). A greedy pick rides in lm_head's launch, a draw takes sampling's kernels;
-    /// `greedy` must be what the rule in memory is (a mismatch leaves `best` at 0).
+    /// leaves it). lm_head's epilogue leaves the argmax there: a greedy rule's pick, a draw's
+    /// max, which sampling's kernels replace with the drawn token. `path` must be the rule's
+    /// (`PickPath::of`): under a greedy rule the draw writes nothing, and a cut whose passes are
+    /// left out is not made.
     #[allow(clippy::too_many_arguments)]
     pub fn lm_head_pick(
         &self,
@@ -86,14 +89,16 @@ impl Kernels {
         rule: &View,
         scratch: &View,
         best: &View,
-        greedy: bool,
+        path: PickPath,
     ) -> Result<()> {
         self.gemv
-            .run_lm_head(lm_head, x, final_norm, logits, greedy.then_some(best))?;
-        if greedy {
-            return Ok(());
+            .run_lm_head(lm_head, x, final_norm, logits, best)?;
+        match path {
+            PickPath::Greedy => Ok(()),
+            PickPath::Draw { top_k, top_p } => self
+                .sampling
+                .draw(logits, rule, scratch, best, top_k, top_p),
         }
-        self.sampling.draw(logits, rule, scratch, best)
     }
 
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Kernels> {

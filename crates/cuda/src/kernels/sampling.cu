@@ -2,8 +2,10 @@
 // common header.
 //
 // A pick is left in `best` as an argmax key (common.cuh: argmax_key): the largest value wins and
-// the lowest index a tie (the same rule as the engine's CPU argmax). A greedy rule's pick is
-// lm_head's own (gemv.cu: lm_head_normed with `best`); the draw kernels return at once on it.
+// the lowest index a tie (the same rule as the engine's CPU argmax). lm_head leaves the argmax of
+// the logits there (gemv.cu: lm_head_normed with `best`): a greedy rule's pick, and a draw's
+// max, which the draw then replaces with its pick; the draw kernels return at once on a greedy
+// rule.
 
 // The rule the host writes before each replay (sampling.rs::rule_bytes encodes it, 24 bytes).
 struct PickRuleDev {
@@ -33,8 +35,9 @@ extern "C" __global__ void finish_step(u64* best, int* ids, int* pos, const int*
 //
 // Reproduces PickRule::pick (crates/model/src/pick.rs) for a rule the host writes into device
 // memory before each replay of the captured step. The host launches these for a rule that
-// draws and `argmax` for a greedy one (sampling.rs: pick); each returns at once on the other
-// path, so a launch that does not match the rule in memory writes nothing.
+// draws, with the select passes of the cuts the rule makes only (sampling.rs: DrawPath); each
+// returns at once on a greedy rule, so a launch that does not match the rule in memory writes
+// nothing.
 //
 // The top-k and top-p cuts are prefixes of the candidates ordered by (weight desc, id asc). A
 // prefix is stored as a threshold: token i is inside when bits(w_i) > tau, or bits(w_i) == tau
@@ -70,7 +73,6 @@ struct SampleScratch {
     SampleState* st;
     u64* hist_mass;       // [SAMPLE_BINS]
     unsigned* hist_count; // [SAMPLE_BINS]
-    u64* block_key;       // [blocks]: each block's argmax key
     double* block_sum;    // [blocks]: each block's f64 sum of kept weights
     unsigned* block_bins; // [blocks][SAMPLE_BINS]: per-block counts of a select's last pass
     float* w;             // [n]: weights, 0 for a token that is not a candidate
@@ -86,8 +88,6 @@ __device__ __forceinline__ SampleScratch sample_scratch(void* base, int n) {
     p += 8 * SAMPLE_BINS;
     s.hist_count = (unsigned*)p;
     p += 4 * SAMPLE_BINS;
-    s.block_key = (u64*)p;
-    p += 8 * blocks;
     s.block_sum = (double*)p;
     p += 8 * blocks;
     s.block_bins = (unsigned*)p;
@@ -131,27 +131,6 @@ __device__ __forceinline__ bool in_pass(const SampleState& st, int s, int digit,
     return digit == 0 || (bits >> above) == (st.sel[s].prefix >> above);
 }
 
-__device__ __forceinline__ u64 max_u64(u64 a, u64 b) { return a > b ? a : b; }
-
-__device__ __forceinline__ u64 warp_max_u64(u64 k) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) k = max_u64(k, __shfl_xor_sync(0xffffffffu, k, o));
-    return k;
-}
-
-// The largest argmax key over every block's; every thread gets it.
-__device__ u64 global_max_key(const u64* block_key, int blocks, u64* shared8) {
-    u64 k = 0;
-    for (int b = threadIdx.x; b < blocks; b += blockDim.x) k = max_u64(k, block_key[b]);
-    k = warp_max_u64(k);
-    __syncthreads();
-    if ((threadIdx.x & 31) == 0) shared8[threadIdx.x >> 5] = k;
-    __syncthreads();
-    k = 0;
-    for (int w = 0; w < SAMPLE_THREADS / 32; w++) k = max_u64(k, shared8[w]);
-    return k;
-}
-
 // Fixed-order f64 block sum (deterministic); every thread gets it. `shared8` holds 8 doubles.
 __device__ double block_sum_f64(double v, double* shared8) {
 #pragma unroll
@@ -176,45 +155,20 @@ __device__ bool last_block(unsigned* done) {
     return is_last;
 }
 
-// Step 1: each block's argmax key (the max logit and, for the fallback, its lowest index).
-extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS)
-sample_max(const float* __restrict__ logits, int n, const PickRuleDev* rule, void* scratch) {
-    pdl_launch_next();
-    pdl_wait();
-    if (rule_is_greedy(rule)) return;
-    const SampleScratch s = sample_scratch(scratch, n);
-    __shared__ u64 part[SAMPLE_THREADS / 32];
-    u64 k = 0;
-    for (int j = threadIdx.x; j < SAMPLE_CHUNK; j += SAMPLE_THREADS) {
-        const int i = blockIdx.x * SAMPLE_CHUNK + j;
-        if (i < n) {
-            const float v = logits[i];
-            if (v == v) k = max_u64(k, argmax_key(v, i));
-        }
-    }
-    k = warp_max_u64(k);
-    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = k;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        for (int w = 1; w < SAMPLE_THREADS / 32; w++) k = max_u64(k, part[w]);
-        s.block_key[blockIdx.x] = k;
-    }
-}
-
-// Step 2: the weights exp((x - max) / T) exactly as the host rounds them (f32 difference and
+// Step 1: the weights exp((x - max) / T) exactly as the host rounds them (f32 difference and
 // product, then exp evaluated in f64 and rounded once: CUDA's expf may be 2 ulp off), with the
-// min-p filter. Block 0 resets the selection state and the histogram.
+// min-p filter; max is the argmax key lm_head left in `best`. Block 0 resets the selection
+// state and the histogram.
 extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS)
-sample_weights(const float* __restrict__ logits, int n, const PickRuleDev* rule, void* scratch) {
+sample_weights(const float* __restrict__ logits, int n, const PickRuleDev* rule, void* scratch,
+               const u64* best) {
     pdl_launch_next();
     pdl_wait();
     if (rule_is_greedy(rule)) return;
     const SampleScratch s = sample_scratch(scratch, n);
-    __shared__ u64 part[SAMPLE_THREADS / 32];
-    const int blocks = (n + SAMPLE_CHUNK - 1) / SAMPLE_CHUNK;
-    const u64 best = global_max_key(s.block_key, blocks, part);
+    const u64 best_key = __ldcg(best);
     // No number at all: the host's max stays -inf and every weight comes out NaN, not kept.
-    const float max = best ? key_value(best) : -INFINITY;
+    const float max = best_key ? key_value(best_key) : -INFINITY;
     const float inv_t = __frcp_rn(rule->temperature);
     const double min_p = f2d_exact(rule->min_p);
     for (int j = threadIdx.x; j < SAMPLE_CHUNK; j += SAMPLE_THREADS) {
@@ -292,9 +246,10 @@ __device__ int find_bin(const unsigned* count, const u64* mass, bool by_mass, do
     return __shfl_sync(0xffffffffu, found, src);
 }
 
-// Step 3, launched six times: pass = 3 * s + digit, s = 0 for top-k and 1 for top-p, digit 0..2
-// for weight bits 29..20, 19..10, 9..0. Each launch histograms its digit over the tokens still in
-// play; the last block to finish picks the bin, and after the third digit finds the tie cut.
+// Step 2, launched three times for each cut the rule makes: pass = 3 * s + digit, s = 0 for
+// top-k and 1 for top-p, digit 0..2 for weight bits 29..20, 19..10, 9..0. Each launch histograms
+// its digit over the tokens still in play; the last block to finish picks the bin, and after the
+// third digit finds the tie cut.
 extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS)
 sample_select(int n, const PickRuleDev* rule, void* scratch, int pass) {
     pdl_launch_next();
@@ -385,8 +340,14 @@ sample_select(int n, const PickRuleDev* rule, void* scratch, int pass) {
                     }
                     const unsigned have = count[b];
                     unsigned k = take < 1.0 ? 1u : take > (double)have ? have : (unsigned)take;
-                    // The block holding the k-th such token, in block order.
-                    const int blocks = gridDim.x;
+                    // Taking every token of weight tau needs no position: the usual case, as
+                    // exact ties of weights are rare. Otherwise the block holding the k-th such
+                    // token, in block order.
+                    if (k == have) {
+                        x.cut = 0x7fffffff;
+                        k = 0;
+                    }
+                    const int blocks = k == 0 ? 0 : gridDim.x;
                     const volatile unsigned* bins = s.block_bins;
                     int found = -1;
                     unsigned rank = 0;
@@ -466,7 +427,7 @@ __device__ __forceinline__ bool kept(const SampleState& st, unsigned bits, int i
     return bits != 0 && inside(st.sel[0], bits, i) && inside(st.sel[1], bits, i);
 }
 
-// Step 4: r = u * (f64 total of the kept weights); the first kept token (in id order) whose
+// Step 3: r = u * (f64 total of the kept weights); the first kept token (in id order) whose
 // running sum exceeds r is the pick. Blocks sum their chunks; the last block finds the chunk where
 // r is crossed and the token inside it, and writes the pick to `best` as an argmax key.
 extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS)
@@ -545,11 +506,10 @@ sample_draw(const float* __restrict__ logits, int n, const PickRuleDev* rule, vo
     }
     __syncthreads();
     if (pick_block < 0) {
-        // Nothing kept (no finite weight): the host falls back to the argmax of the logits.
-        __shared__ u64 keys[SAMPLE_THREADS / 32];
-        const u64 k = global_max_key(s.block_key, blocks, keys);
+        // Nothing kept (no finite weight): the host falls back to the argmax of the logits,
+        // which lm_head left in `best` (0 when every logit is NaN: the host's argmax is then 0).
         if (threadIdx.x == 0) {
-            *best = k ? k : argmax_key(logits[0], 0);
+            if (*best == 0) *best = argmax_key(logits[0], 0);
             s.st->done = 0;
         }
         return;

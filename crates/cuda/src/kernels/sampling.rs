@@ -1,5 +1,5 @@
 //! Launchers for sampling.cu: one draw on the GPU under a `PickRule` read from device memory
-//! (so a captured step graph serves every rule that draws; a greedy pick is lm_head's,
+//! (so a captured step graph serves every rule of its `PickPath`; a greedy pick is lm_head's,
 //! gemv.rs: run_lm_head) and the end-of-step bookkeeping.
 
 use std::sync::Arc;
@@ -23,8 +23,33 @@ const THREADS: u32 = 256;
 /// The largest vocabulary the draw handles: its masses are 44-bit fixed point summed in 63 bits.
 pub const MAX_VOCAB: usize = 1 << 19;
 
-/// The radix select's passes: 3 digits of 10 bits for top-k, then 3 for top-p.
-const SELECT_PASSES: i32 = 6;
+/// The radix select's passes per cut: 3 digits of 10 bits (top-k's are passes 0..3, top-p's
+/// 3..6).
+const PASSES_PER_CUT: i32 = 3;
+
+/// What a step launches to pick its token, which is what a captured step graph is specific to:
+/// lm_head alone (greedy), or lm_head and the draw with the select passes of the cuts the rule
+/// makes. The rule's other values (temperature, min-p, the cuts' sizes, u) are read from
+/// device memory, so one graph serves every rule of its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PickPath {
+    Greedy,
+    Draw { top_k: bool, top_p: bool },
+}
+
+impl PickPath {
+    /// The path of `rule`, by the comparisons sampling.cu makes (a NaN top-p cuts nothing).
+    pub fn of(rule: &PickRule) -> PickPath {
+        if rule.is_greedy() {
+            PickPath::Greedy
+        } else {
+            PickPath::Draw {
+                top_k: rule.top_k > 0,
+                top_p: rule.top_p < 1.0,
+            }
+        }
+    }
+}
 
 /// `rule` as the device reads it: `{ float temperature; int top_k; float top_p; float min_p;
 /// double u; }`, little-endian. A top_k beyond i32 keeps every token, as it does on the host.
@@ -39,18 +64,17 @@ pub fn rule_bytes(rule: &PickRule) -> [u8; RULE_BYTES] {
 }
 
 /// Bytes of the draw's scratch for `vocab` tokens (mirrors `sample_scratch` in sampling.cu):
-/// state, histogram, per-block keys, sums and bin counts, and the weights. Allocate it as a U64
+/// state, histogram, per-block sums and bin counts, and the weights. Allocate it as a U64
 /// tensor of `scratch_bytes(vocab) / 8` elements.
 pub fn scratch_bytes(vocab: usize) -> usize {
     let blocks = vocab.div_ceil(CHUNK);
-    let bytes = 64 + 12 * BINS + 16 * blocks + 4 * BINS * blocks + 4 * vocab;
+    let bytes = 64 + 12 * BINS + 8 * blocks + 4 * BINS * blocks + 4 * vocab;
     bytes.next_multiple_of(8)
 }
 
 pub struct Sampling {
     gpu: Arc<Gpu>,
     _module: Module,
-    max: Function,
     weights: Function,
     select: Function,
     sample_draw: Function,
@@ -62,7 +86,6 @@ impl Sampling {
         let module = super::load(gpu, "sampling.cu", include_str!("sampling.cu"), dims)?;
         Ok(Sampling {
             gpu: gpu.clone(),
-            max: module.function("sample_max")?,
             weights: module.function("sample_weights")?,
             select: module.function("sample_select")?,
             sample_draw: module.function("sample_draw")?,
@@ -72,11 +95,21 @@ impl Sampling {
     }
 
     /// The next token under the rule in `rule` (U64 [3], bytes from `rule_bytes`, rewritten by
-    /// the host before each replay) when it draws, exactly as `PickRule::pick`; left in `best`
-    /// as an argmax key (`best` must hold 0, as finish_step leaves it). `scratch` is U64
+    /// the host before each replay) when it draws, exactly as `PickRule::pick`, replacing the
+    /// argmax key of the logits in `best` (lm_head's, gemv.rs: run_lm_head) with the pick's.
+    /// `top_k` / `top_p`: whether to launch that cut's select passes, which must be what the
+    /// rule in memory asks for (`PickPath::of`; a cut left out is not made). `scratch` is U64
     /// [scratch_bytes(vocab) / 8], one per sequence; it needs no clearing. A greedy rule is
-    /// lm_head's to pick (gemv.rs: run_lm_head): these kernels then write nothing.
-    pub fn draw(&self, logits: &View, rule: &View, scratch: &View, best: &View) -> Result<()> {
+    /// lm_head's to pick: these kernels then write nothing.
+    pub fn draw(
+        &self,
+        logits: &View,
+        rule: &View,
+        scratch: &View,
+        best: &View,
+        top_k: bool,
+        top_p: bool,
+    ) -> Result<()> {
         let n = logits.shape.iter().product::<usize>();
         if n == 0 || n > MAX_VOCAB {
             return Err(CudaError::Invalid(format!(
@@ -89,11 +122,15 @@ impl Sampling {
         let b = best.expect(DType::U64, &[1])?;
         let grid = (n.div_ceil(CHUNK) as u32, 1, 1);
         let n = n as i32;
-        for f in [&self.max, &self.weights] {
-            let mut args = KernelArgs::new().ptr(l).i32(n).ptr(r).ptr(s);
-            self.gpu.launch(f, grid, THREADS, 0, &mut args)?;
-        }
-        for pass in 0..SELECT_PASSES {
+        let mut args = KernelArgs::new().ptr(l).i32(n).ptr(r).ptr(s).ptr(b);
+        self.gpu
+            .launch(&self.weights, grid, THREADS, 0, &mut args)?;
+        let cuts = [(top_k, 0), (top_p, PASSES_PER_CUT)];
+        for pass in cuts
+            .iter()
+            .filter(|c| c.0)
+            .flat_map(|c| c.1..c.1 + PASSES_PER_CUT)
+        {
             let mut args = KernelArgs::new().i32(n).ptr(r).ptr(s).i32(pass);
             self.gpu.launch(&self.select, grid, THREADS, 0, &mut args)?;
         }
@@ -143,7 +180,54 @@ mod tests {
     fn scratch_holds_the_weights_and_per_block_bins() {
         // 243 blocks at the real vocabulary: ~1 MB of weights and ~1 MB of bin counts.
         let n = 248_320;
-        assert_eq!(scratch_bytes(n), 64 + 12 * 1024 + 243 * (16 + 4096) + 4 * n);
+        assert_eq!(scratch_bytes(n), 64 + 12 * 1024 + 243 * (8 + 4096) + 4 * n);
         assert_eq!(scratch_bytes(3) % 8, 0);
+    }
+
+    #[test]
+    fn a_rule_path_follows_the_device_comparisons() {
+        let draw = |top_k, top_p| PickRule {
+            temperature: 0.7,
+            top_k,
+            top_p,
+            min_p: 0.0,
+            u: 0.5,
+        };
+        assert_eq!(PickPath::of(&PickRule::GREEDY), PickPath::Greedy);
+        assert_eq!(
+            PickPath::of(&PickRule {
+                temperature: -1.0,
+                ..draw(5, 0.5)
+            }),
+            PickPath::Greedy
+        );
+        assert_eq!(
+            PickPath::of(&draw(0, 1.0)),
+            PickPath::Draw {
+                top_k: false,
+                top_p: false
+            }
+        );
+        assert_eq!(
+            PickPath::of(&draw(40, 0.9)),
+            PickPath::Draw {
+                top_k: true,
+                top_p: true
+            }
+        );
+        assert_eq!(
+            PickPath::of(&draw(0, f32::NAN)),
+            PickPath::Draw {
+                top_k: false,
+                top_p: false
+            }
+        );
+        assert_eq!(
+            PickPath::of(&draw(u32::MAX, 1.5)),
+            PickPath::Draw {
+                top_k: true,
+                top_p: false
+            }
+        );
     }
 }
