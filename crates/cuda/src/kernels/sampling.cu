@@ -35,7 +35,7 @@ extern "C" __global__ void finish_step(u64* best, int* ids, int* pos, const int*
 //
 // Reproduces PickRule::pick (crates/model/src/pick.rs) for a rule the host writes into device
 // memory before each replay of the captured step. The host launches these for a rule that
-// draws, with the select passes of the cuts the rule makes only (sampling.rs: DrawPath); each
+// draws, with the select passes of the cuts the rule makes only (sampling.rs: PickPath); each
 // returns at once on a greedy rule, so a launch that does not match the rule in memory writes
 // nothing.
 //
