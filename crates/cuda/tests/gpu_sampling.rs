@@ -405,17 +405,22 @@ fn a_greedy_rule_leaves_the_pick_to_lm_head() {
     }
 }
 
+/// Logits at the real vocabulary with `tied` sharing the largest one (3.0; the rest near -20).
+fn planted_ties(tied: &[usize]) -> Vec<f32> {
+    let mut x: Vec<f32> = (0..248_320).map(|i| -20.0 + (i % 97) as f32 * 0.01).collect();
+    for &i in tied {
+        x[i] = 3.0;
+    }
+    x
+}
+
 #[test]
 fn planted_top_ties_keep_the_lowest_ids() {
     let Some(gpu) = gpu("gpu ties") else { return };
     // Seven tokens share the largest logit; top_k 5 keeps the five lowest ids among them, and
     // sweeping u reaches exactly those (in id order).
-    let n = 248_320;
-    let mut x: Vec<f32> = (0..n).map(|i| -20.0 + (i % 97) as f32 * 0.01).collect();
     let tied = [9, 1030, 50_000, 123_456, 200_001, 248_000, 248_319];
-    for &i in &tied {
-        x[i] = 3.0;
-    }
+    let x = planted_ties(&tied);
     let s = Setup::new(&gpu, load(&gpu), &x);
     for (j, u) in [0.0, 0.21, 0.41, 0.61, 0.81, 0.999_999]
         .into_iter()
@@ -439,12 +444,8 @@ fn planted_top_ties_cut_by_top_p_keep_the_lowest_ids() {
     };
     // Seven tokens of weight 1 and the rest ~e-20: top_p 0.4 needs 2.8 of the seven, so the
     // cut takes three of the tied weight (the k < have case of the last pass), the lowest ids.
-    let n = 248_320;
-    let mut x: Vec<f32> = (0..n).map(|i| -20.0 + (i % 97) as f32 * 0.01).collect();
     let tied = [17, 1024, 60_000, 131_072, 200_003, 248_001, 248_318];
-    for &i in &tied {
-        x[i] = 3.0;
-    }
+    let x = planted_ties(&tied);
     let s = Setup::new(&gpu, load(&gpu), &x);
     for (j, u) in [0.0, 0.34, 0.67, 0.999_999].into_iter().enumerate() {
         let r = PickRule {
