@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 use lily_model::{Backend, Config, PickRule, Weights};
 
 use crate::dims::{Dims, ATTN_SPLITS};
-use crate::driver::{Gpu, Graph};
+use crate::driver::{Event, Gpu, Graph, PinnedBuffer};
 use crate::error::{CudaError, Result};
 use crate::kernels::attention::AttnDecodeArgs;
 use crate::kernels::gdn::GdnDecodeArgs;
@@ -80,7 +80,7 @@ impl CudaBackend {
         let kv = max_seq * d.kv_bytes_per_token();
         let gdn = d.gdn_layers()
             * 4
-            * (d.gdn_value_heads * d.gdn_key_dim * d.gdn_value_dim
+            * (2 * d.gdn_value_heads * d.gdn_key_dim * d.gdn_value_dim
                 + d.conv_kernel * d.gdn_conv_channels());
         let scratch = 4
             * (d.vocab
@@ -94,6 +94,14 @@ impl CudaBackend {
     /// position and writes the pick after it. Whole groups of STEPS_PER_GRAPH replay the
     /// captured run of that many steps, the rest the one-step graph.
     pub fn run_steps(&self, seq: &mut CudaSequence, n: usize) -> Result<()> {
+        self.settle(seq)?;
+        self.launch_steps(seq, n)?;
+        seq.position += n;
+        Ok(())
+    }
+
+    /// Queues `n` steps from the device's position, which must be the sequence's.
+    fn launch_steps(&self, seq: &mut CudaSequence, n: usize) -> Result<()> {
         if seq.position + n > seq.max_seq {
             return Err(CudaError::Invalid(format!(
                 "{} more tokens do not fit: the sequence holds {} of {}",
@@ -107,7 +115,21 @@ impl CudaBackend {
         for _ in 0..n % STEPS_PER_GRAPH {
             graphs.step.launch()?;
         }
-        seq.position += n;
+        Ok(())
+    }
+
+    /// Takes back a step `decode_pick` ran ahead that the caller did not ask for: the device
+    /// position goes back to the sequence's (after the step, as the upload waits for it). The
+    /// step's recurrent state went to the other half of each pair (gdn.cu), and what else it
+    /// wrote (its key and value, its conv-ring slot, its pick, the logits) sits at the
+    /// position the next step rewrites, or is scratch.
+    fn settle(&self, seq: &mut CudaSequence) -> Result<()> {
+        if !seq.ahead {
+            return Ok(());
+        }
+        self.gpu
+            .upload(seq.pos.ptr(), &(seq.position as i32).to_le_bytes())?;
+        seq.ahead = false;
         Ok(())
     }
 
@@ -135,6 +157,7 @@ impl CudaBackend {
     /// Writes `tokens` into the sequence's id buffer from its current position on and marks
     /// them as prompt, so the steps that run them do not overwrite them with picks.
     pub fn queue_prompt(&self, seq: &mut CudaSequence, tokens: &[u32]) -> Result<()> {
+        self.settle(seq)?;
         let end = seq.position + tokens.len();
         if end > seq.max_seq {
             return Err(CudaError::Invalid(format!(
@@ -176,6 +199,7 @@ impl CudaBackend {
             .collect())
     }
 
+    /// The last step's logits: after a `decode_pick` that ran a step ahead, that step's.
     pub fn logits(&self, seq: &CudaSequence) -> Result<Vec<f32>> {
         let mut bytes = vec![0u8; 4 * self.dims.vocab];
         self.gpu.download(&mut bytes, seq.logits.ptr())?;
@@ -189,6 +213,7 @@ impl CudaBackend {
     /// upload (synchronous: it waits for queued work) is skipped when the GPU already holds
     /// these bytes: a generation loop sets the same greedy rule before every token.
     pub fn set_rule(&self, seq: &mut CudaSequence, rule: &PickRule) -> Result<()> {
+        self.settle(seq)?;
         let bytes = rule_bytes(rule);
         if seq.rule_host != Some(bytes) {
             // Unknown until the upload has succeeded.
@@ -331,6 +356,7 @@ impl CudaBackend {
     /// Clears a sequence's recurrent state, conv ring and position (the KV cache needs no
     /// clearing: positions past the sequence's length are never read).
     fn reset(&self, s: &mut CudaSequence) -> Result<()> {
+        self.settle(s)?;
         s.held_pick = None;
         s.rule_host = None;
         for t in [&s.gdn_state, &s.conv_ring, &s.pos, &s.prompt_end, &s.rule] {
@@ -349,6 +375,7 @@ impl CudaBackend {
 
     /// Runs one decode step eagerly with every launch timed: (launch label, milliseconds).
     pub fn profile_step(&self, s: &mut CudaSequence) -> Result<Vec<(String, f32)>> {
+        self.settle(s)?;
         if s.position + 1 > s.max_seq {
             return Err(CudaError::Invalid(
                 "profile_step: the sequence is full".into(),
@@ -411,8 +438,26 @@ pub struct CudaSequence {
     rule_host: Option<[u8; RULE_BYTES]>,
     prompt_end_host: usize,
     held_pick: Option<(usize, u32)>,
+    /// Whether a step on the held pick is queued past `position` (decode_pick ran it ahead):
+    /// the device's position is then one further than `position`.
+    ahead: bool,
+    /// decode_pick's read-back of a pick (4 bytes) and the event after its copy.
+    pick_host: PinnedBuffer,
+    pick_ready: Event,
     /// The captured steps of each pick path the sequence has run (`graphs`).
     graphs: HashMap<PickPath, PathGraphs>,
+}
+
+impl Drop for CudaSequence {
+    /// A step run ahead may still be running on this sequence's buffers: wait for it before
+    /// they are freed.
+    fn drop(&mut self) {
+        if self.ahead {
+            if let Err(e) = self.pick_ready.record().and_then(|()| self.pick_ready.wait()) {
+                tracing::error!("dropping a sequence: {e}");
+            }
+        }
+    }
 }
 
 /// Decode steps captured back to back in one graph, so that programmatic dependent launch
@@ -483,6 +528,7 @@ impl Backend for CudaBackend {
                 "gdn_state",
                 &[
                     d.gdn_layers(),
+                    2,
                     d.gdn_value_heads,
                     d.gdn_key_dim,
                     d.gdn_value_dim,
@@ -527,6 +573,9 @@ impl Backend for CudaBackend {
             rule_host: None,
             prompt_end_host: 0,
             held_pick: None,
+            ahead: false,
+            pick_host: g.pinned(4)?,
+            pick_ready: g.event()?,
             graphs: HashMap::new(),
         };
         self.reset(&mut seq)?;
@@ -561,11 +610,46 @@ impl Backend for CudaBackend {
     }
 
     /// The step picks on the GPU; only the id (4 bytes) comes back instead of the logits.
-    fn decode_pick(&self, seq: &mut CudaSequence, token: u32, rule: &PickRule) -> Result<u32> {
-        self.set_rule(seq, rule)?;
-        self.queue_input(seq, token)?;
-        self.run_steps(seq, 1)?;
-        self.last_pick(seq)
+    /// With `more`, the next step runs ahead on the pick before the host has read it, under
+    /// the same rule, and the next call on that pick and rule finds it queued: the GPU then
+    /// never waits for the host between tokens (the host's read-back, its handling of the token
+    /// and the next launch took ~15 us of each ~1.8 ms step). Anything else settles it first
+    /// (`settle`). A drawn rule whose number changes per token does not run ahead: the next
+    /// rule is not known yet.
+    fn decode_pick(
+        &self,
+        seq: &mut CudaSequence,
+        token: u32,
+        rule: &PickRule,
+        more: bool,
+    ) -> Result<u32> {
+        let bytes = rule_bytes(rule);
+        let same_rule = seq.rule_host == Some(bytes);
+        if seq.ahead && same_rule && seq.held_pick == Some((seq.position, token)) {
+            seq.ahead = false;
+            seq.position += 1;
+        } else {
+            self.set_rule(seq, rule)?;
+            self.queue_input(seq, token)?;
+            self.run_steps(seq, 1)?;
+        }
+        // The pick of the step at position - 1 is ids[position].
+        self.gpu
+            .download_async(&seq.pick_host, seq.ids.ptr() + 4 * seq.position as u64, 4)?;
+        seq.pick_ready.record()?;
+        if more && same_rule && seq.position < seq.max_seq {
+            self.launch_steps(seq, 1)?;
+            seq.ahead = true;
+        }
+        seq.pick_ready.wait()?;
+        let id = seq.pick_host.read_u32(0);
+        if id as usize >= self.dims.vocab {
+            return Err(CudaError::Invalid(format!(
+                "the GPU picked token {id}, outside the vocabulary"
+            )));
+        }
+        seq.held_pick = Some((seq.position, id));
+        Ok(id)
     }
 
     fn position(&self, seq: &CudaSequence) -> usize {
@@ -596,7 +680,14 @@ impl Backend for CudaBackend {
         CudaSnapshot {
             position: seq.position,
             kv: Arc::new(kv),
-            gdn_state: Arc::new(download(seq.gdn_state.ptr(), seq.gdn_state.bytes())),
+            gdn_state: Arc::new(
+                (0..self.dims.gdn_layers())
+                    .flat_map(|l| {
+                        let half = seq.gdn_state.at(l).at(seq.position % 2);
+                        download(half.ptr, seq.gdn_state.bytes() / self.dims.gdn_layers() / 2)
+                    })
+                    .collect(),
+            ),
             conv_ring: Arc::new(download(seq.conv_ring.ptr(), seq.conv_ring.bytes())),
         }
     }
@@ -618,12 +709,17 @@ impl Backend for CudaBackend {
                 }
             }
         }
-        upload(seq.gdn_state.ptr(), &snap.gdn_state);
+        let per_layer = snap.gdn_state.len() / self.dims.gdn_layers();
+        for (l, state) in snap.gdn_state.chunks_exact(per_layer).enumerate() {
+            upload(seq.gdn_state.at(l).at(snap.position % 2).ptr, state);
+        }
         upload(seq.conv_ring.ptr(), &snap.conv_ring);
         upload(seq.pos.ptr(), &(snap.position as i32).to_le_bytes());
         upload(seq.prompt_end.ptr(), &0i32.to_le_bytes());
         seq.position = snap.position;
         seq.prompt_end_host = 0;
         seq.held_pick = None;
+        // The uploads waited for any step run ahead; the position is the snapshot's.
+        seq.ahead = false;
     }
 }

@@ -56,6 +56,8 @@ driver_api! {
     mem_alloc: "cuMemAlloc_v2" => fn(*mut DevicePtr, usize);
     mem_free: "cuMemFree_v2" => fn(DevicePtr);
     mem_info: "cuMemGetInfo_v2" => fn(*mut usize, *mut usize);
+    mem_host_alloc: "cuMemHostAlloc" => fn(*mut *mut c_void, usize, u32);
+    mem_free_host: "cuMemFreeHost" => fn(*mut c_void);
     memcpy_htod: "cuMemcpyHtoDAsync_v2" => fn(DevicePtr, *const c_void, usize, Handle);
     memcpy_dtoh: "cuMemcpyDtoHAsync_v2" => fn(*mut c_void, DevicePtr, usize, Handle);
     memcpy_dtod: "cuMemcpyDtoDAsync_v2" => fn(DevicePtr, DevicePtr, usize, Handle);
@@ -309,6 +311,36 @@ impl Gpu {
             )?;
         }
         self.synchronize()
+    }
+
+    /// Page-locked host memory of `bytes` (zeroed), the target of `download_async`.
+    pub fn pinned(self: &Arc<Self>, bytes: usize) -> Result<PinnedBuffer> {
+        let mut ptr = std::ptr::null_mut();
+        unsafe { self.check("cuMemHostAlloc", (self.api.mem_host_alloc)(&mut ptr, bytes, 0))? };
+        unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, bytes) };
+        Ok(PinnedBuffer {
+            gpu: self.clone(),
+            ptr,
+            bytes,
+        })
+    }
+
+    /// Queues a copy of device bytes into `dst` behind the work queued so far and returns at
+    /// once (into pageable memory the copy would wait for the stream): record an event after
+    /// it and wait for that before reading `dst`.
+    pub fn download_async(&self, dst: &PinnedBuffer, src: DevicePtr, bytes: usize) -> Result<()> {
+        if bytes > dst.bytes {
+            return Err(CudaError::Invalid(format!(
+                "a copy of {bytes} bytes into a pinned buffer of {}",
+                dst.bytes
+            )));
+        }
+        unsafe {
+            self.check(
+                "cuMemcpyDtoHAsync",
+                (self.api.memcpy_dtoh)(dst.ptr, src, bytes, self.stream),
+            )
+        }
     }
 
     /// Waits for all queued work, then copies device bytes to the host.
@@ -683,7 +715,19 @@ pub struct Event {
     handle: Handle,
 }
 
+// An event handle may be recorded and waited for from any thread of the context.
+unsafe impl Send for Event {}
+unsafe impl Sync for Event {}
+
 impl Event {
+    /// Waits until the work queued before the last `record` has finished.
+    pub fn wait(&self) -> Result<()> {
+        unsafe {
+            self.gpu
+                .check("cuEventSynchronize", (self.gpu.api.event_sync)(self.handle))
+        }
+    }
+
     pub fn record(&self) -> Result<()> {
         unsafe {
             self.gpu.check(
@@ -710,5 +754,33 @@ impl Event {
 impl Drop for Event {
     fn drop(&mut self) {
         unsafe { (self.gpu.api.event_destroy)(self.handle) };
+    }
+}
+
+/// Page-locked host memory (`Gpu::pinned`).
+pub struct PinnedBuffer {
+    gpu: Arc<Gpu>,
+    ptr: *mut c_void,
+    bytes: usize,
+}
+
+// The buffer is plain host memory owned by this value; the GPU writes it only through copies
+// the owner queues and waits for.
+unsafe impl Send for PinnedBuffer {}
+unsafe impl Sync for PinnedBuffer {}
+
+impl PinnedBuffer {
+    /// The little-endian u32 at byte `at`, as the last awaited copy left it.
+    pub fn read_u32(&self, at: usize) -> u32 {
+        assert!(at + 4 <= self.bytes, "read past a pinned buffer of {}", self.bytes);
+        // Volatile: the GPU wrote it behind the compiler's back.
+        let b: [u8; 4] = unsafe { std::ptr::read_volatile(self.ptr.add(at) as *const [u8; 4]) };
+        u32::from_le_bytes(b)
+    }
+}
+
+impl Drop for PinnedBuffer {
+    fn drop(&mut self) {
+        unsafe { (self.gpu.api.mem_free_host)(self.ptr) };
     }
 }

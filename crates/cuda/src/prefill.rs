@@ -90,6 +90,17 @@ impl CudaBackend {
             self.prefill_chunk(seq, scratch, start, chunk.len())?;
             start += chunk.len();
         }
+        // The chunks updated the recurrent state in place, in the half of the first position;
+        // the next decode step reads the half of its own (gdn.cu).
+        if start % 2 != seq.position % 2 {
+            let d = &self.dims;
+            let half = 4 * d.gdn_value_heads * d.gdn_key_dim * d.gdn_value_dim;
+            for l in 0..d.gdn_layers() {
+                let pair = seq.gdn_state.at(l);
+                self.gpu
+                    .copy_dtod(pair.at(start % 2).ptr, pair.at(seq.position % 2).ptr, half)?;
+            }
+        }
         let k = &self.kernels;
         // The last chunk's last row of the residual stream.
         let last = scratch.x.at((tokens.len() - 1) % scratch.max_tokens);
@@ -162,7 +173,8 @@ impl CudaBackend {
                         a_log: &g.a_log.view(),
                         dt_bias: &g.dt_bias.view(),
                         norm: &g.norm.view(),
-                        state: &seq.gdn_state.at(gdn_i),
+                        // The half of the prefill's first position (backend.rs moves it on).
+                        state: &seq.gdn_state.at(gdn_i).at(seq.position % 2),
                         out: &out,
                         scratch: &s.gdn,
                         start,

@@ -134,6 +134,20 @@ impl<'a> View<'a> {
         v
     }
 
+    /// Element `i` of the leading dimension (one of a stacked pair, say).
+    pub fn at(&self, i: usize) -> View<'a> {
+        assert!(
+            !self.shape.is_empty() && i < self.shape[0],
+            "{self}: index {i} of {:?}",
+            self.shape
+        );
+        let inner: usize = self.shape[1..].iter().product();
+        let mut v = self.clone();
+        v.ptr += (i * inner * self.dtype.size()) as u64;
+        v.shape.remove(0);
+        v
+    }
+
     /// Elements `[from, from + n)` of a 1-D view.
     pub fn range(&self, from: usize, n: usize) -> View<'a> {
         assert!(

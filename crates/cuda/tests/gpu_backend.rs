@@ -234,7 +234,7 @@ fn picks_on_the_gpu_are_the_host_picks_of_the_same_logits() {
                 break;
             }
             let rule = PickRule { u: (step as f64 * 0.618).fract(), ..rules[step % rules.len()] };
-            token = gpu.decode_pick(&mut s, token, &rule).unwrap();
+            token = gpu.decode_pick(&mut s, token, &rule, false).unwrap();
             expected = rule.pick(&gpu.logits(&s).unwrap(), &mut scratch);
         }
         assert_eq!(gpu.position(&s), prompt.len() + steps);
@@ -269,7 +269,7 @@ fn feeding_picks_back_runs_what_uploading_them_runs() {
             1 => (drawn, token),
             _ => (PickRule::GREEDY, (token + 1) % vocab),
         };
-        token = gpu.decode_pick(&mut fed, input, &rule).unwrap();
+        token = gpu.decode_pick(&mut fed, input, &rule, false).unwrap();
         let logits = gpu.decode(&mut uploaded, input).unwrap();
         assert_eq!(gpu.logits(&fed).unwrap(), logits, "step {step}: the logits differ");
         // A draw may land within rounding of a boundary (picks_on_the_gpu_... allows one).
@@ -280,10 +280,63 @@ fn feeding_picks_back_runs_what_uploading_them_runs() {
     // Back to the snapshot, and on from there with another token.
     gpu.restore(&mut fed, &snap);
     gpu.restore(&mut uploaded, &snap);
-    let again = gpu.decode_pick(&mut fed, (token + 2) % vocab, &PickRule::GREEDY).unwrap();
+    let again = gpu.decode_pick(&mut fed, (token + 2) % vocab, &PickRule::GREEDY, false).unwrap();
     let logits = gpu.decode(&mut uploaded, (token + 2) % vocab).unwrap();
     assert_eq!(gpu.logits(&fed).unwrap(), logits, "after restore: the logits differ");
     assert_eq!(again, PickRule::GREEDY.pick(&logits, &mut scratch));
+}
+
+/// decode_pick with `more` runs the next step before the caller asks for it. Whatever the caller
+/// does next (feeds the pick back, switches the rule, feeds another token, prefills, snapshots,
+/// restores) must see exactly what a sequence that never ran ahead sees: the same picks, and
+/// the same logits where a step did not run ahead.
+#[test]
+fn running_a_step_ahead_changes_no_result() {
+    if gpu("ahead").is_none() {
+        return;
+    }
+    let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
+    let vocab = gpu.vocab_size() as u32;
+    let drawn = PickRule { temperature: 0.9, top_k: 0, top_p: 1.0, min_p: 0.0, u: 0.4 };
+    let prompt = [2u32, 7, 1, 8];
+    let (mut ahead, mut plain) = (gpu.new_sequence(64).unwrap(), gpu.new_sequence(64).unwrap());
+    let mut a = gpu.prefill_pick(&mut ahead, &prompt, &PickRule::GREEDY).unwrap();
+    let mut p = gpu.prefill_pick(&mut plain, &prompt, &PickRule::GREEDY).unwrap();
+    assert_eq!(a, p);
+    for step in 0..18 {
+        let (rule, other, more) = match step % 6 {
+            // Another token: the step run ahead is taken back.
+            2 => (PickRule::GREEDY, true, true),
+            // Another rule: taken back.
+            3 => (drawn, false, true),
+            // No step ahead: the logits are the step's and must agree.
+            4 => (PickRule::GREEDY, false, false),
+            // The pick fed back: the step run ahead is the caller's.
+            _ => (PickRule::GREEDY, false, true),
+        };
+        let (input_a, input_p) = if other { ((a + 1) % vocab, (p + 1) % vocab) } else { (a, p) };
+        a = gpu.decode_pick(&mut ahead, input_a, &rule, more).unwrap();
+        p = gpu.decode_pick(&mut plain, input_p, &rule, false).unwrap();
+        assert_eq!(a, p, "step {step}: the picks differ");
+        assert_eq!(gpu.position(&ahead), gpu.position(&plain), "step {step}");
+        if !more {
+            assert_eq!(gpu.logits(&ahead).unwrap(), gpu.logits(&plain).unwrap(), "step {step}: logits");
+        }
+        if step % 6 == 5 {
+            // A prompt: taken back too.
+            a = gpu.prefill_pick(&mut ahead, &[5, 3], &PickRule::GREEDY).unwrap();
+            p = gpu.prefill_pick(&mut plain, &[5, 3], &PickRule::GREEDY).unwrap();
+            assert_eq!(a, p, "step {step}: after a prompt");
+        }
+    }
+    // A snapshot taken while a step runs ahead, restored into the sequence that never did.
+    a = gpu.decode_pick(&mut ahead, a, &PickRule::GREEDY, true).unwrap();
+    let snap = gpu.snapshot(&ahead);
+    gpu.restore(&mut plain, &snap);
+    let x = gpu.decode_pick(&mut ahead, a, &PickRule::GREEDY, false).unwrap();
+    let y = gpu.decode_pick(&mut plain, a, &PickRule::GREEDY, false).unwrap();
+    assert_eq!(x, y, "after the snapshot");
+    assert_eq!(gpu.logits(&ahead).unwrap(), gpu.logits(&plain).unwrap(), "after the snapshot");
 }
 
 #[test]

@@ -483,12 +483,13 @@ fn gdn_decode_matches_cpu_conv_and_recurrence() {
     let ring = upload(&gpu, "ring", DType::F32, &[kk, c], &vec![0.0; kk * c]);
     let a_logd = upload(&gpu, "a_log", DType::F32, &[v], &a_log);
     let dtd = upload(&gpu, "dt_bias", DType::F32, &[v], &dt_bias);
+    // The pair of states: step t reads state t % 2 and writes the other.
     let stated = upload(
         &gpu,
         "state",
         DType::F32,
-        &[v, d.gdn_key_dim, vd],
-        &vec![0.0; state.len()],
+        &[2, v, d.gdn_key_dim, vd],
+        &vec![0.0; 2 * state.len()],
     );
     let normd = upload(&gpu, "norm", DType::BF16, &[vd], &norm_w);
     for t in 0..steps {
@@ -534,9 +535,11 @@ fn gdn_decode_matches_cpu_conv_and_recurrence() {
             1e-2,
         );
     }
+    let n = state.len();
+    let last = steps % 2 * n;
     check(
-        "gdn recurrent state after 6 steps",
-        &download(&gpu, &stated),
+        &format!("gdn recurrent state after {steps} steps"),
+        &download(&gpu, &stated)[last..last + n],
         &state,
         1e-3,
     );

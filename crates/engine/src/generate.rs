@@ -118,11 +118,118 @@ pub fn generate<B: Backend>(
             stats.stop = StopReason::ContextFull;
             break;
         }
+        // Another token after the next one unless a stop, the caller or the room ends it.
+        let more =
+            stats.generated_tokens + 1 < options.max_tokens && backend.position(seq) + 1 < max_seq;
         next = match picker.rule() {
-            Some(rule) => backend.decode_pick(seq, token, &rule)?,
+            Some(rule) => backend.decode_pick(seq, token, &rule, more)?,
             None => picker.pick(&backend.decode(seq, token)?),
         };
     }
     stats.decode_time = decode_start.elapsed();
     Ok(stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+
+    const VOCAB: usize = 64;
+
+    /// Picks the token after the last one it holds; records the `more` of each decode_pick.
+    #[derive(Default)]
+    struct Counting {
+        more: RefCell<Vec<bool>>,
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("unreachable")]
+    struct Never;
+
+    fn logits_for(seq: &[u32]) -> Vec<f32> {
+        let mut v = vec![0.0; VOCAB];
+        v[(seq.last().copied().unwrap_or(0) as usize + 1) % VOCAB] = 1.0;
+        v
+    }
+
+    impl Backend for Counting {
+        type Sequence = Vec<u32>;
+        type Snapshot = Vec<u32>;
+        type Error = Never;
+        fn vocab_size(&self) -> usize {
+            VOCAB
+        }
+        fn new_sequence(&self, _max_seq: usize) -> Result<Vec<u32>, Never> {
+            Ok(Vec::new())
+        }
+        fn prefill(&self, seq: &mut Vec<u32>, tokens: &[u32]) -> Result<Vec<f32>, Never> {
+            seq.extend_from_slice(tokens);
+            Ok(logits_for(seq))
+        }
+        fn decode(&self, seq: &mut Vec<u32>, token: u32) -> Result<Vec<f32>, Never> {
+            seq.push(token);
+            Ok(logits_for(seq))
+        }
+        fn decode_pick(
+            &self,
+            seq: &mut Vec<u32>,
+            token: u32,
+            rule: &PickRule,
+            more: bool,
+        ) -> Result<u32, Never> {
+            self.more.borrow_mut().push(more);
+            Ok(rule.pick(&self.decode(seq, token)?, &mut Vec::new()))
+        }
+        fn position(&self, seq: &Vec<u32>) -> usize {
+            seq.len()
+        }
+        fn snapshot(&self, seq: &Vec<u32>) -> Vec<u32> {
+            seq.clone()
+        }
+        fn restore(&self, seq: &mut Vec<u32>, snapshot: &Vec<u32>) {
+            *seq = snapshot.clone();
+        }
+    }
+
+    /// `more` is false exactly on the decode_pick whose token is the last the loop may take:
+    /// the token budget's, or the context's.
+    #[test]
+    fn decode_pick_is_told_whether_another_token_may_follow() {
+        let run = |max_tokens, max_seq, stop_ids: Vec<u32>| {
+            let b = Counting::default();
+            let options = GenerateOptions {
+                max_tokens,
+                stop_ids,
+            };
+            let mut seq = Vec::new();
+            let stats = generate(
+                &b,
+                &mut seq,
+                &[1, 2, 3],
+                max_seq,
+                &options,
+                &mut Greedy,
+                |_| ControlFlow::Continue(()),
+            )
+            .unwrap();
+            (b.more.into_inner(), stats.generated_tokens, stats.stop)
+        };
+        // Four tokens: the prefill's, then three decode_picks, the last one's pick ends the run.
+        assert_eq!(
+            run(4, 100, vec![]),
+            (vec![true, true, false], 4, StopReason::Length)
+        );
+        // Six positions after a three-token prompt: the third decode_pick fills the context.
+        assert_eq!(
+            run(100, 6, vec![]),
+            (vec![true, true, false], 4, StopReason::ContextFull)
+        );
+        // A stop id is not known ahead: the decode_pick that returns it was told `more`.
+        assert_eq!(
+            run(100, 100, vec![6]),
+            (vec![true, true], 3, StopReason::StopId)
+        );
+    }
 }

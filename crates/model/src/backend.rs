@@ -37,13 +37,19 @@ pub trait Backend {
         Ok(rule.pick(&self.prefill(seq, tokens)?, &mut Vec::new()))
     }
 
-    /// `decode`, returning the next token chosen under `rule` instead of the logits.
+    /// `decode`, returning the next token chosen under `rule` instead of the logits. `more`:
+    /// whether the caller will ask for the token after the returned one (feeding it back under
+    /// the same rule) unless that token ends the generation, so that a backend may start that
+    /// step before it is asked (the GPU's: no idle gap between tokens); a step started and then
+    /// not asked for is taken back, so `more` changes no result.
     fn decode_pick(
         &self,
         seq: &mut Self::Sequence,
         token: u32,
         rule: &PickRule,
+        more: bool,
     ) -> Result<u32, Self::Error> {
+        let _ = more;
         Ok(rule.pick(&self.decode(seq, token)?, &mut Vec::new()))
     }
 

@@ -5,7 +5,11 @@
 // The conv state is a ring of the last CONV_K raw inputs (slot = position % CONV_K) rather than
 // a shifted window: several blocks read the same q/k channels in one launch, and with a ring the
 // slot being written this step is never one that any block reads, so there is no race.
-// The recurrent state S is f32 [V][KD][VD] because rounding compounds across tokens.
+// The recurrent state S is f32 [V][KD][VD] because rounding compounds across tokens. Decode
+// keeps two of them per layer, [2][V][KD][VD]: the step at position p reads S[p % 2] and writes
+// S[(p + 1) % 2], so a step run ahead of the host (backend.rs: decode_pick) is undone by not
+// advancing the position: the state it started from is still there.
+#define GDN_STATE_HALF ((long)GDN_VALUE_HEADS * GDN_KEY_DIM * GDN_VALUE_DIM)
 
 #define GDN_C (2 * GDN_KEY_HEADS * GDN_KEY_DIM + GDN_VALUE_HEADS * GDN_VALUE_DIM)
 #define GDN_Z (GDN_C)
@@ -46,6 +50,7 @@ __device__ __forceinline__ float softplus(float x) { return x > 20.f ? x : log1p
 
 // conv1d update + SiLU + L2 norm of q, k + gating + delta-rule update + read-out, fused.
 // grid (V, VD / CPB), block CPB * KG threads. Writes o [V][VD] (f32, before the gated norm).
+// state: the layer's pair [2][V][KD][VD] (above).
 extern "C" __global__ void __launch_bounds__(GDN_CPB * GDN_KG)
 gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, float* ring,
            const float* __restrict__ a_log, const float* __restrict__ dt_bias, float* __restrict__ state,
@@ -60,10 +65,16 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
     // launch) or by the prefill, complete before this step began. Read at L2: before the wait a
     // line in this SM's L1 may be older than that.
     const int col = threadIdx.x % GDN_CPB, kg = threadIdx.x / GDN_CPB;
-    float* S = state + (long)h * GDN_KEY_DIM * GDN_VALUE_DIM + col0 + col;
+    float* const S0 = state + (long)h * GDN_KEY_DIM * GDN_VALUE_DIM + col0 + col;
     float s[GDN_RPT];
+    auto load_state = [&](int at) {
+        const float* S = S0 + (at & 1) * GDN_STATE_HALF;
 #pragma unroll
-    for (int r = 0; r < GDN_RPT; r++) s[r] = __ldcg(S + (kg * GDN_RPT + r) * GDN_VALUE_DIM);
+        for (int r = 0; r < GDN_RPT; r++) s[r] = __ldcg(S + (kg * GDN_RPT + r) * GDN_VALUE_DIM);
+    };
+    // The half is the position's: the guess below, checked after the wait.
+    const int guess = __ldcg(pos_ptr);
+    load_state(guess);
     const float a_log_h = ld_early(a_log + h), dt_bias_h = ld_early(dt_bias + h);
     // Thread t < 2 KD convolves channel t of q|k (its key head's), thread t < CPB value column
     // t of the block. The history is an earlier step's (the slot written this step is never one
@@ -83,10 +94,10 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
         if (has_qk) conv_qk.history(ring, c_qk, at);
         if (has_v) conv_v.history(ring, c_v, at);
     };
-    const int guess = __ldcg(pos_ptr);
     history(guess);
     pdl_wait();
     const int p = __ldcg(pos_ptr);
+    if ((p ^ guess) & 1) load_state(p);
     const float cur_qk = has_qk ? __ldcg(proj + c_qk) : 0.f, cur_v = has_v ? __ldcg(proj + c_v) : 0.f;
     // The gates' inputs now, not after the block sums: a memory round trip off the path.
     const float b_in = __ldcg(proj + GDN_B + h), a_in = __ldcg(proj + GDN_A + h);
@@ -136,6 +147,7 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
         SQ += part_q[g][col];
     }
     const float d = beta * (vs[col] - SK);
+    float* S = S0 + ((p + 1) & 1) * GDN_STATE_HALF;
 #pragma unroll
     for (int r = 0; r < GDN_RPT; r++) {
         const int row = kg * GDN_RPT + r;

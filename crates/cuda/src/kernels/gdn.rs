@@ -152,7 +152,8 @@ pub struct GdnDecodeArgs<'a> {
     /// F32 [value heads] each.
     pub a_log: &'a View<'a>,
     pub dt_bias: &'a View<'a>,
-    /// F32 [value heads, key dim, value dim].
+    /// F32 [2, value heads, key dim, value dim]: the step at position p reads state p % 2 and
+    /// writes state (p + 1) % 2 (gdn.cu), so a step run ahead is undone by the position alone.
     pub state: &'a View<'a>,
     /// F32 [value heads * value dim]: read-out before the gated norm.
     pub out: &'a View<'a>,
@@ -198,7 +199,7 @@ impl Gdn {
         let dt_bias = a.dt_bias.expect(DType::F32, &[v])?;
         let state = a
             .state
-            .expect(DType::F32, &[v, d.gdn_key_dim, d.gdn_value_dim])?;
+            .expect(DType::F32, &[2, v, d.gdn_key_dim, d.gdn_value_dim])?;
         let out = a.out.expect(DType::F32, &[d.gdn_out()])?;
         let pos = a.pos.expect(DType::I32, &[1])?;
         let cpb = self.columns_per_block();

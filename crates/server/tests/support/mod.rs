@@ -179,7 +179,7 @@ impl Backend for ScriptedBackend {
         self.picked.fetch_add(1, Ordering::Relaxed);
         Ok(rule.pick(&self.prefill(seq, tokens)?, &mut Vec::new()))
     }
-    fn decode_pick(&self, seq: &mut ScriptedSeq, token: u32, rule: &PickRule) -> Result<u32, SeqFull> {
+    fn decode_pick(&self, seq: &mut ScriptedSeq, token: u32, rule: &PickRule, _more: bool) -> Result<u32, SeqFull> {
         self.picked.fetch_add(1, Ordering::Relaxed);
         Ok(rule.pick(&self.decode(seq, token)?, &mut Vec::new()))
     }
