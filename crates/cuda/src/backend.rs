@@ -227,7 +227,9 @@ impl CudaBackend {
 
     /// The token the last step or prefill picked (the sequence's next input); waits for it.
     fn last_pick(&self, seq: &mut CudaSequence) -> Result<u32> {
-        let id = self.ids(seq, seq.position..seq.position + 1)?[0];
+        seq.pick_ready.record()?;
+        seq.pick_ready.wait()?;
+        let id = seq.picked.read_u32(4 * (seq.position % 2));
         if id as usize >= self.dims.vocab {
             return Err(CudaError::Invalid(format!(
                 "the GPU picked token {id}, outside the vocabulary"
@@ -349,8 +351,13 @@ impl CudaBackend {
             &s.best.view(),
             path,
         )?;
-        k.sampling
-            .finish_step(&s.best.view(), &s.ids.view(), &pos, &s.prompt_end.view())
+        k.sampling.finish_step(
+            &s.best.view(),
+            &s.ids.view(),
+            &pos,
+            &s.prompt_end.view(),
+            &s.picked,
+        )
     }
 
     /// Clears a sequence's recurrent state, conv ring and position (the KV cache needs no
@@ -441,8 +448,9 @@ pub struct CudaSequence {
     /// Whether a step on the held pick is queued past `position` (decode_pick ran it ahead):
     /// the device's position is then one further than `position`.
     ahead: bool,
-    /// decode_pick's read-back of a pick (4 bytes) and the event after its copy.
-    pick_host: PinnedBuffer,
+    /// Each step's pick, written by finish_step into host memory (two slots by position
+    /// parity), and the event decode_pick records after the step it reads.
+    pub(crate) picked: PinnedBuffer,
     pick_ready: Event,
     /// The captured steps of each pick path the sequence has run (`graphs`).
     graphs: HashMap<PickPath, PathGraphs>,
@@ -453,7 +461,11 @@ impl Drop for CudaSequence {
     /// they are freed.
     fn drop(&mut self) {
         if self.ahead {
-            if let Err(e) = self.pick_ready.record().and_then(|()| self.pick_ready.wait()) {
+            if let Err(e) = self
+                .pick_ready
+                .record()
+                .and_then(|()| self.pick_ready.wait())
+            {
                 tracing::error!("dropping a sequence: {e}");
             }
         }
@@ -574,7 +586,7 @@ impl Backend for CudaBackend {
             prompt_end_host: 0,
             held_pick: None,
             ahead: false,
-            pick_host: g.pinned(4)?,
+            picked: g.pinned(8)?,
             pick_ready: g.event()?,
             graphs: HashMap::new(),
         };
@@ -633,16 +645,14 @@ impl Backend for CudaBackend {
             self.queue_input(seq, token)?;
             self.run_steps(seq, 1)?;
         }
-        // The pick of the step at position - 1 is ids[position].
-        self.gpu
-            .download_async(&seq.pick_host, seq.ids.ptr() + 4 * seq.position as u64, 4)?;
+        // The pick of the step at position - 1 is ids[position], in slot position % 2.
         seq.pick_ready.record()?;
         if more && same_rule && seq.position < seq.max_seq {
             self.launch_steps(seq, 1)?;
             seq.ahead = true;
         }
         seq.pick_ready.wait()?;
-        let id = seq.pick_host.read_u32(0);
+        let id = seq.picked.read_u32(4 * (seq.position % 2));
         if id as usize >= self.dims.vocab {
             return Err(CudaError::Invalid(format!(
                 "the GPU picked token {id}, outside the vocabulary"

@@ -57,6 +57,7 @@ driver_api! {
     mem_free: "cuMemFree_v2" => fn(DevicePtr);
     mem_info: "cuMemGetInfo_v2" => fn(*mut usize, *mut usize);
     mem_host_alloc: "cuMemHostAlloc" => fn(*mut *mut c_void, usize, u32);
+    mem_host_device_ptr: "cuMemHostGetDevicePointer_v2" => fn(*mut DevicePtr, *mut c_void, u32);
     mem_free_host: "cuMemFreeHost" => fn(*mut c_void);
     memcpy_htod: "cuMemcpyHtoDAsync_v2" => fn(DevicePtr, *const c_void, usize, Handle);
     memcpy_dtoh: "cuMemcpyDtoHAsync_v2" => fn(*mut c_void, DevicePtr, usize, Handle);
@@ -313,34 +314,28 @@ impl Gpu {
         self.synchronize()
     }
 
-    /// Page-locked host memory of `bytes` (zeroed), the target of `download_async`.
+    /// Page-locked host memory of `bytes` (zeroed) that kernels write directly (mapped into the
+    /// device's address space): a kernel's result reaches the host without a copy in the
+    /// stream between it and the next launch.
     pub fn pinned(self: &Arc<Self>, bytes: usize) -> Result<PinnedBuffer> {
+        const DEVICEMAP: u32 = 0x02;
         let mut ptr = std::ptr::null_mut();
-        unsafe { self.check("cuMemHostAlloc", (self.api.mem_host_alloc)(&mut ptr, bytes, 0))? };
-        unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, bytes) };
-        Ok(PinnedBuffer {
+        unsafe { self.check("cuMemHostAlloc", (self.api.mem_host_alloc)(&mut ptr, bytes, DEVICEMAP))? };
+        // Owned from here: freed on the error path below too.
+        let mut buffer = PinnedBuffer {
             gpu: self.clone(),
             ptr,
+            device: 0,
             bytes,
-        })
-    }
-
-    /// Queues a copy of device bytes into `dst` behind the work queued so far and returns at
-    /// once (into pageable memory the copy would wait for the stream): record an event after
-    /// it and wait for that before reading `dst`.
-    pub fn download_async(&self, dst: &PinnedBuffer, src: DevicePtr, bytes: usize) -> Result<()> {
-        if bytes > dst.bytes {
-            return Err(CudaError::Invalid(format!(
-                "a copy of {bytes} bytes into a pinned buffer of {}",
-                dst.bytes
-            )));
-        }
+        };
+        unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, bytes) };
         unsafe {
             self.check(
-                "cuMemcpyDtoHAsync",
-                (self.api.memcpy_dtoh)(dst.ptr, src, bytes, self.stream),
-            )
-        }
+                "cuMemHostGetDevicePointer",
+                (self.api.mem_host_device_ptr)(&mut buffer.device, ptr, 0),
+            )?
+        };
+        Ok(buffer)
     }
 
     /// Waits for all queued work, then copies device bytes to the host.
@@ -757,20 +752,26 @@ impl Drop for Event {
     }
 }
 
-/// Page-locked host memory (`Gpu::pinned`).
+/// Page-locked host memory mapped for the device (`Gpu::pinned`).
 pub struct PinnedBuffer {
     gpu: Arc<Gpu>,
     ptr: *mut c_void,
+    /// Its address in kernels.
+    pub device: DevicePtr,
     bytes: usize,
 }
 
-// The buffer is plain host memory owned by this value; the GPU writes it only through copies
-// the owner queues and waits for.
+// The buffer is plain host memory owned by this value; the GPU writes it only from kernels the
+// owner queues and waits for.
 unsafe impl Send for PinnedBuffer {}
 unsafe impl Sync for PinnedBuffer {}
 
 impl PinnedBuffer {
-    /// The little-endian u32 at byte `at`, as the last awaited copy left it.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The little-endian u32 at byte `at`, as the last awaited kernel left it.
     pub fn read_u32(&self, at: usize) -> u32 {
         assert!(at + 4 <= self.bytes, "read past a pinned buffer of {}", self.bytes);
         // Volatile: the GPU wrote it behind the compiler's back.

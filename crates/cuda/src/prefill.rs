@@ -121,6 +121,7 @@ impl CudaBackend {
             &seq.ids.view(),
             &seq.pos.view(),
             &seq.prompt_end.view(),
+            &seq.picked,
         )?;
         seq.position = start;
         Ok(())

@@ -248,14 +248,22 @@ fn lm_head_with_its_norm_and_greedy_pick_matches_cpu() {
         );
         let ids = upload(&gpu, "ids", DType::I32, &[4], &[7.0, -1.0, -1.0, -1.0]);
         let pos = upload(&gpu, "pos", DType::I32, &[1], &[0.0]);
+        let picked = gpu.pinned(8).unwrap();
         sampling
             .finish_step(
                 &best.view(),
                 &ids.view(),
                 &pos.view(),
                 &upload(&gpu, "end", DType::I32, &[1], &[1.0]).view(),
+                &picked,
             )
             .unwrap();
+        gpu.synchronize().unwrap();
+        assert_eq!(
+            picked.read_u32(4),
+            lo as u32,
+            "{what}: the pick in host memory, slot 1"
+        );
         assert_eq!(
             download(&gpu, &ids),
             vec![7.0, lo as f32, -1.0, -1.0],

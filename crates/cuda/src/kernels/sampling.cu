@@ -20,8 +20,10 @@ struct PickRuleDev {
 __device__ __forceinline__ bool rule_is_greedy(const PickRuleDev* r) { return r->temperature <= 0.f; }
 
 // Ends a step: the picked token becomes the next input unless the next position already holds
-// a prompt token; the position advances; the argmax cell is cleared for the next step.
-extern "C" __global__ void finish_step(u64* best, int* ids, int* pos, const int* prompt_end) {
+// a prompt token; the position advances; the argmax cell is cleared for the next step. The pick
+// also goes to host memory, picked[(p + 1) % 2] (mapped: no copy between this step and the
+// next in the stream; two slots, so a step run ahead never overwrites the one the host reads).
+extern "C" __global__ void finish_step(u64* best, int* ids, int* pos, const int* prompt_end, int* picked) {
     pdl_launch_next();
     pdl_wait();
     const int p = *pos;
@@ -29,6 +31,9 @@ extern "C" __global__ void finish_step(u64* best, int* ids, int* pos, const int*
     if (p + 1 >= *prompt_end) ids[p + 1] = token;
     *pos = p + 1;
     *best = 0;
+    picked[(p + 1) & 1] = token;
+    // Visible to the host once the step's completion is.
+    __threadfence_system();
 }
 
 // ---- One draw under a PickRule, entirely on the GPU ----

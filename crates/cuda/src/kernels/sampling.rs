@@ -7,7 +7,7 @@ use std::sync::Arc;
 use lily_model::PickRule;
 
 use crate::dims::Dims;
-use crate::driver::{Function, Gpu, KernelArgs, Module};
+use crate::driver::{Function, Gpu, KernelArgs, Module, PinnedBuffer};
 use crate::error::{CudaError, Result};
 use crate::tensor::{DType, View};
 
@@ -139,19 +139,32 @@ impl Sampling {
             .launch(&self.sample_draw, grid, THREADS, 0, &mut args)
     }
 
-    /// Writes the picked token to ids[pos + 1] (unless that is still a prompt position),
-    /// advances pos and clears `best`.
+    /// Writes the picked token to ids[pos + 1] (unless that is still a prompt position) and to
+    /// `picked` (a pinned buffer of two I32 slots: slot (pos + 1) % 2), advances pos and
+    /// clears `best`.
     pub fn finish_step(
         &self,
         best: &View,
         ids: &View,
         pos: &View,
         prompt_end: &View,
+        picked: &PinnedBuffer,
     ) -> Result<()> {
         let b = best.expect(DType::U64, &[1])?;
         let p = pos.expect(DType::I32, &[1])?;
         let e = prompt_end.expect(DType::I32, &[1])?;
-        let mut args = KernelArgs::new().ptr(b).ptr(ids.ptr).ptr(p).ptr(e);
+        if picked.bytes() < 8 {
+            return Err(CudaError::Invalid(format!(
+                "finish_step: the pick's host buffer holds {} bytes, not two slots",
+                picked.bytes()
+            )));
+        }
+        let mut args = KernelArgs::new()
+            .ptr(b)
+            .ptr(ids.ptr)
+            .ptr(p)
+            .ptr(e)
+            .ptr(picked.device);
         self.gpu.launch(&self.finish, (1, 1, 1), 1, 0, &mut args)
     }
 }
