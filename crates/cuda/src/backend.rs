@@ -108,12 +108,24 @@ impl CudaBackend {
                 n, seq.position, seq.max_seq
             )));
         }
-        let graphs = self.graphs(seq)?;
-        for _ in 0..n / STEPS_PER_GRAPH {
-            graphs.run.launch()?;
+        // Every graph this call replays is captured before the first replay: a capture waits
+        // for the stream, which would hold back the steps already queued.
+        let parts = [
+            (STEPS_PER_GRAPH, n / STEPS_PER_GRAPH),
+            (1, n % STEPS_PER_GRAPH),
+        ];
+        for (steps, times) in parts {
+            if times > 0 {
+                self.capture_steps(seq, steps)?;
+            }
         }
-        for _ in 0..n % STEPS_PER_GRAPH {
-            graphs.step.launch()?;
+        for (steps, times) in parts {
+            if times > 0 {
+                let graph = &seq.graphs[&(seq.path, steps)];
+                for _ in 0..times {
+                    graph.launch()?;
+                }
+            }
         }
         Ok(())
     }
@@ -133,25 +145,22 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// The step graphs of the sequence's pick path, captured on the path's first use: a
-    /// sequence pays the capture time and memory only for the paths its rules take.
-    fn graphs<'s>(&self, seq: &'s mut CudaSequence) -> Result<&'s PathGraphs> {
+    /// Captures `steps` decode steps on the sequence's pick path as one graph, unless the
+    /// sequence has it: a sequence pays the capture time and memory only for the paths its
+    /// rules take and the run lengths it asks for (a token loop, as the server's, never asks
+    /// for a run of STEPS_PER_GRAPH).
+    fn capture_steps(&self, seq: &mut CudaSequence, steps: usize) -> Result<()> {
         let path = seq.path;
-        if !seq.graphs.contains_key(&path) {
+        if !seq.graphs.contains_key(&(path, steps)) {
             // Only what is queued from here on is captured; the wait keeps it apart from
             // earlier work still running on the stream.
             self.gpu.synchronize()?;
-            let steps = |n: usize| {
-                self.gpu
-                    .capture(|| (0..n).try_for_each(|_| self.record_step(seq, path)))
-            };
-            let captured = PathGraphs {
-                step: steps(1)?,
-                run: steps(STEPS_PER_GRAPH)?,
-            };
-            seq.graphs.insert(path, captured);
+            let graph = self
+                .gpu
+                .capture(|| (0..steps).try_for_each(|_| self.record_step(seq, path)))?;
+            seq.graphs.insert((path, steps), graph);
         }
-        Ok(&seq.graphs[&path])
+        Ok(())
     }
 
     /// Writes `tokens` into the sequence's id buffer from its current position on and marks
@@ -452,8 +461,8 @@ pub struct CudaSequence {
     /// parity), and the event decode_pick records after the step it reads.
     pub(crate) picked: PinnedBuffer,
     pick_ready: Event,
-    /// The captured steps of each pick path the sequence has run (`graphs`).
-    graphs: HashMap<PickPath, PathGraphs>,
+    /// The captured graphs by pick path and steps per graph (`capture_steps`).
+    graphs: HashMap<(PickPath, usize), Graph>,
 }
 
 impl Drop for CudaSequence {
@@ -477,12 +486,6 @@ impl Drop for CudaSequence {
 /// input product's weights then stream during the previous step's lm_head instead of after a
 /// graph boundary (v23's trace: that product takes 23.6 us on the path, the others 13.4).
 const STEPS_PER_GRAPH: usize = 8;
-
-/// One pick path's captured step, alone and as a run of STEPS_PER_GRAPH.
-struct PathGraphs {
-    step: Graph,
-    run: Graph,
-}
 
 /// A host copy of a sequence's state at some position.
 #[derive(Clone)]
