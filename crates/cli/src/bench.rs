@@ -138,13 +138,16 @@ fn prefill_flops(d: &Dims, context: usize) -> f64 {
     (2 * params + attn_ops) as f64
 }
 
-/// The bench's rule for every token, given to the backend: the engine's loop then picks on the
-/// GPU what the replayed step picks (`pick`, the host's side of the same rule, is never asked).
-struct FixedRule(PickRule);
+/// The bench's rule, each token's the next draw of its stream (as a step moves it on the GPU),
+/// given to the backend: the engine's loop then picks on the GPU what the replayed steps pick
+/// (`pick`, the host's side of the same rule, is never asked).
+struct RuleStream(PickRule);
 
-impl Pick for FixedRule {
+impl Pick for RuleStream {
     fn rule(&mut self) -> Option<PickRule> {
-        Some(self.0)
+        let rule = self.0;
+        self.0 = rule.advanced(1);
+        Some(rule)
     }
     fn pick(&mut self, logits: &[f32]) -> u32 {
         self.0.pick(logits, &mut Vec::new())
@@ -181,11 +184,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     // Before the GPU and the weights: a mistyped LILY_SHAPES should cost no start-up.
     let shapes = lily_cuda::shapes::current()?;
-    let rule = PickRule { temperature: args.temperature, top_k: args.top_k, top_p: args.top_p, min_p: 0.0, u: 0.5 };
+    let rule = PickRule { temperature: args.temperature, top_k: args.top_k, top_p: args.top_p, min_p: 0.0, draw: args.seed.into() };
     let pick = if rule.is_greedy() {
         "greedy".to_string()
     } else {
-        format!("GPU draw (temperature {}, top_p {}, top_k {}, u 0.5)", rule.temperature, rule.top_p, rule.top_k)
+        format!("GPU draw (temperature {}, top_p {}, top_k {}, stream seed {})", rule.temperature, rule.top_p, rule.top_k, args.seed)
     };
     let started = Instant::now();
     if (args.trace.is_some() || args.profiler_step) && args.steps < 4 {
@@ -270,7 +273,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 &tokens,
                 max_seq,
                 &options,
-                &mut FixedRule(rule),
+                &mut RuleStream(rule),
                 |t| {
                     generated.push(t);
                     ControlFlow::Continue(())

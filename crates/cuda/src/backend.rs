@@ -121,9 +121,9 @@ impl CudaBackend {
         }
         for (steps, times) in parts {
             if times > 0 {
-                let graph = &seq.graphs[&(seq.path, steps)];
                 for _ in 0..times {
-                    graph.launch()?;
+                    seq.graphs[&(seq.path, steps)].launch()?;
+                    Self::rule_advanced(seq, steps);
                 }
             }
         }
@@ -141,6 +141,10 @@ impl CudaBackend {
         }
         self.gpu
             .upload(seq.pos.ptr(), &(seq.position as i32).to_le_bytes())?;
+        // The step moved a drawn rule on: back to the draw it started from.
+        if let Some(rule) = seq.rule_host.filter(|r| !r.is_greedy()) {
+            self.upload_rule(seq, &rule.advanced(-1))?;
+        }
         seq.ahead = false;
         Ok(())
     }
@@ -218,20 +222,31 @@ impl CudaBackend {
             .collect())
     }
 
-    /// Sets the rule the sequence's steps (and its next prefill) apply to pick each token. The
-    /// upload (synchronous: it waits for queued work) is skipped when the GPU already holds
-    /// these bytes: a generation loop sets the same greedy rule before every token.
+    /// Sets the rule the sequence's next step (or prefill) applies to pick its token; each
+    /// step moves a drawn rule to its stream's next draw (`PickRule::advanced`). The upload
+    /// (synchronous: it waits for queued work) is skipped when the GPU already holds the rule:
+    /// a generation loop's rule for the next token is the one the last step left, greedy or
+    /// drawn from the same stream.
     pub fn set_rule(&self, seq: &mut CudaSequence, rule: &PickRule) -> Result<()> {
         self.settle(seq)?;
-        let bytes = rule_bytes(rule);
-        if seq.rule_host != Some(bytes) {
-            // Unknown until the upload has succeeded.
-            seq.rule_host = None;
-            self.gpu.upload(seq.rule.ptr(), &bytes)?;
-            seq.rule_host = Some(bytes);
+        if !seq.rule_host.is_some_and(|held| same_rule(&held, rule)) {
+            self.upload_rule(seq, rule)?;
         }
         seq.path = PickPath::of(rule);
         Ok(())
+    }
+
+    fn upload_rule(&self, seq: &mut CudaSequence, rule: &PickRule) -> Result<()> {
+        // Unknown until the upload has succeeded.
+        seq.rule_host = None;
+        self.gpu.upload(seq.rule.ptr(), &rule_bytes(rule))?;
+        seq.rule_host = Some(*rule);
+        Ok(())
+    }
+
+    /// Records that `steps` more steps (finish_step's) are queued: each moved a drawn rule on.
+    pub(crate) fn rule_advanced(seq: &mut CudaSequence, steps: usize) {
+        seq.rule_host = seq.rule_host.map(|r| r.advanced(steps as i64));
     }
 
     /// The token the last step or prefill picked (the sequence's next input); waits for it.
@@ -366,6 +381,7 @@ impl CudaBackend {
             &pos,
             &s.prompt_end.view(),
             &s.picked,
+            &s.rule.view(),
         )
     }
 
@@ -383,8 +399,14 @@ impl CudaBackend {
         self.gpu.synchronize()?;
         s.position = 0;
         s.prompt_end_host = 0;
-        // The zeroed rule is greedy.
-        s.rule_host = Some([0; RULE_BYTES]);
+        // The zeroed rule: greedy.
+        s.rule_host = Some(PickRule {
+            temperature: 0.0,
+            top_k: 0,
+            top_p: 0.0,
+            min_p: 0.0,
+            draw: 0,
+        });
         s.path = PickPath::Greedy;
         Ok(())
     }
@@ -402,6 +424,7 @@ impl CudaBackend {
         let recorded = self.record_step(s, s.path);
         let timings = self.gpu.profile_finish();
         recorded?;
+        Self::rule_advanced(s, 1);
         s.position += 1;
         timings
     }
@@ -449,9 +472,10 @@ pub struct CudaSequence {
     /// `rule`'s pick path (set_rule keeps the two in step): which graphs a step replays.
     pub(crate) path: PickPath,
     /// What the host knows the GPU holds, so that a generation loop skips uploads that would
-    /// change nothing: the rule's bytes, prompt_end, and (position, id) of the last pick read
-    /// back. None where unknown (after a failed upload, or a write the host did not follow).
-    rule_host: Option<[u8; RULE_BYTES]>,
+    /// change nothing: the rule the next queued step applies, prompt_end, and (position, id)
+    /// of the last pick read back. None where unknown (after a failed upload, or a write the
+    /// host did not follow).
+    rule_host: Option<PickRule>,
     prompt_end_host: usize,
     held_pick: Option<(usize, u32)>,
     /// Whether a step on the held pick is queued past `position` (decode_pick ran it ahead):
@@ -486,6 +510,11 @@ impl Drop for CudaSequence {
 /// input product's weights then stream during the previous step's lm_head instead of after a
 /// graph boundary (v23's trace: that product takes 23.6 us on the path, the others 13.4).
 const STEPS_PER_GRAPH: usize = 8;
+
+/// Whether two rules pick alike on the device: the same bytes (a NaN field equals itself).
+fn same_rule(a: &PickRule, b: &PickRule) -> bool {
+    rule_bytes(a) == rule_bytes(b)
+}
 
 /// A host copy of a sequence's state at some position.
 #[derive(Clone)]
@@ -629,8 +658,8 @@ impl Backend for CudaBackend {
     /// the same rule, and the next call on that pick and rule finds it queued: the GPU then
     /// never waits for the host between tokens (the host's read-back, its handling of the token
     /// and the next launch took ~15 us of each ~1.8 ms step). Anything else settles it first
-    /// (`settle`). A drawn rule whose number changes per token does not run ahead: the next
-    /// rule is not known yet.
+    /// (`settle`). A drawn rule runs ahead too: each step moves it to its stream's next draw,
+    /// the rule a caller drawing from the same stream gives for the next token.
     fn decode_pick(
         &self,
         seq: &mut CudaSequence,
@@ -638,8 +667,11 @@ impl Backend for CudaBackend {
         rule: &PickRule,
         more: bool,
     ) -> Result<u32> {
-        let bytes = rule_bytes(rule);
-        let same_rule = seq.rule_host == Some(bytes);
+        // The rule of the step run ahead, if one is: the held one, a draw back.
+        let queued = seq
+            .rule_host
+            .map(|r| if seq.ahead { r.advanced(-1) } else { r });
+        let same_rule = queued.is_some_and(|q| same_rule(&q, rule));
         if seq.ahead && same_rule && seq.held_pick == Some((seq.position, token)) {
             seq.ahead = false;
             seq.position += 1;

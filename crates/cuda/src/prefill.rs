@@ -122,7 +122,9 @@ impl CudaBackend {
             &seq.pos.view(),
             &seq.prompt_end.view(),
             &seq.picked,
+            &seq.rule.view(),
         )?;
+        CudaBackend::rule_advanced(seq, 1);
         seq.position = start;
         Ok(())
     }

@@ -184,7 +184,7 @@ fn runs_of_captured_steps_replay_what_single_steps_do() {
         return;
     }
     let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
-    let drawn = PickRule { temperature: 0.9, top_k: 0, top_p: 1.0, min_p: 0.0, u: 0.4 };
+    let drawn = PickRule { temperature: 0.9, top_k: 0, top_p: 1.0, min_p: 0.0, draw: PickRule::draw_for(0.4) };
     let prompt = [2u32, 7, 1, 8, 2, 8];
     for rule in [PickRule::GREEDY, drawn] {
         let (mut runs, mut singles) = (gpu.new_sequence(64).unwrap(), gpu.new_sequence(64).unwrap());
@@ -216,9 +216,9 @@ fn picks_on_the_gpu_are_the_host_picks_of_the_same_logits() {
     let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
     let rules = [
         PickRule::GREEDY,
-        PickRule { temperature: 0.8, top_k: 0, top_p: 1.0, min_p: 0.0, u: 0.37 },
-        PickRule { temperature: 1.2, top_k: 20, top_p: 0.9, min_p: 0.0, u: 0.91 },
-        PickRule { temperature: 0.5, top_k: 0, top_p: 0.5, min_p: 0.05, u: 0.05 },
+        PickRule { temperature: 0.8, top_k: 0, top_p: 1.0, min_p: 0.0, draw: PickRule::draw_for(0.37) },
+        PickRule { temperature: 1.2, top_k: 20, top_p: 0.9, min_p: 0.0, draw: PickRule::draw_for(0.91) },
+        PickRule { temperature: 0.5, top_k: 0, top_p: 0.5, min_p: 0.05, draw: PickRule::draw_for(0.05) },
     ];
     let mut scratch = Vec::new();
     let mut boundary = 0;
@@ -233,7 +233,7 @@ fn picks_on_the_gpu_are_the_host_picks_of_the_same_logits() {
             if step == steps {
                 break;
             }
-            let rule = PickRule { u: (step as f64 * 0.618).fract(), ..rules[step % rules.len()] };
+            let rule = PickRule { draw: PickRule::draw_for((step as f64 * 0.618).fract()), ..rules[step % rules.len()] };
             token = gpu.decode_pick(&mut s, token, &rule, false).unwrap();
             expected = rule.pick(&gpu.logits(&s).unwrap(), &mut scratch);
         }
@@ -254,7 +254,7 @@ fn feeding_picks_back_runs_what_uploading_them_runs() {
     }
     let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
     let vocab = gpu.vocab_size() as u32;
-    let drawn = PickRule { temperature: 0.9, top_k: 0, top_p: 1.0, min_p: 0.0, u: 0.4 };
+    let drawn = PickRule { temperature: 0.9, top_k: 0, top_p: 1.0, min_p: 0.0, draw: PickRule::draw_for(0.4) };
     let prompt = [3u32, 1, 4, 1, 5];
     let (mut fed, mut uploaded) = (gpu.new_sequence(32).unwrap(), gpu.new_sequence(32).unwrap());
     let mut token = gpu.prefill_pick(&mut fed, &prompt, &PickRule::GREEDY).unwrap();
@@ -297,7 +297,7 @@ fn running_a_step_ahead_changes_no_result() {
     }
     let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
     let vocab = gpu.vocab_size() as u32;
-    let drawn = PickRule { temperature: 0.9, top_k: 0, top_p: 1.0, min_p: 0.0, u: 0.4 };
+    let drawn = PickRule { temperature: 0.9, top_k: 0, top_p: 1.0, min_p: 0.0, draw: PickRule::draw_for(0.4) };
     let prompt = [2u32, 7, 1, 8];
     let (mut ahead, mut plain) = (gpu.new_sequence(64).unwrap(), gpu.new_sequence(64).unwrap());
     let mut a = gpu.prefill_pick(&mut ahead, &prompt, &PickRule::GREEDY).unwrap();
@@ -329,6 +329,22 @@ fn running_a_step_ahead_changes_no_result() {
             assert_eq!(a, p, "step {step}: after a prompt");
         }
     }
+    // A drawn rule moving on by one draw per token, as a sampler's stream does: every step
+    // run ahead is the caller's (the rule it drew with is the one asked for next), and the
+    // picks are the host's draws on the logits of a sequence that never ran ahead.
+    let mut misses = 0;
+    let mut scratch = Vec::new();
+    for k in 0..8 {
+        let rule = drawn.advanced(k);
+        a = gpu.decode_pick(&mut ahead, a, &rule, true).unwrap();
+        p = gpu.decode_pick(&mut plain, p, &rule, false).unwrap();
+        assert_eq!(a, p, "draw {k}: the picks differ");
+        if p != rule.pick(&gpu.logits(&plain).unwrap(), &mut scratch) {
+            misses += 1;
+        }
+    }
+    // A draw may land within rounding of a boundary (picks_on_the_gpu_... allows one).
+    assert!(misses <= 1, "{misses} of 8 drawn picks differ from the host's");
     // A snapshot taken while a step runs ahead, restored into the sequence that never did.
     a = gpu.decode_pick(&mut ahead, a, &PickRule::GREEDY, true).unwrap();
     let snap = gpu.snapshot(&ahead);

@@ -249,6 +249,8 @@ fn lm_head_with_its_norm_and_greedy_pick_matches_cpu() {
         let ids = upload(&gpu, "ids", DType::I32, &[4], &[7.0, -1.0, -1.0, -1.0]);
         let pos = upload(&gpu, "pos", DType::I32, &[1], &[0.0]);
         let picked = gpu.pinned(8).unwrap();
+        // A zeroed rule: greedy, which finish_step leaves as it is.
+        let rule = upload(&gpu, "rule", DType::U64, &[4], &[0.0; 4]);
         sampling
             .finish_step(
                 &best.view(),
@@ -256,6 +258,7 @@ fn lm_head_with_its_norm_and_greedy_pick_matches_cpu() {
                 &pos.view(),
                 &upload(&gpu, "end", DType::I32, &[1], &[1.0]).view(),
                 &picked,
+                &rule.view(),
             )
             .unwrap();
         gpu.synchronize().unwrap();
@@ -270,6 +273,7 @@ fn lm_head_with_its_norm_and_greedy_pick_matches_cpu() {
             "{what}"
         );
         assert_eq!(download(&gpu, &pos), vec![1.0]);
+        assert_eq!(download(&gpu, &rule), vec![0.0; 4], "{what}: a greedy rule stays");
         assert_eq!(
             download(&gpu, &best),
             vec![0.0],

@@ -261,7 +261,7 @@ fn rules(rng: &mut Rng) -> Vec<PickRule> {
                             top_k,
                             top_p,
                             min_p,
-                            u,
+                            draw: PickRule::draw_for(u),
                         });
                     }
                 }
@@ -287,7 +287,7 @@ fn compare_all(s: &Setup, logits: &[f32], rng: &mut Rng, what: &str) -> (usize, 
             let want = r.pick(logits, &mut host_scratch);
             let got = s.pick(r);
             compared += 1;
-            let (ours, margin) = draw.pick(r.u).unwrap_or((want, f64::INFINITY));
+            let (ours, margin) = draw.pick(r.u()).unwrap_or((want, f64::INFINITY));
             let borderline = margin < BOUNDARY || draw.p_margin < BOUNDARY || draw.ulp_close_cut;
             // The host sums the top-p mass in another order than this test's plain walk: they
             // may only disagree at a boundary.
@@ -380,7 +380,7 @@ fn a_greedy_rule_leaves_the_pick_to_lm_head() {
             top_k: 5,
             top_p: 0.5,
             min_p: 0.05,
-            u: 0.7,
+            draw: PickRule::draw_for(0.7),
         });
         s.gpu
             .copy_dtod(s.best.ptr(), s.max_key_dev.ptr(), 8)
@@ -431,7 +431,7 @@ fn planted_top_ties_keep_the_lowest_ids() {
             top_k: 5,
             top_p: 1.0,
             min_p: 0.0,
-            u,
+            draw: PickRule::draw_for(u),
         };
         assert_eq!(s.pick(&r) as usize, tied[j.min(4)], "u {u}");
     }
@@ -453,7 +453,7 @@ fn planted_top_ties_cut_by_top_p_keep_the_lowest_ids() {
             top_k: 0,
             top_p: 0.4,
             min_p: 0.0,
-            u,
+            draw: PickRule::draw_for(u),
         };
         let want = r.pick(&x, &mut Vec::new());
         assert_eq!(want as usize, tied[j.min(2)], "the host, u {u}");
@@ -473,7 +473,7 @@ fn all_minus_infinity_falls_back_to_the_argmax() {
         top_k: 0,
         top_p: 0.9,
         min_p: 0.0,
-        u: 0.5,
+        draw: PickRule::draw_for(0.5),
     };
     assert_eq!(s.pick(&r), r.pick(&x, &mut Vec::new()));
 }
@@ -514,7 +514,7 @@ fn one_captured_graph_per_path_serves_every_rule() {
                 &best,
             )?;
             s.launch_draw(path)?;
-            s.k.finish_step(&best, &ids.view(), &pos.view(), &end.view(), &picked)
+            s.k.finish_step(&best, &ids.view(), &pos.view(), &end.view(), &picked, &s.rule.view())
         })
         .unwrap()
     };
@@ -527,38 +527,38 @@ fn one_captured_graph_per_path_serves_every_rule() {
             top_k: 40,
             top_p: 0.9,
             min_p: 0.0,
-            u: 0.37,
+            draw: PickRule::draw_for(0.37),
         },
         PickRule {
             temperature: 1.2,
             top_k: 0,
             top_p: 1.0,
             min_p: 0.0,
-            u: 0.9,
+            draw: PickRule::draw_for(0.9),
         },
         PickRule {
             temperature: 0.9,
             top_k: 0,
             top_p: 0.8,
             min_p: 0.02,
-            u: 0.61,
+            draw: PickRule::draw_for(0.61),
         },
         PickRule {
             temperature: 0.7,
             top_k: 20,
             top_p: 1.0,
             min_p: 0.0,
-            u: 0.05,
+            draw: PickRule::draw_for(0.05),
         },
         PickRule {
             temperature: 0.6,
             top_k: 30,
             top_p: 0.95,
             min_p: 0.0,
-            u: 0.83,
+            draw: PickRule::draw_for(0.83),
         },
         PickRule {
-            u: 0.3,
+            draw: PickRule::draw_for(0.3),
             ..PickRule::GREEDY
         },
     ] {
@@ -578,6 +578,9 @@ fn one_captured_graph_per_path_serves_every_rule() {
         assert_eq!(picked.read_u32(4), want, "{r:?}: the pick in host memory");
         assert_eq!(download(&gpu, &pos), vec![1.0]);
         assert_eq!(download(&gpu, &s.best), vec![0.0], "best is cleared");
+        let mut rule = vec![0u8; RULE_BYTES];
+        gpu.download(&mut rule, s.rule.ptr()).unwrap();
+        assert_eq!(rule, rule_bytes(&r.advanced(1)), "{r:?}: the rule moves to its next draw");
     }
 }
 
@@ -620,7 +623,7 @@ fn bench_sampling() {
             },
         ),
     ] {
-        let r = PickRule { u: 0.5, ..r };
+        let r = PickRule { draw: PickRule::draw_for(0.5), ..r };
         s.set_rule(&r);
         let us = 1e3 * mean_ms_of(&gpu, 200, || s.launch(&r));
         gpu.profile_start();

@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use lily_model::pick::DRAW_STEP;
 use lily_model::PickRule;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -39,31 +40,15 @@ impl Default for SamplingParams {
     }
 }
 
-/// SplitMix64: tiny, fast, and good enough to draw one uniform number per token; its whole
-/// state is the seed, which is what makes seeded runs repeatable.
-#[derive(Debug, Clone)]
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1) with 53 bits.
-    fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// One request's sampler: the parameters, the random stream and the counts of generated
 /// tokens that the penalties need. The draw itself is `PickRule` (lily-model), which a backend
 /// may also apply on its side when no penalty or mask changes the logits.
 pub struct Sampler {
     params: SamplingParams,
-    rng: SplitMix64,
+    /// The last draw's state in the request's SplitMix64 stream (lily_model::pick): tiny,
+    /// fast, good enough for one uniform number per token, and its whole state is the seed,
+    /// which is what makes seeded runs repeatable.
+    draw: u64,
     counts: HashMap<u32, u32>,
     /// Per-token weights of the draw, kept between calls (one vocabulary of f32).
     weights: Vec<f32>,
@@ -79,7 +64,7 @@ impl Sampler {
         });
         Self {
             params,
-            rng: SplitMix64(seed),
+            draw: seed,
             counts: HashMap::new(),
             weights: Vec::new(),
         }
@@ -106,7 +91,10 @@ impl Sampler {
             top_k: p.top_k.min(u32::MAX as usize) as u32,
             top_p: p.top_p,
             min_p: p.min_p,
-            u: self.rng.next_f64(),
+            draw: {
+                self.draw = self.draw.wrapping_add(DRAW_STEP);
+                self.draw
+            },
         }
     }
 

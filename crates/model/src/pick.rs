@@ -17,7 +17,10 @@
 //! Walking in id order (not weight order) is what lets a GPU draw with one prefix sum over the
 //! vocabulary once it knows which tokens are kept; the distribution is the same either way.
 
-/// One token choice. `u` is the draw's uniform number in [0, 1) (unused when greedy).
+/// One token choice. A draw's uniform number comes from `draw`, its state in a SplitMix64
+/// stream (`u`); the next token's draw is the state one `DRAW_STEP` further (`advanced`). The
+/// stream is counter-based, so a backend that holds this token's rule knows the next token's
+/// before the caller asks for it, and can run that step ahead (the GPU does).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PickRule {
     /// <= 0: greedy.
@@ -28,7 +31,32 @@ pub struct PickRule {
     pub top_p: f32,
     /// 0: off.
     pub min_p: f32,
-    pub u: f64,
+    /// The draw's SplitMix64 state (unused when greedy).
+    pub draw: u64,
+}
+
+/// SplitMix64's increment: one draw's state to the next's.
+pub const DRAW_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
+const MIX_1: u64 = 0xBF58_476D_1CE4_E5B9;
+const MIX_2: u64 = 0x94D0_49BB_1331_11EB;
+
+/// SplitMix64's output for a state.
+pub fn draw_mix(state: u64) -> u64 {
+    let mut z = state;
+    z = (z ^ (z >> 30)).wrapping_mul(MIX_1);
+    z = (z ^ (z >> 27)).wrapping_mul(MIX_2);
+    z ^ (z >> 31)
+}
+
+/// The state whose output is `z` (`draw_mix` is a bijection: xor-shifts and odd multipliers).
+fn draw_unmix(z: u64) -> u64 {
+    let unshift = |x: u64, s: u32| (0..64 / s).fold(x, |y, _| x ^ (y >> s));
+    // Newton's iteration for the inverse mod 2^64 doubles the correct low bits from 3 (an odd
+    // number is its own inverse mod 8).
+    let inverse = |m: u64| (0..5).fold(m, |i, _| i.wrapping_mul(2u64.wrapping_sub(m.wrapping_mul(i))));
+    let mut x = unshift(z, 31).wrapping_mul(inverse(MIX_2));
+    x = unshift(x, 27).wrapping_mul(inverse(MIX_1));
+    unshift(x, 30)
 }
 
 /// When only top-p is set, the nucleus is almost always inside the few hundred most likely
@@ -41,11 +69,34 @@ impl PickRule {
         top_k: 0,
         top_p: 1.0,
         min_p: 0.0,
-        u: 0.0,
+        draw: 0,
     };
 
     pub fn is_greedy(&self) -> bool {
         self.temperature <= 0.0
+    }
+
+    /// The draw's uniform number in [0, 1): the top 53 bits of the state's output.
+    pub fn u(&self) -> f64 {
+        (draw_mix(self.draw) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// This rule `steps` tokens later in its stream (a greedy rule draws nothing: itself).
+    pub fn advanced(&self, steps: i64) -> PickRule {
+        if self.is_greedy() {
+            return *self;
+        }
+        PickRule {
+            draw: self.draw.wrapping_add(DRAW_STEP.wrapping_mul(steps as u64)),
+            ..*self
+        }
+    }
+
+    /// A state whose draw takes `u` (in [0, 1), rounded down to 53 bits): for a caller that
+    /// needs a given number rather than the next of a stream.
+    pub fn draw_for(u: f64) -> u64 {
+        let bits = ((u.clamp(0.0, 1.0) * (1u64 << 53) as f64) as u64).min((1u64 << 53) - 1);
+        draw_unmix(bits << 11)
     }
 
     /// The pick under this rule. `scratch` is reused between calls to avoid a vocabulary-sized
@@ -58,9 +109,9 @@ impl PickRule {
         let drawn = if self.top_k > 0 || self.top_p < 1.0 {
             let mut kept = self.keep_top(scratch);
             kept.sort_unstable_by_key(|c| c.0);
-            draw(self.u, kept.iter().copied())
+            draw(self.u(), kept.iter().copied())
         } else {
-            draw(self.u, scratch.iter().enumerate().filter(|(_, &w)| w > 0.0).map(|(i, &w)| (i as u32, w)))
+            draw(self.u(), scratch.iter().enumerate().filter(|(_, &w)| w > 0.0).map(|(i, &w)| (i as u32, w)))
         };
         drawn.unwrap_or_else(|| argmax(logits))
     }
@@ -164,12 +215,39 @@ mod tests {
         let mut scratch = Vec::new();
         for i in 0..1000 {
             seen[PickRule {
-                u: i as f64 / 1000.0,
+                draw: PickRule::draw_for(i as f64 / 1000.0),
                 ..r
             }
             .pick(logits, &mut scratch) as usize] = true;
         }
         seen
+    }
+
+    /// The stream is SplitMix64's (seeded runs repeat the numbers of earlier versions), a
+    /// rule advanced by n draws the n-th next number, and draw_for finds a state for a number.
+    #[test]
+    fn draws_follow_the_splitmix64_stream() {
+        // SplitMix64 from seed 0: the published first outputs.
+        assert_eq!(draw_mix(DRAW_STEP), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(draw_mix(DRAW_STEP.wrapping_mul(2)), 0x6E78_9E6A_A1B9_65F4);
+        let r = PickRule {
+            draw: 12345,
+            ..rule(0.8)
+        };
+        assert_eq!(r.advanced(3).draw, 12345u64.wrapping_add(3u64.wrapping_mul(DRAW_STEP)));
+        assert_eq!(r.advanced(3).advanced(-3), r);
+        assert_eq!(PickRule::GREEDY.advanced(5), PickRule::GREEDY);
+        for z in [0u64, 1, 0xDEAD_BEEF, u64::MAX, DRAW_STEP] {
+            assert_eq!(draw_mix(draw_unmix(z)), z);
+        }
+        for u in [0.0, 0.25, 0.37, 0.999_999, 1.0 - 1.0 / (1u64 << 53) as f64] {
+            let got = PickRule {
+                draw: PickRule::draw_for(u),
+                ..rule(1.0)
+            }
+            .u();
+            assert!(got <= u && u - got < 1e-15, "u {u}: drew {got}");
+        }
     }
 
     #[test]
@@ -208,12 +286,13 @@ mod tests {
         let logits = [2.0; 4];
         let mut s = Vec::new();
         for (u, want) in [(0.0, 0), (0.26, 1), (0.51, 2), (0.99, 3)] {
-            assert_eq!(PickRule { u, ..rule(1.0) }.pick(&logits, &mut s), want);
+            let draw = PickRule::draw_for(u);
+            assert_eq!(PickRule { draw, ..rule(1.0) }.pick(&logits, &mut s), want);
         }
         // top_k 2 on a tie keeps the lower ids.
         assert_eq!(
             PickRule {
-                u: 0.99,
+                draw: PickRule::draw_for(0.99),
                 top_k: 2,
                 ..rule(1.0)
             }
@@ -261,13 +340,13 @@ mod tests {
         let mut s = Vec::new();
         for (temperature, top_p) in [(1.0, 0.9), (0.7, 0.5), (0.3, 0.95), (1.0, 0.999)] {
             for i in 0..30 {
-                let u = (i as f64 * 0.618_033_988_7).fract();
                 let r = PickRule {
                     temperature,
                     top_p,
-                    u,
+                    draw: PickRule::draw_for((i as f64 * 0.618_033_988_7).fract()),
                     ..PickRule::GREEDY
                 };
+                let u = r.u();
                 assert_eq!(
                     r.pick(&logits, &mut s),
                     nucleus_reference(&logits, temperature, top_p, u),

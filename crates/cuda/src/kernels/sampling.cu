@@ -7,23 +7,35 @@
 // max, which the draw then replaces with its pick; the draw kernels return at once on a greedy
 // rule.
 
-// The rule the host writes before each replay (sampling.rs::rule_bytes encodes it, 24 bytes).
+// The rule the host writes (sampling.rs::rule_bytes encodes it, 32 bytes) and each step's
+// finish_step moves to the next draw of its stream.
 struct PickRuleDev {
     float temperature;  // <= 0: greedy
     int top_k;          // 0: off
     float top_p;        // >= 1: off
     float min_p;        // 0: off
-    double u;           // the draw's uniform number in [0, 1)
+    double u;           // the draw's uniform number in [0, 1): the top 53 bits of mix(draw)
+    u64 draw;           // its SplitMix64 state (crates/model/src/pick.rs)
 };
 
 // NaN is not greedy (as on the host), so exactly one of lm_head and the draw writes `best`.
 __device__ __forceinline__ bool rule_is_greedy(const PickRuleDev* r) { return r->temperature <= 0.f; }
 
+// SplitMix64's output (pick.rs: draw_mix).
+__device__ __forceinline__ u64 draw_mix(u64 z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 // Ends a step: the picked token becomes the next input unless the next position already holds
 // a prompt token; the position advances; the argmax cell is cleared for the next step. The pick
 // also goes to host memory, picked[(p + 1) % 2] (mapped: no copy between this step and the
 // next in the stream; two slots, so a step run ahead never overwrites the one the host reads).
-extern "C" __global__ void finish_step(u64* best, int* ids, int* pos, const int* prompt_end, int* picked) {
+// A drawn rule moves to its stream's next draw (pick.rs: PickRule::advanced), the number the
+// host's rule for the next token holds: a step run ahead draws what the host would ask for.
+extern "C" __global__ void finish_step(u64* best, int* ids, int* pos, const int* prompt_end, int* picked,
+                                       PickRuleDev* rule) {
     pdl_launch_next();
     pdl_wait();
     const int p = *pos;
@@ -32,6 +44,11 @@ extern "C" __global__ void finish_step(u64* best, int* ids, int* pos, const int*
     *pos = p + 1;
     *best = 0;
     picked[(p + 1) & 1] = token;
+    if (!rule_is_greedy(rule)) {
+        const u64 draw = __ldcg(&rule->draw) + 0x9E3779B97F4A7C15ull;
+        rule->draw = draw;
+        rule->u = (double)(draw_mix(draw) >> 11) * 0x1p-53;
+    }
     // Visible to the host once the step's completion is.
     __threadfence_system();
 }
@@ -472,7 +489,8 @@ sample_draw(const float* __restrict__ logits, int n, const PickRuleDev* rule, vo
             if (lane >= o) inc += up;
         }
         const double total = __shfl_sync(0xffffffffu, inc, 31);
-        const double r = rule->u * total;
+        // At L2: the previous step's finish_step wrote it.
+        const double r = __ldcg(&rule->u) * total;
         double run = __shfl_up_sync(0xffffffffu, inc, 1);
         if (lane == 0) run = 0.0;
         int found = -1;

@@ -12,7 +12,7 @@ use crate::error::{CudaError, Result};
 use crate::tensor::{DType, View};
 
 /// Bytes of the device rule (`PickRuleDev` in sampling.cu).
-pub const RULE_BYTES: usize = 24;
+pub const RULE_BYTES: usize = 32;
 
 /// Tokens per block of the draw kernels and histogram bins of the radix select (sampling.cu's
 /// SAMPLE_CHUNK and SAMPLE_BINS).
@@ -59,7 +59,8 @@ pub fn rule_bytes(rule: &PickRule) -> [u8; RULE_BYTES] {
     b[4..8].copy_from_slice(&(rule.top_k.min(i32::MAX as u32) as i32).to_le_bytes());
     b[8..12].copy_from_slice(&rule.top_p.to_le_bytes());
     b[12..16].copy_from_slice(&rule.min_p.to_le_bytes());
-    b[16..24].copy_from_slice(&rule.u.to_le_bytes());
+    b[16..24].copy_from_slice(&rule.u().to_le_bytes());
+    b[24..32].copy_from_slice(&rule.draw.to_le_bytes());
     b
 }
 
@@ -94,8 +95,8 @@ impl Sampling {
         })
     }
 
-    /// The next token under the rule in `rule` (U64 [3], bytes from `rule_bytes`, rewritten by
-    /// the host before each replay) when it draws, exactly as `PickRule::pick`, replacing the
+    /// The next token under the rule in `rule` (U64 [4], bytes from `rule_bytes`, written by
+    /// the host and moved on by each step's finish_step) when it draws, exactly as `PickRule::pick`, replacing the
     /// argmax key of the logits in `best` (lm_head's, gemv.rs: run_lm_head) with the pick's.
     /// `top_k` / `top_p`: whether to launch that cut's select passes, which must be what the
     /// rule in memory asks for (`PickPath::of`; a cut left out is not made). `scratch` is U64
@@ -140,8 +141,8 @@ impl Sampling {
     }
 
     /// Writes the picked token to ids[pos + 1] (unless that is still a prompt position) and to
-    /// `picked` (a pinned buffer of two I32 slots: slot (pos + 1) % 2), advances pos and
-    /// clears `best`.
+    /// `picked` (a pinned buffer of two I32 slots: slot (pos + 1) % 2), advances pos, clears
+    /// `best` and moves a drawn `rule` to its next draw (`PickRule::advanced(1)`).
     pub fn finish_step(
         &self,
         best: &View,
@@ -149,7 +150,9 @@ impl Sampling {
         pos: &View,
         prompt_end: &View,
         picked: &PinnedBuffer,
+        rule: &View,
     ) -> Result<()> {
+        let r = rule.expect(DType::U64, &[RULE_BYTES / 8])?;
         let b = best.expect(DType::U64, &[1])?;
         let p = pos.expect(DType::I32, &[1])?;
         let e = prompt_end.expect(DType::I32, &[1])?;
@@ -164,7 +167,8 @@ impl Sampling {
             .ptr(ids.ptr)
             .ptr(p)
             .ptr(e)
-            .ptr(picked.device);
+            .ptr(picked.device)
+            .ptr(r);
         self.gpu.launch(&self.finish, (1, 1, 1), 1, 0, &mut args)
     }
 }
@@ -180,13 +184,17 @@ mod tests {
             top_k: u32::MAX,
             top_p: 0.9,
             min_p: 0.05,
-            u: 0.25,
+            draw: PickRule::draw_for(0.25),
         });
         assert_eq!(f32::from_le_bytes(b[0..4].try_into().unwrap()), 0.7);
         assert_eq!(i32::from_le_bytes(b[4..8].try_into().unwrap()), i32::MAX);
         assert_eq!(f32::from_le_bytes(b[8..12].try_into().unwrap()), 0.9);
         assert_eq!(f32::from_le_bytes(b[12..16].try_into().unwrap()), 0.05);
         assert_eq!(f64::from_le_bytes(b[16..24].try_into().unwrap()), 0.25);
+        assert_eq!(
+            u64::from_le_bytes(b[24..32].try_into().unwrap()),
+            PickRule::draw_for(0.25)
+        );
     }
 
     #[test]
@@ -204,7 +212,7 @@ mod tests {
             top_k,
             top_p,
             min_p: 0.0,
-            u: 0.5,
+            draw: 0,
         };
         assert_eq!(PickPath::of(&PickRule::GREEDY), PickPath::Greedy);
         assert_eq!(
