@@ -161,7 +161,7 @@ impl CudaBackend {
             self.gpu.synchronize()?;
             let graph = self
                 .gpu
-                .capture(|| (0..steps).try_for_each(|_| self.record_step(seq, path)))?;
+                .capture(|| (0..steps).try_for_each(|i| self.record_step(seq, path, i > 0)))?;
             seq.graphs.insert((path, steps), graph);
         }
         Ok(())
@@ -277,8 +277,9 @@ impl CudaBackend {
     }
 
     /// Records one decode step's launches on the stream (run directly, or under capture).
-    /// `path` must be the sequence's rule's (kernels/mod.rs: lm_head_pick).
-    fn record_step(&self, s: &CudaSequence, path: PickPath) -> Result<()> {
+    /// `path` must be the sequence's rule's (kernels/mod.rs: lm_head_pick). `linked`: the step
+    /// follows another in the same graph, so its first kernels start while that one ends.
+    fn record_step(&self, s: &CudaSequence, path: PickPath, linked: bool) -> Result<()> {
         let k = &self.kernels;
         let w = &self.weights;
         let d = &self.dims;
@@ -308,6 +309,7 @@ impl CudaBackend {
                         state: &s.gdn_state.at(gdn_i),
                         out: &s.gdn_o.view(),
                         pos: &pos,
+                        pos_lag: (linked && gdn_i == 0) as i32,
                     })?;
                     k.gdn.gated_norm(
                         &s.gdn_o.view(),
@@ -421,7 +423,7 @@ impl CudaBackend {
         }
         self.gpu.synchronize()?;
         self.gpu.profile_start();
-        let recorded = self.record_step(s, s.path);
+        let recorded = self.record_step(s, s.path, false);
         let timings = self.gpu.profile_finish();
         recorded?;
         Self::rule_advanced(s, 1);

@@ -517,6 +517,9 @@ fn gdn_decode_matches_cpu_conv_and_recurrence() {
             state: &stated.view(),
             out: &out.view(),
             pos: &pos.view(),
+            // Every other step guesses the position one ahead (wrong here: it is fresh), so
+            // the reload after the wait is checked too.
+            pos_lag: (t % 2) as i32,
         })
         .unwrap();
         let normed = poisoned(&gpu, "normed", DType::BF16, &[v * vd]);

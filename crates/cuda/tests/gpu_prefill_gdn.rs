@@ -225,6 +225,7 @@ fn prefill_then_decode(test: &str, d: &Dims, chunks: &[usize]) {
             state: &l.state.view(),
             out: &o.view(),
             pos: &upload(&gpu, "pos", DType::I32, &[1], &[start as f32]).view(),
+            pos_lag: 0,
         })
         .unwrap();
     let normed = poisoned(&gpu, "normed", DType::BF16, &[out_w]);

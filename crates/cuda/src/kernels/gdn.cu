@@ -54,7 +54,7 @@ __device__ __forceinline__ float softplus(float x) { return x > 20.f ? x : log1p
 extern "C" __global__ void __launch_bounds__(GDN_CPB * GDN_KG)
 gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, float* ring,
            const float* __restrict__ a_log, const float* __restrict__ dt_bias, float* __restrict__ state,
-           float* __restrict__ o, const int* __restrict__ pos_ptr, float eps) {
+           float* __restrict__ o, const int* __restrict__ pos_ptr, int pos_lag, float eps) {
     __shared__ float qs[GDN_KEY_DIM], ks[GDN_KEY_DIM], vs[GDN_CPB];
     __shared__ float part_k[GDN_KG][GDN_CPB], part_q[GDN_KG][GDN_CPB];
     pdl_launch_next();
@@ -72,8 +72,11 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
 #pragma unroll
         for (int r = 0; r < GDN_RPT; r++) s[r] = __ldcg(S + (kg * GDN_RPT + r) * GDN_VALUE_DIM);
     };
-    // The half is the position's: the guess below, checked after the wait.
-    const int guess = __ldcg(pos_ptr);
+    // The half is the position's: the guess below, checked after the wait. Where the step
+    // before is still ending (the first GDN layer of a step that follows another in a captured
+    // run: its blocks wait here during the last step's lm_head), the position read now is that
+    // step's, one behind: pos_lag says so.
+    const int guess = __ldcg(pos_ptr) + pos_lag;
     load_state(guess);
     const float a_log_h = ld_early(a_log + h), dt_bias_h = ld_early(dt_bias + h);
     // Thread t < 2 KD convolves channel t of q|k (its key head's), thread t < CPB value column

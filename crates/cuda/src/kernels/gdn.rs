@@ -159,6 +159,10 @@ pub struct GdnDecodeArgs<'a> {
     pub out: &'a View<'a>,
     /// I32 [1]: the position of the token being decoded.
     pub pos: &'a View<'a>,
+    /// What the position read before the PDL wait (to ask for the state and the conv history
+    /// early) lags the step's by: 1 where the previous step is likely still running, else 0.
+    /// A guess: the position read after the wait decides, a wrong guess costs a reload.
+    pub pos_lag: i32,
 }
 
 impl Gdn {
@@ -212,6 +216,7 @@ impl Gdn {
             .ptr(state)
             .ptr(out)
             .ptr(pos)
+            .i32(a.pos_lag)
             .f32(d.eps);
         self.gpu.launch(
             &self.decode,
