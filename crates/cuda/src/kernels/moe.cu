@@ -20,45 +20,54 @@ __device__ __forceinline__ float key_float(unsigned k) { return __uint_as_float(
 // Routing by one warp (moe::route): the TOP_K largest logits (lowest index wins a tie), weighted
 // by exp(l - l_max) renormalised over the TOP_K; the softmax's total over all experts cancels,
 // so only the winners need an exponential. weights[TOP_K] = sigmoid(shared expert gate logit).
-// Each round is two warp reductions (redux.sync: the largest key, then the lowest expert
-// holding it) instead of a shuffle tree of value and index: the rounds are the serial part.
+// Each lane first sorts its keys (largest first; a stable sort, so the lower expert first on a
+// tie), then each round is two warp reductions (redux.sync: the largest head, then the lowest
+// expert holding it) and a shift in the winning lane: the rounds are the serial part.
 // logits: [router (NUM_EXPERTS) | shared_expert_gate (1)], read past L1 (other blocks wrote them).
 __device__ __forceinline__ void route_warp(const float* logits, int* __restrict__ ids, float* __restrict__ weights) {
     constexpr int PER_LANE = (NUM_EXPERTS + 31) / 32;
     const int lane = threadIdx.x & 31;
     unsigned key[PER_LANE];
+    int slot[PER_LANE];
 #pragma unroll
     for (int j = 0; j < PER_LANE; j++) {
         const int e = lane + 32 * j;
         key[j] = e < NUM_EXPERTS ? order_key(__ldcg(logits + e)) : 0u;
+        slot[j] = j;
     }
     // With the others, not after the rounds: the end of the route is the MoE chain's path.
     const float shared_gate = lane == 0 ? __ldcg(logits + NUM_EXPERTS) : 0.f;
-    // This lane's best untaken key and its slot (the lower slot, so the lower expert, on a tie).
-    auto lane_best = [&](int& slot) {
-        unsigned b = key[0];
-        slot = 0;
+    // Odd-even transposition: swaps of strictly smaller keys only, hence stable.
 #pragma unroll
-        for (int j = 1; j < PER_LANE; j++)
-            if (key[j] > b) { b = key[j]; slot = j; }
-        return b;
-    };
-    int slot;
-    unsigned best = lane_best(slot);
+    for (int i = 0; i < PER_LANE; i++) {
+#pragma unroll
+        for (int j = i & 1; j + 1 < PER_LANE; j += 2) {
+            if (key[j] < key[j + 1]) {
+                const unsigned k = key[j];
+                key[j] = key[j + 1];
+                key[j + 1] = k;
+                const int t = slot[j];
+                slot[j] = slot[j + 1];
+                slot[j + 1] = t;
+            }
+        }
+    }
     unsigned picked_key[TOP_K];
     int picked_id[TOP_K];
 #pragma unroll
     for (int k = 0; k < TOP_K; k++) {
-        const unsigned top = __reduce_max_sync(0xffffffffu, best);
-        const int mine = lane + 32 * slot;
-        const int e = (int)__reduce_min_sync(0xffffffffu, best == top ? (unsigned)mine : 0xffffffffu);
+        const unsigned top = __reduce_max_sync(0xffffffffu, key[0]);
+        const int mine = lane + 32 * slot[0];
+        const int e = (int)__reduce_min_sync(0xffffffffu, key[0] == top ? (unsigned)mine : 0xffffffffu);
         picked_key[k] = top;
         picked_id[k] = e;
         if (e == mine) {
 #pragma unroll
-            for (int j = 0; j < PER_LANE; j++)
-                if (j == slot) key[j] = 0u;
-            best = lane_best(slot);
+            for (int j = 0; j + 1 < PER_LANE; j++) {
+                key[j] = key[j + 1];
+                slot[j] = slot[j + 1];
+            }
+            key[PER_LANE - 1] = 0u;
         }
     }
     if (lane == 0) {
