@@ -252,6 +252,12 @@ impl CudaBackend {
     /// The token the last step or prefill picked (the sequence's next input); waits for it.
     fn last_pick(&self, seq: &mut CudaSequence) -> Result<u32> {
         seq.pick_ready.record()?;
+        self.read_pick(seq)
+    }
+
+    /// The pick at ids[position] (slot position % 2), once the work queued before
+    /// `pick_ready`'s last record has finished.
+    fn read_pick(&self, seq: &mut CudaSequence) -> Result<u32> {
         seq.pick_ready.wait()?;
         let id = seq.picked.read_u32(4 * (seq.position % 2));
         if id as usize >= self.dims.vocab {
@@ -682,21 +688,13 @@ impl Backend for CudaBackend {
             self.queue_input(seq, token)?;
             self.run_steps(seq, 1)?;
         }
-        // The pick of the step at position - 1 is ids[position], in slot position % 2.
+        // The pick of the step at position - 1, waited for behind that step, not the one ahead.
         seq.pick_ready.record()?;
         if more && same_rule && seq.position < seq.max_seq {
             self.launch_steps(seq, 1)?;
             seq.ahead = true;
         }
-        seq.pick_ready.wait()?;
-        let id = seq.picked.read_u32(4 * (seq.position % 2));
-        if id as usize >= self.dims.vocab {
-            return Err(CudaError::Invalid(format!(
-                "the GPU picked token {id}, outside the vocabulary"
-            )));
-        }
-        seq.held_pick = Some((seq.position, id));
-        Ok(id)
+        self.read_pick(seq)
     }
 
     fn position(&self, seq: &CudaSequence) -> usize {
