@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 use lily_model::{Backend, Config, PickRule, Weights};
 
 use crate::dims::{Dims, ATTN_SPLITS};
-use crate::driver::{Event, Gpu, Graph, PinnedBuffer};
+use crate::driver::{Gpu, Graph, PinnedBuffer};
 use crate::error::{CudaError, Result};
 use crate::kernels::attention::AttnDecodeArgs;
 use crate::kernels::gdn::GdnDecodeArgs;
@@ -141,6 +141,8 @@ impl CudaBackend {
         }
         self.gpu
             .upload(seq.pos.ptr(), &(seq.position as i32).to_le_bytes())?;
+        // Its pick carries the tag the next step's will: gone before that step runs.
+        Self::forget_picks(seq);
         // The step moved a drawn rule on: back to the draw it started from.
         if let Some(rule) = seq.rule_host.filter(|r| !r.is_greedy()) {
             self.upload_rule(seq, &rule.advanced(-1))?;
@@ -251,22 +253,50 @@ impl CudaBackend {
 
     /// The token the last step or prefill picked (the sequence's next input); waits for it.
     fn last_pick(&self, seq: &mut CudaSequence) -> Result<u32> {
-        seq.pick_ready.record()?;
-        self.read_pick(seq)
+        let id = self.wait_pick(seq)?;
+        seq.held_pick = Some((seq.position, id));
+        Ok(id)
     }
 
-    /// The pick at ids[position] (slot position % 2), once the work queued before
-    /// `pick_ready`'s last record has finished.
-    fn read_pick(&self, seq: &mut CudaSequence) -> Result<u32> {
-        seq.pick_ready.wait()?;
-        let id = seq.picked.read_u32(4 * (seq.position % 2));
+    /// The pick that lands at the sequence's position (finish_step's slot position % 2, tagged
+    /// with the position), polled in host memory rather than behind an event recorded in the
+    /// stream between two steps. Past POLL_SPIN the driver's wait takes over (a long prefill;
+    /// a failed step reports its error there).
+    fn wait_pick(&self, seq: &CudaSequence) -> Result<u32> {
+        let at = 8 * (seq.position % 2);
+        let tagged = |v: u64| (v >> 32) as usize == seq.position;
+        let start = std::time::Instant::now();
+        let mut slot = seq.picked.read_u64(at);
+        while !tagged(slot) {
+            if start.elapsed() > POLL_SPIN {
+                self.gpu.synchronize()?;
+                slot = seq.picked.read_u64(at);
+                if !tagged(slot) {
+                    return Err(CudaError::Invalid(format!(
+                        "no pick landed at position {}",
+                        seq.position
+                    )));
+                }
+                break;
+            }
+            std::hint::spin_loop();
+            slot = seq.picked.read_u64(at);
+        }
+        let id = slot as u32;
         if id as usize >= self.dims.vocab {
             return Err(CudaError::Invalid(format!(
                 "the GPU picked token {id}, outside the vocabulary"
             )));
         }
-        seq.held_pick = Some((seq.position, id));
         Ok(id)
+    }
+
+    /// Empties both pick slots, so that no tag left by a step the host did not follow (taken
+    /// back, or before a restore or reset) matches a pick it waits for. Only while no step is
+    /// queued.
+    fn forget_picks(seq: &CudaSequence) {
+        seq.picked.write_u64(0, 0);
+        seq.picked.write_u64(8, 0);
     }
 
     /// Makes `token` the input of the sequence's next step: queue_prompt, unless the GPU
@@ -405,6 +435,7 @@ impl CudaBackend {
         self.gpu.memset_u32(s.best.ptr(), 0, 2)?;
         self.gpu.memset_u32(s.router_done.ptr(), 0, 2)?;
         self.gpu.synchronize()?;
+        Self::forget_picks(s);
         s.position = 0;
         s.prompt_end_host = 0;
         // The zeroed rule: greedy.
@@ -445,6 +476,8 @@ impl CudaBackend {
 
 /// One sequence's GPU state and its captured step.
 pub struct CudaSequence {
+    /// For Drop's wait on a step run ahead.
+    gpu: Arc<Gpu>,
     pub max_seq: usize,
     pub(crate) position: usize,
     // State that persists across steps.
@@ -490,9 +523,8 @@ pub struct CudaSequence {
     /// the device's position is then one further than `position`.
     ahead: bool,
     /// Each step's pick, written by finish_step into host memory (two slots by position
-    /// parity), and the event decode_pick records after the step it reads.
+    /// parity, tagged with the position; `wait_pick`).
     pub(crate) picked: PinnedBuffer,
-    pick_ready: Event,
     /// The captured graphs by pick path and steps per graph (`capture_steps`).
     graphs: HashMap<(PickPath, usize), Graph>,
 }
@@ -502,11 +534,7 @@ impl Drop for CudaSequence {
     /// they are freed.
     fn drop(&mut self) {
         if self.ahead {
-            if let Err(e) = self
-                .pick_ready
-                .record()
-                .and_then(|()| self.pick_ready.wait())
-            {
+            if let Err(e) = self.gpu.synchronize() {
                 tracing::error!("dropping a sequence: {e}");
             }
         }
@@ -518,6 +546,9 @@ impl Drop for CudaSequence {
 /// input product's weights then stream during the previous step's lm_head instead of after a
 /// graph boundary (v23's trace: that product takes 23.6 us on the path, the others 13.4).
 const STEPS_PER_GRAPH: usize = 8;
+
+/// How long `wait_pick` polls host memory before it blocks in the driver: a few decode steps.
+const POLL_SPIN: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// Whether two rules pick alike on the device: the same bytes (a NaN field equals itself).
 fn same_rule(a: &PickRule, b: &PickRule) -> bool {
@@ -572,6 +603,7 @@ impl Backend for CudaBackend {
         let bf16t = |name: &str, shape: &[usize]| Tensor::new(g, name, DType::BF16, shape);
         let kv_shape = [d.attn_layers(), d.attn_kv_heads, max_seq, d.attn_head_dim];
         let mut seq = CudaSequence {
+            gpu: g.clone(),
             max_seq,
             position: 0,
             k_cache: bf16t("k_cache", &kv_shape)?,
@@ -626,8 +658,7 @@ impl Backend for CudaBackend {
             prompt_end_host: 0,
             held_pick: None,
             ahead: false,
-            picked: g.pinned(8)?,
-            pick_ready: g.event()?,
+            picked: g.pinned(16)?,
             graphs: HashMap::new(),
         };
         self.reset(&mut seq)?;
@@ -688,13 +719,12 @@ impl Backend for CudaBackend {
             self.queue_input(seq, token)?;
             self.run_steps(seq, 1)?;
         }
-        // The pick of the step at position - 1, waited for behind that step, not the one ahead.
-        seq.pick_ready.record()?;
         if more && same_rule && seq.position < seq.max_seq {
             self.launch_steps(seq, 1)?;
             seq.ahead = true;
         }
-        self.read_pick(seq)
+        // The pick of the step at position - 1 is ids[position].
+        self.last_pick(seq)
     }
 
     fn position(&self, seq: &CudaSequence) -> usize {
@@ -766,5 +796,6 @@ impl Backend for CudaBackend {
         seq.held_pick = None;
         // The uploads waited for any step run ahead; the position is the snapshot's.
         seq.ahead = false;
+        Self::forget_picks(seq);
     }
 }

@@ -710,19 +710,7 @@ pub struct Event {
     handle: Handle,
 }
 
-// An event handle may be recorded and waited for from any thread of the context.
-unsafe impl Send for Event {}
-unsafe impl Sync for Event {}
-
 impl Event {
-    /// Waits until the work queued before the last `record` has finished.
-    pub fn wait(&self) -> Result<()> {
-        unsafe {
-            self.gpu
-                .check("cuEventSynchronize", (self.gpu.api.event_sync)(self.handle))
-        }
-    }
-
     pub fn record(&self) -> Result<()> {
         unsafe {
             self.gpu.check(
@@ -771,12 +759,18 @@ impl PinnedBuffer {
         self.bytes
     }
 
-    /// The little-endian u32 at byte `at`, as the last awaited kernel left it.
-    pub fn read_u32(&self, at: usize) -> u32 {
-        assert!(at + 4 <= self.bytes, "read past a pinned buffer of {}", self.bytes);
-        // Volatile: the GPU wrote it behind the compiler's back.
-        let b: [u8; 4] = unsafe { std::ptr::read_volatile(self.ptr.add(at) as *const [u8; 4]) };
-        u32::from_le_bytes(b)
+    /// The u64 at byte `at` (a multiple of 8), as the GPU last wrote it: one load, so an
+    /// 8-byte store of a kernel is seen whole or not at all.
+    pub fn read_u64(&self, at: usize) -> u64 {
+        assert!(at % 8 == 0 && at + 8 <= self.bytes, "u64 at {at} of a pinned buffer of {}", self.bytes);
+        // Volatile: the GPU writes it behind the compiler's back (and a poll must load again).
+        unsafe { std::ptr::read_volatile(self.ptr.add(at) as *const u64) }
+    }
+
+    /// Writes the u64 at byte `at` (a multiple of 8); only while no queued kernel writes it.
+    pub fn write_u64(&self, at: usize, value: u64) {
+        assert!(at % 8 == 0 && at + 8 <= self.bytes, "u64 at {at} of a pinned buffer of {}", self.bytes);
+        unsafe { std::ptr::write_volatile(self.ptr.add(at) as *mut u64, value) }
     }
 }
 

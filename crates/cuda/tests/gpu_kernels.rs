@@ -248,7 +248,7 @@ fn lm_head_with_its_norm_and_greedy_pick_matches_cpu() {
         );
         let ids = upload(&gpu, "ids", DType::I32, &[4], &[7.0, -1.0, -1.0, -1.0]);
         let pos = upload(&gpu, "pos", DType::I32, &[1], &[0.0]);
-        let picked = gpu.pinned(8).unwrap();
+        let picked = gpu.pinned(16).unwrap();
         // A zeroed rule: greedy, which finish_step leaves as it is.
         let rule = upload(&gpu, "rule", DType::U64, &[4], &[0.0; 4]);
         sampling
@@ -263,8 +263,8 @@ fn lm_head_with_its_norm_and_greedy_pick_matches_cpu() {
             .unwrap();
         gpu.synchronize().unwrap();
         assert_eq!(
-            picked.read_u32(4),
-            lo as u32,
+            picked.read_u64(8),
+            1 << 32 | lo as u64,
             "{what}: the pick in host memory, slot 1"
         );
         assert_eq!(

@@ -502,7 +502,7 @@ fn one_captured_graph_per_path_serves_every_rule() {
     let ids = upload(&gpu, "ids", DType::I32, &[4], &[7.0, -1.0, -1.0, -1.0]);
     let pos = upload(&gpu, "pos", DType::I32, &[1], &[0.0]);
     let end = upload(&gpu, "end", DType::I32, &[1], &[1.0]);
-    let picked = gpu.pinned(8).unwrap();
+    let picked = gpu.pinned(16).unwrap();
     let capture = |path: PickPath| {
         gpu.capture(|| {
             let best = s.best.view();
@@ -575,7 +575,7 @@ fn one_captured_graph_per_path_serves_every_rule() {
         assert!(x.iter().all(|v| v.is_finite()), "lm_head wrote every logit");
         let want = r.pick(&x, &mut host_scratch);
         assert_eq!(download(&gpu, &ids)[1], want as f32, "{r:?}");
-        assert_eq!(picked.read_u32(4), want, "{r:?}: the pick in host memory");
+        assert_eq!(picked.read_u64(8), 1 << 32 | want as u64, "{r:?}: the pick in host memory, tagged with its position");
         assert_eq!(download(&gpu, &pos), vec![1.0]);
         assert_eq!(download(&gpu, &s.best), vec![0.0], "best is cleared");
         let mut rule = vec![0u8; RULE_BYTES];

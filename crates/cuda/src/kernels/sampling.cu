@@ -30,11 +30,13 @@ __device__ __forceinline__ u64 draw_mix(u64 z) {
 
 // Ends a step: the picked token becomes the next input unless the next position already holds
 // a prompt token; the position advances; the argmax cell is cleared for the next step. The pick
-// also goes to host memory, picked[(p + 1) % 2] (mapped: no copy between this step and the
-// next in the stream; two slots, so a step run ahead never overwrites the one the host reads).
+// also goes to host memory, picked[(p + 1) % 2] = (p + 1) << 32 | token (mapped: no copy and no
+// event between this step and the next in the stream; the host polls for the position tag, and
+// the two slots keep a step run ahead from overwriting the one the host reads). One 8-byte
+// store: the tag and the token arrive together, so no fence orders them.
 // A drawn rule moves to its stream's next draw (pick.rs: PickRule::advanced), the number the
 // host's rule for the next token holds: a step run ahead draws what the host would ask for.
-extern "C" __global__ void finish_step(u64* best, int* ids, int* pos, const int* prompt_end, int* picked,
+extern "C" __global__ void finish_step(u64* best, int* ids, int* pos, const int* prompt_end, u64* picked,
                                        PickRuleDev* rule) {
     pdl_launch_next();
     pdl_wait();
@@ -43,14 +45,12 @@ extern "C" __global__ void finish_step(u64* best, int* ids, int* pos, const int*
     if (p + 1 >= *prompt_end) ids[p + 1] = token;
     *pos = p + 1;
     *best = 0;
-    picked[(p + 1) & 1] = token;
+    picked[(p + 1) & 1] = (u64)(unsigned)(p + 1) << 32 | (unsigned)token;
     if (!rule_is_greedy(rule)) {
         const u64 draw = __ldcg(&rule->draw) + 0x9E3779B97F4A7C15ull;
         rule->draw = draw;
         rule->u = (double)(draw_mix(draw) >> 11) * 0x1p-53;
     }
-    // Visible to the host once the step's completion is.
-    __threadfence_system();
 }
 
 // ---- One draw under a PickRule, entirely on the GPU ----

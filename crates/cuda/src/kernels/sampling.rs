@@ -141,8 +141,9 @@ impl Sampling {
     }
 
     /// Writes the picked token to ids[pos + 1] (unless that is still a prompt position) and to
-    /// `picked` (a pinned buffer of two I32 slots: slot (pos + 1) % 2), advances pos, clears
-    /// `best` and moves a drawn `rule` to its next draw (`PickRule::advanced(1)`).
+    /// `picked` (a pinned buffer of two U64 slots: slot (pos + 1) % 2 gets (pos + 1) << 32 |
+    /// token), advances pos, clears `best` and moves a drawn `rule` to its next draw
+    /// (`PickRule::advanced(1)`).
     pub fn finish_step(
         &self,
         best: &View,
@@ -156,7 +157,7 @@ impl Sampling {
         let b = best.expect(DType::U64, &[1])?;
         let p = pos.expect(DType::I32, &[1])?;
         let e = prompt_end.expect(DType::I32, &[1])?;
-        if picked.bytes() < 8 {
+        if picked.bytes() < 16 {
             return Err(CudaError::Invalid(format!(
                 "finish_step: the pick's host buffer holds {} bytes, not two slots",
                 picked.bytes()
