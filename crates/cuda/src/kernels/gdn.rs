@@ -57,6 +57,7 @@ pub struct Gdn {
     _module: Module,
     decode: Function,
     gated_norm: Function,
+    gated_norm_decode: Function,
     prefill_prep: Function,
     prefill_ring: Function,
     chunk_solve: Function,
@@ -176,6 +177,7 @@ impl Gdn {
             gpu: gpu.clone(),
             decode: module.function("gdn_decode")?,
             gated_norm: module.function("gdn_gated_norm")?,
+            gated_norm_decode: module.function("gdn_gated_norm_decode")?,
             prefill_prep: module.function("gdn_prefill_prep")?,
             prefill_ring: module.function("gdn_prefill_ring")?,
             chunk_solve,
@@ -234,11 +236,12 @@ impl Gdn {
         let proj = proj.expect(DType::F32, &[d.gdn_in_rows()])?;
         let w = w.expect(DType::BF16, &[d.gdn_value_dim])?;
         let out = out.expect(DType::BF16, &[d.gdn_out()])?;
-        self.launch_gated_norm(o, proj, w, out, d.gdn_value_heads)
+        self.launch_gated_norm(&self.gated_norm_decode, o, proj, w, out, d.gdn_value_heads)
     }
 
-    /// The gated norm over `rows` (token, head) rows; GDN_NORM_WARPS rows per block.
-    fn launch_gated_norm(&self, o: u64, proj: u64, w: u64, out: u64, rows: usize) -> Result<()> {
+    /// The gated norm over `rows` (token, head) rows by `f` (the decode step's or the
+    /// prefill's entry point); GDN_NORM_WARPS rows per block.
+    fn launch_gated_norm(&self, f: &Function, o: u64, proj: u64, w: u64, out: u64, rows: usize) -> Result<()> {
         const ROWS_PER_BLOCK: usize = 8;
         let mut args = KernelArgs::new()
             .ptr(o)
@@ -248,7 +251,7 @@ impl Gdn {
             .f32(self.dims.eps)
             .i32(rows as i32);
         self.gpu.launch(
-            &self.gated_norm,
+            f,
             (rows.div_ceil(ROWS_PER_BLOCK) as u32, 1, 1),
             (ROWS_PER_BLOCK * 32) as u32,
             0,
@@ -366,7 +369,7 @@ impl Gdn {
             &mut args,
         )?;
 
-        self.launch_gated_norm(sc.o.ptr(), proj, norm, out, t * v)
+        self.launch_gated_norm(&self.gated_norm, sc.o.ptr(), proj, norm, out, t * v)
     }
 }
 
