@@ -455,8 +455,9 @@ attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cach
 
 // Merges the splits of each head and applies the output gate: out = softmax(qK)V * sigmoid(gate).
 // grid H, block HD threads; out is the bf16 input of o_proj. The splits' (max, sum) pairs come in
-// through shared memory in one parallel load, so the only chain of global loads left is the
-// accumulators' (independent, 16 in flight).
+// through shared memory in one parallel load, asked for with the position and the gate (every
+// split's: those past the split count are stale and never read), so the only chain of global
+// loads left is the accumulators' (independent, 16 in flight).
 extern "C" __global__ void attn_decode_combine(const float* __restrict__ part_acc, const float* __restrict__ part_ml,
                                                const float* __restrict__ proj, const int* __restrict__ pos_ptr,
                                                bf16* __restrict__ out) {
@@ -465,12 +466,13 @@ extern "C" __global__ void attn_decode_combine(const float* __restrict__ part_ac
     pdl_wait();
     const int h = blockIdx.x, i = threadIdx.x;
     const float gate = __ldcg(proj + h * 2 * HD + HD + i);  // asked for now, used at the end
-    const int splits = active_splits(*pos_ptr + 1);
     const long base = (long)h * ATTN_SPLITS;
-    for (int s = i; s < splits; s += HD) {
-        m_s[s] = part_ml[(base + s) * 2];
-        l_s[s] = part_ml[(base + s) * 2 + 1];
+    for (int s = i; s < ATTN_SPLITS; s += HD) {
+        const float2 ml = __ldcg(reinterpret_cast<const float2*>(part_ml) + base + s);
+        m_s[s] = ml.x;
+        l_s[s] = ml.y;
     }
+    const int splits = active_splits(__ldcg(pos_ptr) + 1);
     __syncthreads();
     float M = -INFINITY;
     for (int s = 0; s < splits; s++) M = fmaxf(M, m_s[s]);
