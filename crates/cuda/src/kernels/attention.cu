@@ -48,15 +48,18 @@ extern "C" __global__ void attn_prepare(const float* __restrict__ proj, const bf
     const double inv_freq = i < ROPE_DIM ? rope_inv_freq(theta, i % (ROPE_DIM / 2)) : 0.0;
     pdl_wait();
     const int p = __ldcg(pos_ptr);
-    const float* src = is_q ? proj + b * 2 * HD : proj + Q_ROWS + (b - ATTN_HEADS) * HD;
+    const int kvh = b - ATTN_HEADS;
+    const float* src = is_q ? proj + b * 2 * HD : proj + Q_ROWS + kvh * HD;
+    // A key block's value asked for with its key, not after the norm's barriers (a round trip
+    // on the launch's path: the split-KV decode waits for every block).
+    const float v = is_q ? 0.f : __ldcg(proj + Q_ROWS + ATTN_KV_HEADS * HD + kvh * HD + i);
     const float x = norm_rope(src[i], w, inv_freq, p, eps, xs, scratch);
     if (is_q) {
         q_out[b * HD + i] = x;
     } else {
-        const int kvh = b - ATTN_HEADS;
         const long at = ((long)kvh * max_seq + p) * HD + i;
         k_cache[at] = f2bf(x);
-        v_cache[at] = f2bf(proj[Q_ROWS + ATTN_KV_HEADS * HD + kvh * HD + i]);
+        v_cache[at] = f2bf(v);
     }
 }
 
