@@ -261,7 +261,9 @@ impl CudaBackend {
     /// The pick that lands at the sequence's position (finish_step's slot position % 2, tagged
     /// with the position), polled in host memory rather than behind an event recorded in the
     /// stream between two steps. Past POLL_SPIN the driver's wait takes over (a long prefill;
-    /// a failed step reports its error there).
+    /// a failed step reports its error there). v26 (H200, same call, decode 1K): the token
+    /// loop 561.2-562.0 tok/s against 560.3-561.7 greedy, 553.8-554.7 against 549.8-552.5 at
+    /// temperature 0.7 / top_p 0.9 (with the step's other v26 changes).
     fn wait_pick(&self, seq: &CudaSequence) -> Result<u32> {
         let at = 8 * (seq.position % 2);
         let tagged = |v: u64| (v >> 32) as usize == seq.position;
