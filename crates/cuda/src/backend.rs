@@ -120,11 +120,9 @@ impl CudaBackend {
             }
         }
         for (steps, times) in parts {
-            if times > 0 {
-                for _ in 0..times {
-                    seq.graphs[&(seq.path, steps)].launch()?;
-                    Self::rule_advanced(seq, steps);
-                }
+            for _ in 0..times {
+                seq.graphs[&(seq.path, steps)].launch()?;
+                Self::rule_advanced(seq, steps);
             }
         }
         Ok(())
