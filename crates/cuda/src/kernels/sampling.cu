@@ -7,15 +7,14 @@
 // max, which the draw then replaces with its pick; the draw kernels return at once on a greedy
 // rule.
 
-// The rule the host writes (sampling.rs::rule_bytes encodes it, 32 bytes) and each step's
+// The rule the host writes (sampling.rs::rule_bytes encodes it, 24 bytes) and each step's
 // finish_step moves to the next draw of its stream.
 struct PickRuleDev {
     float temperature;  // <= 0: greedy
     int top_k;          // 0: off
     float top_p;        // >= 1: off
     float min_p;        // 0: off
-    double u;           // the draw's uniform number in [0, 1): the top 53 bits of mix(draw)
-    u64 draw;           // its SplitMix64 state (crates/model/src/pick.rs)
+    u64 draw;           // the SplitMix64 state of the draw (crates/model/src/pick.rs)
 };
 
 // NaN is not greedy (as on the host), so exactly one of lm_head and the draw writes `best`.
@@ -47,9 +46,7 @@ extern "C" __global__ void finish_step(u64* best, int* ids, int* pos, const int*
     *best = 0;
     picked[(p + 1) & 1] = (u64)(unsigned)(p + 1) << 32 | (unsigned)token;
     if (!rule_is_greedy(rule)) {
-        const u64 draw = __ldcg(&rule->draw) + 0x9E3779B97F4A7C15ull;
-        rule->draw = draw;
-        rule->u = (double)(draw_mix(draw) >> 11) * 0x1p-53;
+        rule->draw = __ldcg(&rule->draw) + 0x9E3779B97F4A7C15ull;
     }
 }
 
@@ -489,8 +486,10 @@ sample_draw(const float* __restrict__ logits, int n, const PickRuleDev* rule, vo
             if (lane >= o) inc += up;
         }
         const double total = __shfl_sync(0xffffffffu, inc, 31);
-        // At L2: the previous step's finish_step wrote it.
-        const double r = __ldcg(&rule->u) * total;
+        // The draw's uniform number in [0, 1), the top 53 bits of mix(draw) (pick.rs:
+        // PickRule::u); the state read at L2: the previous step's finish_step wrote it.
+        const double u = (double)(draw_mix(__ldcg(&rule->draw)) >> 11) * 0x1p-53;
+        const double r = u * total;
         double run = __shfl_up_sync(0xffffffffu, inc, 1);
         if (lane == 0) run = 0.0;
         int found = -1;

@@ -12,7 +12,7 @@ use crate::error::{CudaError, Result};
 use crate::tensor::{DType, View};
 
 /// Bytes of the device rule (`PickRuleDev` in sampling.cu).
-pub const RULE_BYTES: usize = 32;
+pub const RULE_BYTES: usize = 24;
 
 /// Tokens per block of the draw kernels and histogram bins of the radix select (sampling.cu's
 /// SAMPLE_CHUNK and SAMPLE_BINS).
@@ -29,7 +29,7 @@ const PASSES_PER_CUT: i32 = 3;
 
 /// What a step launches to pick its token, which is what a captured step graph is specific to:
 /// lm_head alone (greedy), or lm_head and the draw with the select passes of the cuts the rule
-/// makes. The rule's other values (temperature, min-p, the cuts' sizes, u) are read from
+/// makes. The rule's other values (temperature, min-p, the cuts' sizes, the draw) are read from
 /// device memory, so one graph serves every rule of its path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PickPath {
@@ -52,15 +52,15 @@ impl PickPath {
 }
 
 /// `rule` as the device reads it: `{ float temperature; int top_k; float top_p; float min_p;
-/// double u; }`, little-endian. A top_k beyond i32 keeps every token, as it does on the host.
+/// u64 draw; }`, little-endian (the draw kernel derives u from the draw, as PickRule::u does).
+/// A top_k beyond i32 keeps every token, as it does on the host.
 pub fn rule_bytes(rule: &PickRule) -> [u8; RULE_BYTES] {
     let mut b = [0u8; RULE_BYTES];
     b[0..4].copy_from_slice(&rule.temperature.to_le_bytes());
     b[4..8].copy_from_slice(&(rule.top_k.min(i32::MAX as u32) as i32).to_le_bytes());
     b[8..12].copy_from_slice(&rule.top_p.to_le_bytes());
     b[12..16].copy_from_slice(&rule.min_p.to_le_bytes());
-    b[16..24].copy_from_slice(&rule.u().to_le_bytes());
-    b[24..32].copy_from_slice(&rule.draw.to_le_bytes());
+    b[16..24].copy_from_slice(&rule.draw.to_le_bytes());
     b
 }
 
@@ -191,9 +191,8 @@ mod tests {
         assert_eq!(i32::from_le_bytes(b[4..8].try_into().unwrap()), i32::MAX);
         assert_eq!(f32::from_le_bytes(b[8..12].try_into().unwrap()), 0.9);
         assert_eq!(f32::from_le_bytes(b[12..16].try_into().unwrap()), 0.05);
-        assert_eq!(f64::from_le_bytes(b[16..24].try_into().unwrap()), 0.25);
         assert_eq!(
-            u64::from_le_bytes(b[24..32].try_into().unwrap()),
+            u64::from_le_bytes(b[16..24].try_into().unwrap()),
             PickRule::draw_for(0.25)
         );
     }
