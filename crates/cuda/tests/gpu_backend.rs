@@ -26,6 +26,17 @@ fn fixture() -> PathBuf {
         })
 }
 
+/// The backend on the tiny fixture, or None where there is no CUDA driver (the test then passes,
+/// SKIPPED).
+fn backend(test: &str) -> Option<CudaBackend> {
+    Some(CudaBackend::load(gpu(test)?, &fixture()).unwrap())
+}
+
+/// The drawn rule the feed-back, run-ahead and run tests share.
+fn drawn() -> PickRule {
+    PickRule { temperature: 0.9, top_k: 0, top_p: 1.0, min_p: 0.0, draw: PickRule::draw_for(0.4) }
+}
+
 /// A copy of the fixture with every f32 tensor rounded to bf16, in a fresh temporary directory.
 /// `test` keeps the copies of tests running side by side apart.
 fn bf16_copy(src: &std::path::Path, test: &str) -> PathBuf {
@@ -69,12 +80,11 @@ fn bf16_copy(src: &std::path::Path, test: &str) -> PathBuf {
 
 #[test]
 fn prefill_and_decode_match_the_cpu_reference() {
-    if gpu("backend").is_none() {
+    let Some(gpu) = backend("backend") else {
         return;
-    }
+    };
     let rounded = bf16_copy(&fixture(), "backend");
     let cpu = CpuModel::load(&rounded).unwrap();
-    let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
     let vocab = cpu.vocab_size() as u64;
     let prompt: Vec<u32> = (0..13u64)
         .map(|i| ((i * 2_654_435_761) % (1 << 32) % vocab) as u32)
@@ -117,12 +127,11 @@ fn prefill_and_decode_match_the_cpu_reference() {
 
 #[test]
 fn a_prompt_longer_than_one_prefill_chunk_matches_the_cpu_reference() {
-    if gpu("long_prefill").is_none() {
+    let Some(gpu) = backend("long_prefill") else {
         return;
-    }
+    };
     let rounded = bf16_copy(&fixture(), "long_prefill");
     let cpu = CpuModel::load(&rounded).unwrap();
-    let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
     let vocab = cpu.vocab_size() as u64;
     // Two chunks: the second starts mid-sequence, reading the first's KV cache, conv ring and
     // recurrent state.
@@ -155,10 +164,9 @@ fn a_prompt_longer_than_one_prefill_chunk_matches_the_cpu_reference() {
 
 #[test]
 fn restoring_a_snapshot_replays_the_same_logits() {
-    if gpu("snapshot").is_none() {
+    let Some(gpu) = backend("snapshot") else {
         return;
-    }
-    let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
+    };
     let mut s = gpu.new_sequence(32).unwrap();
     gpu.prefill(&mut s, &[1, 2, 3, 4, 5]).unwrap();
     let snap = gpu.snapshot(&s);
@@ -180,11 +188,10 @@ fn restoring_a_snapshot_replays_the_same_logits() {
 /// give, under a greedy and a drawn rule.
 #[test]
 fn runs_of_captured_steps_replay_what_single_steps_do() {
-    if gpu("step_runs").is_none() {
+    let Some(gpu) = backend("step_runs") else {
         return;
-    }
-    let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
-    let drawn = PickRule { temperature: 0.9, top_k: 0, top_p: 1.0, min_p: 0.0, draw: PickRule::draw_for(0.4) };
+    };
+    let drawn = drawn();
     let prompt = [2u32, 7, 1, 8, 2, 8];
     for rule in [PickRule::GREEDY, drawn] {
         let (mut runs, mut singles) = (gpu.new_sequence(64).unwrap(), gpu.new_sequence(64).unwrap());
@@ -210,10 +217,9 @@ fn runs_of_captured_steps_replay_what_single_steps_do() {
 /// steps takes effect at once.
 #[test]
 fn picks_on_the_gpu_are_the_host_picks_of_the_same_logits() {
-    if gpu("gpu_pick").is_none() {
+    let Some(gpu) = backend("gpu_pick") else {
         return;
-    }
-    let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
+    };
     let rules = [
         PickRule::GREEDY,
         PickRule { temperature: 0.8, top_k: 0, top_p: 1.0, min_p: 0.0, draw: PickRule::draw_for(0.37) },
@@ -249,12 +255,11 @@ fn picks_on_the_gpu_are_the_host_picks_of_the_same_logits() {
 /// and forth, and a restored snapshot must each take effect.
 #[test]
 fn feeding_picks_back_runs_what_uploading_them_runs() {
-    if gpu("feed_back").is_none() {
+    let Some(gpu) = backend("feed_back") else {
         return;
-    }
-    let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
+    };
     let vocab = gpu.vocab_size() as u32;
-    let drawn = PickRule { temperature: 0.9, top_k: 0, top_p: 1.0, min_p: 0.0, draw: PickRule::draw_for(0.4) };
+    let drawn = drawn();
     let prompt = [3u32, 1, 4, 1, 5];
     let (mut fed, mut uploaded) = (gpu.new_sequence(32).unwrap(), gpu.new_sequence(32).unwrap());
     let mut token = gpu.prefill_pick(&mut fed, &prompt, &PickRule::GREEDY).unwrap();
@@ -292,12 +297,11 @@ fn feeding_picks_back_runs_what_uploading_them_runs() {
 /// the same logits where a step did not run ahead.
 #[test]
 fn running_a_step_ahead_changes_no_result() {
-    if gpu("ahead").is_none() {
+    let Some(gpu) = backend("ahead") else {
         return;
-    }
-    let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
+    };
     let vocab = gpu.vocab_size() as u32;
-    let drawn = PickRule { temperature: 0.9, top_k: 0, top_p: 1.0, min_p: 0.0, draw: PickRule::draw_for(0.4) };
+    let drawn = drawn();
     let prompt = [2u32, 7, 1, 8];
     let (mut ahead, mut plain) = (gpu.new_sequence(64).unwrap(), gpu.new_sequence(64).unwrap());
     let mut a = gpu.prefill_pick(&mut ahead, &prompt, &PickRule::GREEDY).unwrap();
@@ -357,10 +361,9 @@ fn running_a_step_ahead_changes_no_result() {
 
 #[test]
 fn a_sequence_that_does_not_fit_fails_before_any_work() {
-    if gpu("oom").is_none() {
+    let Some(gpu) = backend("oom") else {
         return;
-    }
-    let gpu = CudaBackend::load(lily_cuda::driver::Gpu::open().unwrap(), &fixture()).unwrap();
+    };
     let max = i32::MAX as usize - 1;
     match gpu.new_sequence(max) {
         Err(CudaError::OutOfMemory {
