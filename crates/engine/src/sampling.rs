@@ -5,7 +5,6 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use lily_model::pick::DRAW_STEP;
 use lily_model::PickRule;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -86,16 +85,16 @@ impl Sampler {
         if p.temperature <= 0.0 {
             return PickRule::GREEDY;
         }
-        PickRule {
+        let rule = PickRule {
             temperature: p.temperature,
             top_k: p.top_k.min(u32::MAX as usize) as u32,
             top_p: p.top_p,
             min_p: p.min_p,
-            draw: {
-                self.draw = self.draw.wrapping_add(DRAW_STEP);
-                self.draw
-            },
+            draw: self.draw,
         }
+        .advanced(1);
+        self.draw = rule.draw;
+        rule
     }
 
     /// The next token's rule for a backend to apply to its own logits, when the pick depends on
