@@ -759,7 +759,7 @@ impl Backend for CudaBackend {
                 (0..self.dims.gdn_layers())
                     .flat_map(|l| {
                         let half = seq.gdn_state.at(l).at(seq.position % 2);
-                        download(half.ptr, seq.gdn_state.bytes() / self.dims.gdn_layers() / 2)
+                        download(half.ptr, half.bytes())
                     })
                     .collect(),
             ),

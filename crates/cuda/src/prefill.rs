@@ -93,12 +93,10 @@ impl CudaBackend {
         // The chunks updated the recurrent state in place, in the half of the first position;
         // the next decode step reads the half of its own (gdn.cu).
         if start % 2 != seq.position % 2 {
-            let d = &self.dims;
-            let half = 4 * d.gdn_value_heads * d.gdn_key_dim * d.gdn_value_dim;
-            for l in 0..d.gdn_layers() {
+            for l in 0..self.dims.gdn_layers() {
                 let pair = seq.gdn_state.at(l);
-                self.gpu
-                    .copy_dtod(pair.at(start % 2).ptr, pair.at(seq.position % 2).ptr, half)?;
+                let (from, to) = (pair.at(seq.position % 2), pair.at(start % 2));
+                self.gpu.copy_dtod(to.ptr, from.ptr, from.bytes())?;
             }
         }
         let k = &self.kernels;

@@ -109,6 +109,11 @@ impl fmt::Display for View<'_> {
 }
 
 impl<'a> View<'a> {
+    /// The bytes the view spans.
+    pub fn bytes(&self) -> usize {
+        self.shape.iter().product::<usize>() * self.dtype.size()
+    }
+
     /// The first `n` entries of the leading dimension: a prefill chunk shorter than the scratch
     /// it runs in.
     pub fn rows(&self, n: usize) -> View<'a> {
@@ -223,5 +228,15 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn a_stacked_pair_splits_into_halves_of_half_the_bytes() {
+        // The GDN state of one layer: a pair of f32 [heads, key, value] halves.
+        let pair = view(DType::F32, &[2, 32, 128, 128]);
+        assert_eq!(pair.bytes(), 2 * 32 * 128 * 128 * 4);
+        let (a, b) = (pair.at(0), pair.at(1));
+        assert_eq!(a.bytes(), pair.bytes() / 2);
+        assert_eq!(b.ptr - a.ptr, a.bytes() as u64);
     }
 }
