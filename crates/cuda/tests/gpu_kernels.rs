@@ -19,7 +19,7 @@ use lily_cuda::kernels::embed_norm::EmbedNorm;
 use lily_cuda::kernels::gdn::{Gdn, GdnDecodeArgs};
 use lily_cuda::kernels::gemv::Gemv;
 use lily_cuda::kernels::moe::{Moe, MoeArgs};
-use lily_cuda::kernels::sampling::Sampling;
+use lily_cuda::kernels::sampling::{Sampling, RULE_BYTES};
 use lily_cuda::nvrtc::{Nvrtc, TARGET_ARCH};
 use lily_cuda::tensor::{DType, Tensor};
 
@@ -250,7 +250,7 @@ fn lm_head_with_its_norm_and_greedy_pick_matches_cpu() {
         let pos = upload(&gpu, "pos", DType::I32, &[1], &[0.0]);
         let picked = gpu.pinned(16).unwrap();
         // A zeroed rule: greedy, which finish_step leaves as it is.
-        let rule = upload(&gpu, "rule", DType::U64, &[4], &[0.0; 4]);
+        let rule = upload(&gpu, "rule", DType::U64, &[RULE_BYTES / 8], &[0.0; RULE_BYTES / 8]);
         sampling
             .finish_step(
                 &best.view(),
