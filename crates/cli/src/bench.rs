@@ -10,7 +10,8 @@
 //! Beside the contract's decode figure (the captured step replayed back to back), each round
 //! also generates the same tokens through the engine's token loop (`lily_engine::generate`, as
 //! `lily run` and the server do: the host reads each pick back before the next step), so the
-//! table shows what the per-token round trip costs; its tokens must match the replays'.
+//! table shows what the per-token round trip costs; its tokens must match the replays'. The
+//! warm-up runs that loop once too (it replays a one-step graph the replays do not capture).
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;
