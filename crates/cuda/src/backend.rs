@@ -438,13 +438,10 @@ impl CudaBackend {
         Self::forget_picks(s);
         s.position = 0;
         s.prompt_end_host = 0;
-        // The zeroed rule: greedy.
+        // The zeroed rule: greedy, with every field zero.
         s.rule_host = Some(PickRule {
-            temperature: 0.0,
-            top_k: 0,
             top_p: 0.0,
-            min_p: 0.0,
-            draw: 0,
+            ..PickRule::GREEDY
         });
         s.path = PickPath::Greedy;
         Ok(())

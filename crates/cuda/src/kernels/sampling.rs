@@ -95,9 +95,10 @@ impl Sampling {
         })
     }
 
-    /// The next token under the rule in `rule` (U64 [4], bytes from `rule_bytes`, written by
-    /// the host and moved on by each step's finish_step) when it draws, exactly as `PickRule::pick`, replacing the
-    /// argmax key of the logits in `best` (lm_head's, gemv.rs: run_lm_head) with the pick's.
+    /// The next token under the rule in `rule` (U64 [RULE_BYTES / 8], bytes from `rule_bytes`,
+    /// written by the host and moved on by each step's finish_step) when it draws, exactly as
+    /// `PickRule::pick`, replacing the argmax key of the logits in `best` (lm_head's, gemv.rs:
+    /// run_lm_head) with the pick's.
     /// `top_k` / `top_p`: whether to launch that cut's select passes, which must be what the
     /// rule in memory asks for (`PickPath::of`; a cut left out is not made). `scratch` is U64
     /// [scratch_bytes(vocab) / 8], one per sequence; it needs no clearing. A greedy rule is
