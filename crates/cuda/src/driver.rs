@@ -83,7 +83,21 @@ driver_api! {
     event_sync: "cuEventSynchronize" => fn(Handle);
     event_destroy: "cuEventDestroy_v2" => fn(Handle);
     error_name: "cuGetErrorName" => fn(i32, *mut *const c_char);
+    tensor_map_encode_tiled: "cuTensorMapEncodeTiled" => fn(*mut TensorMap, u32, u32, *mut c_void, *const u64, *const u64, *const u32, *const u32, u32, u32, u32, u32);
 }
+
+/// `CUtensorMap`: a descriptor the tensor memory accelerator (TMA) copies boxes of a tensor
+/// by; a kernel takes it by value (`const __grid_constant__`, 128 bytes, 64-byte aligned).
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+pub struct TensorMap([u64; 16]);
+
+/// cuTensorMapEncodeTiled's enums (values from `cuda.h`).
+const TENSOR_MAP_BFLOAT16: u32 = 9;
+const TENSOR_MAP_INTERLEAVE_NONE: u32 = 0;
+const TENSOR_MAP_SWIZZLE_128B: u32 = 3;
+const TENSOR_MAP_L2_PROMOTION_128B: u32 = 2;
+const TENSOR_MAP_OOB_FILL_ZERO: u32 = 0;
 
 /// `CUlaunchAttribute`: an id, padding to 8 bytes, and a 64-byte value union.
 #[repr(C)]
@@ -270,6 +284,41 @@ impl Gpu {
             gpu: self.clone(),
             handle: m,
         })
+    }
+
+    /// The TMA descriptor of a bf16 tensor at `ptr` of `dims` elements (innermost first, at
+    /// most 5; dimension i + 1 `strides[i]` bytes apart), copied in boxes of `boxes` elements
+    /// into shared memory in the 128-byte swizzle; what a box reaches outside the tensor reads
+    /// as zeros. The innermost box must span 128 bytes (64 elements) for that swizzle.
+    pub fn tensor_map_bf16(&self, ptr: DevicePtr, dims: &[u64], strides: &[u64], boxes: &[u32]) -> Result<TensorMap> {
+        let rank = dims.len();
+        assert!(
+            (1..=5).contains(&rank) && strides.len() + 1 == rank && boxes.len() == rank,
+            "tensor map of rank {rank}: {} strides, {} boxes",
+            strides.len(),
+            boxes.len()
+        );
+        let mut map = TensorMap([0; 16]);
+        unsafe {
+            self.check(
+                "cuTensorMapEncodeTiled",
+                (self.api.tensor_map_encode_tiled)(
+                    &mut map,
+                    TENSOR_MAP_BFLOAT16,
+                    rank as u32,
+                    ptr as *mut c_void,
+                    dims.as_ptr(),
+                    strides.as_ptr(),
+                    boxes.as_ptr(),
+                    [1u32; 5].as_ptr(),
+                    TENSOR_MAP_INTERLEAVE_NONE,
+                    TENSOR_MAP_SWIZZLE_128B,
+                    TENSOR_MAP_L2_PROMOTION_128B,
+                    TENSOR_MAP_OOB_FILL_ZERO,
+                ),
+            )?
+        };
+        Ok(map)
     }
 
     /// Allocates `bytes` of device memory (uninitialised).
@@ -648,7 +697,14 @@ unsafe impl Sync for Function {}
 /// a little-endian `cuLaunchKernel` reads a 4-byte parameter from).
 #[derive(Default)]
 pub struct KernelArgs {
-    slots: Vec<u64>,
+    slots: Vec<Slot>,
+}
+
+/// A kernel argument's bytes: a scalar or pointer in 8, a tensor map in 128 (boxed, so the
+/// pointer to it stays put while the list grows).
+enum Slot {
+    Word(u64),
+    Map(Box<TensorMap>),
 }
 
 impl KernelArgs {
@@ -656,25 +712,32 @@ impl KernelArgs {
         Self::default()
     }
     pub fn ptr(mut self, p: DevicePtr) -> Self {
-        self.slots.push(p);
+        self.slots.push(Slot::Word(p));
         self
     }
     pub fn i32(mut self, v: i32) -> Self {
-        self.slots.push(v as u32 as u64);
+        self.slots.push(Slot::Word(v as u32 as u64));
         self
     }
     pub fn u64(mut self, v: u64) -> Self {
-        self.slots.push(v);
+        self.slots.push(Slot::Word(v));
         self
     }
     pub fn f32(mut self, v: f32) -> Self {
-        self.slots.push(v.to_bits() as u64);
+        self.slots.push(Slot::Word(v.to_bits() as u64));
+        self
+    }
+    pub fn tensor_map(mut self, m: &TensorMap) -> Self {
+        self.slots.push(Slot::Map(Box::new(*m)));
         self
     }
     fn pointers(&mut self) -> Vec<*mut c_void> {
         self.slots
             .iter_mut()
-            .map(|s| s as *mut u64 as *mut c_void)
+            .map(|s| match s {
+                Slot::Word(w) => w as *mut u64 as *mut c_void,
+                Slot::Map(m) => &mut **m as *mut TensorMap as *mut c_void,
+            })
             .collect()
     }
 }
@@ -777,5 +840,37 @@ impl PinnedBuffer {
 impl Drop for PinnedBuffer {
     fn drop(&mut self) {
         unsafe { (self.gpu.api.mem_free_host)(self.ptr) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// cuLaunchKernel copies each argument from the address it is given: a scalar's 8 bytes, a
+    /// tensor map's 128, each where its slot put it, whatever came before or after it.
+    #[test]
+    fn kernel_args_point_at_each_argument_in_order() {
+        let mut map = TensorMap([0; 16]);
+        for (i, w) in map.0.iter_mut().enumerate() {
+            *w = 0x1000 + i as u64;
+        }
+        let mut args = KernelArgs::new()
+            .ptr(0xdead_beef)
+            .tensor_map(&map)
+            .i32(-2)
+            .tensor_map(&TensorMap([7; 16]))
+            .f32(1.5);
+        let p = args.pointers();
+        assert_eq!(p.len(), 5);
+        unsafe {
+            assert_eq!(*(p[0] as *const u64), 0xdead_beef);
+            let got = &*(p[1] as *const TensorMap);
+            assert_eq!(got.0, map.0);
+            assert_eq!(p[1] as usize % 64, 0, "a tensor map is 64-byte aligned");
+            assert_eq!(*(p[2] as *const i32), -2);
+            assert_eq!((*(p[3] as *const TensorMap)).0, [7; 16]);
+            assert_eq!(*(p[4] as *const f32), 1.5);
+        }
     }
 }

@@ -2,14 +2,18 @@
 // accumulation, on Hopper's warpgroup MMA (wgmma, operands read straight from shared memory).
 // B is a weight matrix as the checkpoint stores it (row-major [out, in]), so both operands are
 // K-major. A block computes a 128 x 256 tile with two warpgroups (64 rows each, m64n256k16);
-// K moves in steps of 64 through a 4-stage cp.async ring; the grid is persistent (one block
-// per SM, taking tile after tile, the ring running on across tiles). Each stage holds 128-byte
-// rows in the 128-byte swizzle (16-byte chunk c of row r stored at chunk c ^ (r % 8)), the
+// K moves in steps of 64 through a 4-stage ring; the grid is persistent (one block per SM,
+// taking tile after tile, the ring running on across tiles). A (the activations, rows picked
+// through a row map) comes in by cp.async, each thread its chunks; B (the weights) by the
+// tensor memory accelerator, one box per K step that thread 0 asks for, its bytes counted in on
+// the stage's mbarrier. Each stage holds 128-byte rows in the 128-byte swizzle (16-byte chunk c of row r stored at chunk c ^ (r % 8)), the
 // layout the wgmma descriptors name, so the tensor cores read it without bank conflicts.
 // The tile is wide because the products are bound by the bytes moved from L2 to the SMs, not by
 // the MMAs: 128 x 128 tiles of the expert GEMMs moved ~9 TB/s at 8K tokens; 128 x 256 moves a
 // third less per flop.
-// M, N and K are guarded (K a multiple of 8: partial K tiles are zero-filled).
+// M, N and K are guarded (K a multiple of 8: partial K tiles are zero-filled; B's boxes read
+// zeros outside the weights). Where K is a multiple of GEMM_BK (every product of the full
+// model) A's loader skips the K test and the address select of each chunk (FULL_K).
 // The grouped variants run the MoE over (token, expert) pairs sorted by expert: a tile table
 // says which expert and which sorted rows each tile takes; expert NUM_EXPERTS is the shared
 // expert (its weights are passed separately).
@@ -17,7 +21,7 @@
 // read with __ldcg, from L2: a block starts before the previous kernel ends (programmatic
 // dependent launch), so that data is not read-only for the kernel's lifetime, which the
 // read-only path (ld.global.nc, what a const __restrict__ load becomes) assumes.
-// Needs: NUM_EXPERTS.
+// Needs: NUM_EXPERTS, HIDDEN, MOE_INTER.
 
 #define GEMM_BM 128
 #define GEMM_BN 256
@@ -55,28 +59,56 @@ __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sy
 // Makes cp.async's writes (generic proxy) visible to wgmma's reads (async proxy).
 __device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
-// The weight row that local column `c` of a block's B tile reads. For SwiGLU the block's 256
-// columns are 128 intermediate units: in each group of 16, 8 gate rows then the 8 matching up
-// rows, so accumulator chunks 2j and 2j+1 hold gate and up of the same units in the same
-// registers. `half_n` is the intermediate size (gate rows 0..half_n, up rows half_n..2 half_n).
+// A TMA descriptor (CUtensorMap, driver.rs: TensorMap), taken by value as a __grid_constant__
+// parameter: the TMA reads it where the parameter lives.
+struct __align__(64) TensorMap {
+    unsigned long long opaque[16];
+};
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+// The one arrival of a stage's phase, with the bytes its copies will bring.
+__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+    asm volatile(
+        "{\n.reg .pred done;\nLAB_WAIT:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra LAB_WAIT;\n}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+// Box (c0, .., c4) of the 5-D tensor `map` (innermost coordinate first, in elements) into
+// shared memory at `dst`, its bytes counted on `bar`.
+__device__ __forceinline__ void tma_load_5d(unsigned dst, const TensorMap* map, int c0, int c1, int c2, int c3, int c4,
+                                            unsigned bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(dst),
+        "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(bar)
+        : "memory");
+}
+
+// B's tile of one K step, GEMM_BN rows x GEMM_BK columns, is one TMA box (gemm.rs builds the
+// maps). A plain weight is (K, rows, matrices, 1, 1): the box is the tile's 256 consecutive
+// rows. For SwiGLU the block's 256 columns are 128 intermediate units: in each group of 16, 8
+// gate rows then the 8 matching up rows, so accumulator chunks 2j and 2j+1 hold gate and up of
+// the same units in the same registers; the map is (K, 8 rows, gate|up, units / 8, matrices)
+// and the box (64, 8, 2, 16, 1) lands the rows in that order. Rows past the weights read zeros.
 template <int EPI>
-__device__ __forceinline__ int b_row(int n0, int c, int half_n, bool& ok, int N) {
-    if constexpr (EPI == EPI_SWIGLU) {
-        const int unit = n0 / 2 + (c >> 4) * 8 + (c & 7);
-        ok = unit < half_n;
-        return (c & 8) ? half_n + unit : unit;
-    } else {
-        ok = n0 + c < N;
-        return n0 + c;
-    }
+__device__ __forceinline__ void tma_load_b(unsigned dst, const TensorMap* map, int k0, int n0, int e, unsigned bar) {
+    if constexpr (EPI == EPI_SWIGLU)
+        tma_load_5d(dst, map, k0, 0, 0, n0 / 16, e, bar);
+    else
+        tma_load_5d(dst, map, k0, n0, e, 0, 0, bar);
 }
 
 
 // One output tile: rows [row0, row_end) (A row of output row r: rowmap[r] when given, else r),
-// columns from n0, of the weights b (N rows of K).
+// columns from n0, of the weights `map` names (matrix e of it: N rows of K).
 struct GemmJob {
-    int row0, row_end, n0;
-    const bf16* b;
+    int row0, row_end, n0, e;
+    const TensorMap* map;
 };
 
 // The output row of a thread's accumulator half (0: d[4i], d[4i + 1]; 1: d[4i + 2], d[4i + 3]).
@@ -160,59 +192,62 @@ __device__ __forceinline__ void gemm_row_scales(const float* __restrict__ scale,
 // (at K = 512, the experts' down projection, a tile is only 8 steps: the pipeline's fill and
 // the epilogue were about half of its time when each block took one tile).
 // Jobs: count() and get(j, job) (j < count).
-template <int EPI, class Jobs>
-__device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restrict__ A, const int* __restrict__ rowmap,
-                                          int N, int K, float* __restrict__ Y, bf16* __restrict__ H,
-                                          const float* __restrict__ scale, int accumulate) {
-    constexpr int A_CHUNKS = GEMM_BM * 8 / GEMM_THREADS;  // 16-byte chunks per thread per stage
-    constexpr int B_CHUNKS = GEMM_BN * 8 / GEMM_THREADS;
+// A's tile is rows of the activations: for SwiGLU the tokens of the sorted pairs, gathered
+// through `rowmap` by cp.async (each thread its chunks); for the others consecutive rows, one
+// TMA box of `a_map` (A unused) beside B's.
+template <int EPI, bool FULL_K, class Jobs>
+__device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restrict__ A, const TensorMap* a_map,
+                                          const int* __restrict__ rowmap, int N, int K, float* __restrict__ Y,
+                                          bf16* __restrict__ H, const float* __restrict__ scale, int accumulate) {
+    constexpr bool A_TMA = EPI != EPI_SWIGLU;
+    constexpr int A_CHUNKS = A_TMA ? 1 : GEMM_BM * 8 / GEMM_THREADS;  // 16-byte chunks per thread per stage
+    constexpr unsigned STAGE_TX = ((A_TMA ? GEMM_BM : 0) + GEMM_BN) * GEMM_BK * 2;
     extern __shared__ __align__(16) unsigned char gemm_smem[];
+    // One mbarrier per stage: its phase completes when the stage's boxes have landed.
+    __shared__ __align__(8) unsigned long long stage_bar[GEMM_STAGES];
     const unsigned base = (smem_u32(gemm_smem) + 1023) & ~1023u;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
     const int half_n = N / 2;
     const int KT = (K + GEMM_BK - 1) / GEMM_BK;
     const int count = jobs.count();
+    auto bar = [&](int stage) { return smem_u32(&stage_bar[stage]); };
+    if (tid == 0) {
+#pragma unroll
+        for (int i = 0; i < GEMM_STAGES; i++) mbar_init(bar(i), 1);
+        // The TMA (the async proxy) must see the barriers initialised.
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        fence_async_shared();
+    }
+    __syncthreads();
 
-    // Chunk c of an operand tile is row c / 8, 16-byte column c % 8, stored swizzled; a
-    // thread's chunks are the same in every stage and job.
-    unsigned a_dst[A_CHUNKS], b_dst[B_CHUNKS];
+    // Chunk c of A's tile is row c / 8, 16-byte column c % 8, stored swizzled (as the TMA
+    // stores B's boxes); a thread's chunks are the same in every stage and job.
+    unsigned a_dst[A_CHUNKS];
 #pragma unroll
     for (int i = 0; i < A_CHUNKS; i++) {
         const int c = tid + i * GEMM_THREADS, r = c >> 3;
         a_dst[i] = r * 128 + (((c & 7) ^ (r & 7)) << 4);
     }
-#pragma unroll
-    for (int i = 0; i < B_CHUNKS; i++) {
-        const int c = tid + i * GEMM_THREADS, r = c >> 3;
-        b_dst[i] = r * 128 + (((c & 7) ^ (r & 7)) << 4);
-    }
 
-    // The loader: the job and K step it loads next, and that job's source chunks at K step 0
-    // (a bit of *_ok clear: a row past the tile's end, zero-filled).
+    // The loader: the job and K step it loads next, that job's A chunks at K step 0 (a bit of
+    // a_ok clear: a row past the tile's end, zero-filled) and its B rows.
     int l_job = blockIdx.x, l_kt = 0;
     const bf16* a_src[A_CHUNKS];
-    const bf16* b_src[B_CHUNKS];
-    unsigned a_ok = 0, b_ok = 0;
+    unsigned a_ok = 0;
+    GemmJob l;
     auto start_job = [&]() {
         if (l_job >= count) return;
-        GemmJob j;
-        jobs.get(l_job, j);
-        a_ok = b_ok = 0;
+        jobs.get(l_job, l);
+        a_ok = 0;
+        if constexpr (!A_TMA) {
 #pragma unroll
-        for (int i = 0; i < A_CHUNKS; i++) {
-            const int c = tid + i * GEMM_THREADS, row = j.row0 + (c >> 3);
-            const bool ok = row < j.row_end;
-            const long a_row = ok ? (rowmap != nullptr ? __ldcg(rowmap + row) : row) : 0;
-            a_src[i] = A + a_row * K + (c & 7) * 8;
-            a_ok |= (unsigned)ok << i;
-        }
-#pragma unroll
-        for (int i = 0; i < B_CHUNKS; i++) {
-            const int c = tid + i * GEMM_THREADS;
-            bool ok;
-            const int br = b_row<EPI>(j.n0, c >> 3, half_n, ok, N);
-            b_src[i] = j.b + (long)(ok ? br : 0) * K + (c & 7) * 8;
-            b_ok |= (unsigned)ok << i;
+            for (int i = 0; i < A_CHUNKS; i++) {
+                const int c = tid + i * GEMM_THREADS, row = l.row0 + (c >> 3);
+                const bool ok = row < l.row_end;
+                const long a_row = ok ? (rowmap != nullptr ? __ldcg(rowmap + row) : row) : 0;
+                a_src[i] = A + a_row * K + (c & 7) * 8;
+                a_ok |= (unsigned)ok << i;
+            }
         }
     };
     // Issues the loader's next K step into `stage` (nothing past the last job) and moves on.
@@ -220,15 +255,19 @@ __device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restri
         if (l_job >= count) return;
         const unsigned sa = base + stage * GEMM_STAGE_BYTES, sb = sa + GEMM_BM * GEMM_BK * 2;
         const int k0 = l_kt * GEMM_BK;
+        // With FULL_K every chunk of the step is inside K, and a row past the tile's end reads
+        // row 0 (its source) instead: in bounds, so only the zero-fill depends on the row.
+        if constexpr (!A_TMA) {
 #pragma unroll
-        for (int i = 0; i < A_CHUNKS; i++) {
-            const bool ok = (a_ok >> i & 1) && k0 + ((tid + i * GEMM_THREADS) & 7) * 8 < K;
-            cp_async16(sa + a_dst[i], a_src[i] + (ok ? k0 : 0), ok);
+            for (int i = 0; i < A_CHUNKS; i++) {
+                const bool ok = (a_ok >> i & 1) && (FULL_K || k0 + ((tid + i * GEMM_THREADS) & 7) * 8 < K);
+                cp_async16(sa + a_dst[i], a_src[i] + (FULL_K || ok ? k0 : 0), ok);
+            }
         }
-#pragma unroll
-        for (int i = 0; i < B_CHUNKS; i++) {
-            const bool ok = (b_ok >> i & 1) && k0 + ((tid + i * GEMM_THREADS) & 7) * 8 < K;
-            cp_async16(sb + b_dst[i], b_src[i] + (ok ? k0 : 0), ok);
+        if (tid == 0) {
+            mbar_arrive_expect_tx(bar(stage), STAGE_TX);
+            if constexpr (A_TMA) tma_load_5d(sa, a_map, k0, l.row0, 0, 0, 0, bar(stage));
+            tma_load_b<EPI>(sb, l.map, k0, l.n0, l.e, bar(stage));
         }
         if (++l_kt == KT) {
             l_kt = 0;
@@ -259,8 +298,11 @@ __device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restri
         for (int i = 0; i < GEMM_BN / 2; i++) d[i] = 0.f;
         // Loads run two steps ahead: the stage a load overwrites was read by the MMAs of two
         // steps back, which every warpgroup has waited for before the barrier that precedes it.
+        // Load number L fills stage L % GEMM_STAGES in that stage's phase L / GEMM_STAGES, and
+        // step s consumes load s.
         for (int kt = 0; kt < KT; kt++, step++) {
             cp_async_wait<1>();
+            mbar_wait(bar(step % GEMM_STAGES), (step / GEMM_STAGES) & 1);
             fence_async_shared();
             __syncthreads();
             load_next((step + 2) % GEMM_STAGES);
@@ -285,25 +327,26 @@ __device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restri
 // The dense product's jobs: column tiles outer, row tiles inner, so the blocks running at one
 // time share a few column tiles of B (and all of A, which L2 holds at 8K tokens).
 struct DenseJobs {
-    const bf16* B;
+    const TensorMap* B;
     int M, row_tiles, col_tiles;
     __device__ int count() const { return row_tiles * col_tiles; }
     __device__ void get(int j, GemmJob& job) const {
         job.row0 = (j % row_tiles) * GEMM_BM;
         job.row_end = M;
         job.n0 = (j / row_tiles) * GEMM_BN;
-        job.b = B;
+        job.e = 0;
+        job.map = B;
     }
 };
 
 // Y (+)= A B^T; a persistent grid of at most ceil(M / 128) * ceil(N / 256) blocks.
 extern "C" __global__ void __launch_bounds__(GEMM_THREADS)
-gemm_bf16(const bf16* __restrict__ A, const bf16* __restrict__ B, float* __restrict__ Y, int M, int N, int K,
-          int accumulate) {
+gemm_bf16(const __grid_constant__ TensorMap A, const __grid_constant__ TensorMap B, float* __restrict__ Y, int M, int N,
+          int K, int accumulate) {
     pdl_launch_next();
     pdl_wait();
-    const DenseJobs jobs{B, M, (M + GEMM_BM - 1) / GEMM_BM, (N + GEMM_BN - 1) / GEMM_BN};
-    gemm_jobs<EPI_F32>(jobs, A, nullptr, N, K, Y, nullptr, nullptr, accumulate);
+    const DenseJobs jobs{&B, M, (M + GEMM_BM - 1) / GEMM_BM, (N + GEMM_BN - 1) / GEMM_BN};
+    gemm_jobs<EPI_F32, true>(jobs, nullptr, &A, nullptr, N, K, Y, nullptr, nullptr, accumulate);
 }
 
 // The grouped products' jobs: the tile table (tiles[i] = expert, first sorted row, end row,
@@ -312,8 +355,7 @@ gemm_bf16(const bf16* __restrict__ A, const bf16* __restrict__ B, float* __restr
 // 75 MB at 8K tokens: more than L2 holds) and an expert's weights while its 2-3 row tiles run.
 struct ExpertJobs {
     const int4* tiles;
-    const bf16 *experts, *shared;
-    long expert_elems;
+    const TensorMap *experts, *shared;
     int tile_count, col_tiles;
     __device__ int count() const { return tile_count * col_tiles; }
     __device__ void get(int j, GemmJob& job) const {
@@ -321,30 +363,36 @@ struct ExpertJobs {
         job.row0 = v.y;
         job.row_end = v.z;
         job.n0 = (j % col_tiles) * GEMM_BN;
-        job.b = v.x == NUM_EXPERTS ? shared : experts + v.x * expert_elems;
+        const bool sh = v.x == NUM_EXPERTS;
+        job.e = sh ? 0 : v.x;
+        job.map = sh ? shared : experts;
     }
 };
 
 // h[p] = silu(x[token(p)] . gate_e) * (x[token(p)] . up_e) for every sorted pair p, bf16.
-// gate_up: [NUM_EXPERTS][2 inter][K], shared_gate_up: [2 inter][K]. A persistent grid.
+// gate_up: [NUM_EXPERTS][2 inter][K], shared_gate_up: [2 inter][K], as tensor maps (gemm.rs).
+// A persistent grid.
 extern "C" __global__ void __launch_bounds__(GEMM_THREADS)
-gemm_moe_gate_up(const bf16* __restrict__ x, const int* __restrict__ sorted_token, const bf16* __restrict__ gate_up,
-                 const bf16* __restrict__ shared_gate_up, const int4* __restrict__ tiles,
-                 const int* __restrict__ ntiles, bf16* __restrict__ h, int inter, int K) {
+gemm_moe_gate_up(const bf16* __restrict__ x, const int* __restrict__ sorted_token,
+                 const __grid_constant__ TensorMap gate_up, const __grid_constant__ TensorMap shared_gate_up,
+                 const int4* __restrict__ tiles, const int* __restrict__ ntiles, bf16* __restrict__ h, int inter,
+                 int K) {
     pdl_launch_next();
     pdl_wait();
-    const ExpertJobs jobs{tiles, gate_up, shared_gate_up, 2L * inter * K, __ldcg(ntiles), (2 * inter + GEMM_BN - 1) / GEMM_BN};
-    gemm_jobs<EPI_SWIGLU>(jobs, x, sorted_token, 2 * inter, K, nullptr, h, nullptr, 0);
+    const ExpertJobs jobs{tiles, &gate_up, &shared_gate_up, __ldcg(ntiles), (2 * inter + GEMM_BN - 1) / GEMM_BN};
+    gemm_jobs<EPI_SWIGLU, HIDDEN % GEMM_BK == 0>(jobs, x, nullptr, sorted_token, 2 * inter, K, nullptr, h, nullptr, 0);
 }
 
 // out[p] = bf16(weight[p] * (down_e . h[p])) for every sorted pair p.
-// down: [NUM_EXPERTS][N][inter], shared_down: [N][inter]. A persistent grid.
+// h: [pairs][inter], down: [NUM_EXPERTS][N][inter], shared_down: [N][inter], as tensor maps
+// (gemm.rs). A persistent grid.
 extern "C" __global__ void __launch_bounds__(GEMM_THREADS)
-gemm_moe_down(const bf16* __restrict__ h, const bf16* __restrict__ down, const bf16* __restrict__ shared_down,
-              const int4* __restrict__ tiles, const int* __restrict__ ntiles, const float* __restrict__ weight,
-              bf16* __restrict__ out, int N, int inter) {
+gemm_moe_down(const __grid_constant__ TensorMap h, const __grid_constant__ TensorMap down,
+              const __grid_constant__ TensorMap shared_down, const int4* __restrict__ tiles,
+              const int* __restrict__ ntiles, const float* __restrict__ weight, bf16* __restrict__ out, int N,
+              int inter) {
     pdl_launch_next();
     pdl_wait();
-    const ExpertJobs jobs{tiles, down, shared_down, (long)N * inter, __ldcg(ntiles), (N + GEMM_BN - 1) / GEMM_BN};
-    gemm_jobs<EPI_SCALED>(jobs, h, nullptr, N, inter, nullptr, out, weight, 0);
+    const ExpertJobs jobs{tiles, &down, &shared_down, __ldcg(ntiles), (N + GEMM_BN - 1) / GEMM_BN};
+    gemm_jobs<EPI_SCALED, true>(jobs, nullptr, &h, nullptr, N, inter, nullptr, out, weight, 0);
 }

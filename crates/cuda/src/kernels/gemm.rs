@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::dims::Dims;
-use crate::driver::{Function, Gpu, KernelArgs, Module};
+use crate::driver::{DevicePtr, Function, Gpu, KernelArgs, Module, TensorMap};
 use crate::error::{CudaError, Result};
 use crate::tensor::{DType, View};
 
@@ -12,12 +12,14 @@ use crate::tensor::{DType, View};
 /// grouped kernels: two warpgroups of 128 threads.
 pub const TILE_ROWS: usize = 128;
 const TILE_COLS: usize = 256;
+/// GEMM_BK in gemm.cu: the K step, one 128-byte swizzled row of a stage.
+const K_STEP: usize = 64;
 const THREADS: u32 = 256;
 /// K is read in 16-byte chunks.
 const K_MULTIPLE: usize = 8;
 /// GEMM_SMEM in gemm.cu: 4 stages of a 128 x 64 A tile and a 256 x 64 B tile (bf16), plus
 /// 1 KB to align the swizzle atoms.
-const SHARED_BYTES: u32 = (4 * (TILE_ROWS + TILE_COLS) * 64 * 2 + 1024) as u32;
+const SHARED_BYTES: u32 = (4 * (TILE_ROWS + TILE_COLS) * K_STEP * 2 + 1024) as u32;
 
 pub struct Gemm {
     gpu: Arc<Gpu>,
@@ -71,6 +73,33 @@ impl Gemm {
         })
     }
 
+    /// The TMA descriptor of `matrices` bf16 matrices of `rows` x `cols` at `ptr`, read in
+    /// boxes of one K step of `box_rows` consecutive rows (gemm.cu: an A tile's 128 rows, a B
+    /// tile's 256).
+    fn rows_map(&self, ptr: DevicePtr, matrices: usize, rows: usize, cols: usize, box_rows: usize) -> Result<TensorMap> {
+        let (row, matrix) = (2 * cols as u64, 2 * (rows * cols) as u64);
+        let all = matrix * matrices as u64;
+        self.gpu.tensor_map_bf16(
+            ptr,
+            &[cols as u64, rows as u64, matrices as u64, 1, 1],
+            &[row, matrix, all, all],
+            &[K_STEP as u32, box_rows as u32, 1, 1, 1],
+        )
+    }
+
+    /// The TMA descriptor of `matrices` SwiGLU weights of 2 `units` rows (gate rows then up
+    /// rows) x `cols` at `ptr`, read in boxes of a B tile's K step: 128 units' gate rows
+    /// interleaved by 8 with their up rows (gemm.cu: tma_load_b).
+    fn swiglu_map(&self, ptr: DevicePtr, matrices: usize, units: usize, cols: usize) -> Result<TensorMap> {
+        let (row, units) = (2 * cols as u64, units as u64);
+        self.gpu.tensor_map_bf16(
+            ptr,
+            &[cols as u64, 8, 2, units / 8, matrices as u64],
+            &[row, units * row, 8 * row, 2 * units * row],
+            &[K_STEP as u32, 8, 2, TILE_COLS as u32 / 16, 1],
+        )
+    }
+
     /// The persistent grid for up to `jobs` tiles: one block per multiprocessor (a block's
     /// shared memory fills one), fewer when there are fewer tiles.
     fn blocks(&self, jobs: usize) -> u32 {
@@ -82,17 +111,25 @@ impl Gemm {
     pub fn run(&self, x: &View, w: &View, y: &View, accumulate: bool) -> Result<()> {
         let (m, k) = matrix(x, DType::BF16)?;
         let (n, wk) = matrix(w, DType::BF16)?;
-        if wk != k || k % K_MULTIPLE != 0 {
+        if wk != k || k == 0 || k % K_MULTIPLE != 0 {
             return Err(CudaError::Shape {
                 tensor: w.to_string(),
-                expected: format!("BF16 [n, {k}] with {k} a multiple of {K_MULTIPLE}"),
+                expected: format!("BF16 [n, {k}] with {k} a non-zero multiple of {K_MULTIPLE}"),
                 actual: format!("{:?}", w.shape),
             });
         }
         let y = y.expect(DType::F32, &[m, n])?;
+        // Nothing to compute, and a tensor map cannot describe an empty matrix.
+        if m == 0 || n == 0 {
+            return Ok(());
+        }
+        let (x_map, w_map) = (
+            self.rows_map(x.ptr, 1, m, k, TILE_ROWS)?,
+            self.rows_map(w.ptr, 1, n, k, TILE_COLS)?,
+        );
         let mut args = KernelArgs::new()
-            .ptr(x.ptr)
-            .ptr(w.ptr)
+            .tensor_map(&x_map)
+            .tensor_map(&w_map)
             .ptr(y)
             .i32(m as i32)
             .i32(n as i32)
@@ -131,11 +168,15 @@ impl Gemm {
         let table = tiles.tiles.expect(DType::I32, &[n_tiles, 4])?;
         let count = tiles.count.expect(DType::I32, &[1])?;
         let h = h.expect(DType::BF16, &[pairs, inter])?;
+        let (experts_map, shared_map) = (
+            self.swiglu_map(gate_up, e, inter, hid)?,
+            self.swiglu_map(shared, 1, inter, hid)?,
+        );
         let mut args = KernelArgs::new()
             .ptr(x.ptr)
             .ptr(sorted)
-            .ptr(gate_up)
-            .ptr(shared)
+            .tensor_map(&experts_map)
+            .tensor_map(&shared_map)
             .ptr(table)
             .ptr(count)
             .ptr(h)
@@ -178,10 +219,19 @@ impl Gemm {
                 "{out}: the expert outputs are stored in column pairs; hidden {hid} is odd"
             )));
         }
+        // No pairs, nothing to compute (and a tensor map cannot describe an empty matrix).
+        if pairs == 0 {
+            return Ok(());
+        }
+        let (h_map, experts_map, shared_map) = (
+            self.rows_map(hp, 1, pairs, inter, TILE_ROWS)?,
+            self.rows_map(down, e, hid, inter, TILE_COLS)?,
+            self.rows_map(shared, 1, hid, inter, TILE_COLS)?,
+        );
         let mut args = KernelArgs::new()
-            .ptr(hp)
-            .ptr(down)
-            .ptr(shared)
+            .tensor_map(&h_map)
+            .tensor_map(&experts_map)
+            .tensor_map(&shared_map)
             .ptr(table)
             .ptr(count)
             .ptr(weight)
