@@ -3,17 +3,20 @@
 // B is a weight matrix as the checkpoint stores it (row-major [out, in]), so both operands are
 // K-major. A block computes a 128 x 256 tile with two warpgroups (64 rows each, m64n256k16);
 // K moves in steps of 64 through a 4-stage ring; the grid is persistent (one block per SM,
-// taking tile after tile, the ring running on across tiles). A (the activations, rows picked
-// through a row map) comes in by cp.async, each thread its chunks; B (the weights) by the
-// tensor memory accelerator, one box per K step that thread 0 asks for, its bytes counted in on
-// the stage's mbarrier. Each stage holds 128-byte rows in the 128-byte swizzle (16-byte chunk c of row r stored at chunk c ^ (r % 8)), the
-// layout the wgmma descriptors name, so the tensor cores read it without bank conflicts.
+// taking tile after tile, the ring running on across tiles). The tensor memory accelerator
+// (TMA) brings B (the weights) and, where its rows are consecutive, A (the activations): one
+// box per operand and K step, asked for by thread 0 and counted in on the stage's mbarrier.
+// SwiGLU's A rows are tokens picked through a row map and come by cp.async, each thread its
+// chunks. (One TMA box per 8 weight rows ran the expert GEMMs at half the speed of cp.async;
+// one per tile ran them 2-7% faster, and A by TMA another 4% on the down projection.) Each
+// stage holds 128-byte rows in the 128-byte swizzle (16-byte chunk c of row r stored at chunk
+// c ^ (r % 8)), the layout the wgmma descriptors name, so the tensor cores read it without
+// bank conflicts.
 // The tile is wide because the products are bound by the bytes moved from L2 to the SMs, not by
 // the MMAs: 128 x 128 tiles of the expert GEMMs moved ~9 TB/s at 8K tokens; 128 x 256 moves a
 // third less per flop.
-// M, N and K are guarded (K a multiple of 8: partial K tiles are zero-filled; B's boxes read
-// zeros outside the weights). Where K is a multiple of GEMM_BK (every product of the full
-// model) A's loader skips the K test and the address select of each chunk (FULL_K).
+// M, N and K are guarded (K a multiple of 8: a TMA box reads zeros outside its tensor, and the
+// cp.async loader zero-fills rows past a tile's end and chunks past K).
 // The grouped variants run the MoE over (token, expert) pairs sorted by expert: a tile table
 // says which expert and which sorted rows each tile takes; expert NUM_EXPERTS is the shared
 // expert (its weights are passed separately).
@@ -21,7 +24,7 @@
 // read with __ldcg, from L2: a block starts before the previous kernel ends (programmatic
 // dependent launch), so that data is not read-only for the kernel's lifetime, which the
 // read-only path (ld.global.nc, what a const __restrict__ load becomes) assumes.
-// Needs: NUM_EXPERTS, HIDDEN, MOE_INTER.
+// Needs: NUM_EXPERTS.
 
 #define GEMM_BM 128
 #define GEMM_BN 256
@@ -195,7 +198,7 @@ __device__ __forceinline__ void gemm_row_scales(const float* __restrict__ scale,
 // A's tile is rows of the activations: for SwiGLU the tokens of the sorted pairs, gathered
 // through `rowmap` by cp.async (each thread its chunks); for the others consecutive rows, one
 // TMA box of `a_map` (A unused) beside B's.
-template <int EPI, bool FULL_K, class Jobs>
+template <int EPI, class Jobs>
 __device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restrict__ A, const TensorMap* a_map,
                                           const int* __restrict__ rowmap, int N, int K, float* __restrict__ Y,
                                           bf16* __restrict__ H, const float* __restrict__ scale, int accumulate) {
@@ -220,8 +223,8 @@ __device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restri
     }
     __syncthreads();
 
-    // Chunk c of A's tile is row c / 8, 16-byte column c % 8, stored swizzled (as the TMA
-    // stores B's boxes); a thread's chunks are the same in every stage and job.
+    // cp.async's A: chunk c of the tile is row c / 8, 16-byte column c % 8, stored swizzled (as
+    // the TMA stores its boxes); a thread's chunks are the same in every stage and job.
     unsigned a_dst[A_CHUNKS];
 #pragma unroll
     for (int i = 0; i < A_CHUNKS; i++) {
@@ -229,8 +232,8 @@ __device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restri
         a_dst[i] = r * 128 + (((c & 7) ^ (r & 7)) << 4);
     }
 
-    // The loader: the job and K step it loads next, that job's A chunks at K step 0 (a bit of
-    // a_ok clear: a row past the tile's end, zero-filled) and its B rows.
+    // The loader: the job and K step it loads next, and for cp.async that job's A chunks at K
+    // step 0 (a bit of a_ok clear: a row past the tile's end, zero-filled).
     int l_job = blockIdx.x, l_kt = 0;
     const bf16* a_src[A_CHUNKS];
     unsigned a_ok = 0;
@@ -255,13 +258,11 @@ __device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restri
         if (l_job >= count) return;
         const unsigned sa = base + stage * GEMM_STAGE_BYTES, sb = sa + GEMM_BM * GEMM_BK * 2;
         const int k0 = l_kt * GEMM_BK;
-        // With FULL_K every chunk of the step is inside K, and a row past the tile's end reads
-        // row 0 (its source) instead: in bounds, so only the zero-fill depends on the row.
         if constexpr (!A_TMA) {
 #pragma unroll
             for (int i = 0; i < A_CHUNKS; i++) {
-                const bool ok = (a_ok >> i & 1) && (FULL_K || k0 + ((tid + i * GEMM_THREADS) & 7) * 8 < K);
-                cp_async16(sa + a_dst[i], a_src[i] + (FULL_K || ok ? k0 : 0), ok);
+                const bool ok = (a_ok >> i & 1) && k0 + ((tid + i * GEMM_THREADS) & 7) * 8 < K;
+                cp_async16(sa + a_dst[i], a_src[i] + (ok ? k0 : 0), ok);
             }
         }
         if (tid == 0) {
@@ -346,7 +347,7 @@ gemm_bf16(const __grid_constant__ TensorMap A, const __grid_constant__ TensorMap
     pdl_launch_next();
     pdl_wait();
     const DenseJobs jobs{&B, M, (M + GEMM_BM - 1) / GEMM_BM, (N + GEMM_BN - 1) / GEMM_BN};
-    gemm_jobs<EPI_F32, true>(jobs, nullptr, &A, nullptr, N, K, Y, nullptr, nullptr, accumulate);
+    gemm_jobs<EPI_F32>(jobs, nullptr, &A, nullptr, N, K, Y, nullptr, nullptr, accumulate);
 }
 
 // The grouped products' jobs: the tile table (tiles[i] = expert, first sorted row, end row,
@@ -380,7 +381,7 @@ gemm_moe_gate_up(const bf16* __restrict__ x, const int* __restrict__ sorted_toke
     pdl_launch_next();
     pdl_wait();
     const ExpertJobs jobs{tiles, &gate_up, &shared_gate_up, __ldcg(ntiles), (2 * inter + GEMM_BN - 1) / GEMM_BN};
-    gemm_jobs<EPI_SWIGLU, HIDDEN % GEMM_BK == 0>(jobs, x, nullptr, sorted_token, 2 * inter, K, nullptr, h, nullptr, 0);
+    gemm_jobs<EPI_SWIGLU>(jobs, x, nullptr, sorted_token, 2 * inter, K, nullptr, h, nullptr, 0);
 }
 
 // out[p] = bf16(weight[p] * (down_e . h[p])) for every sorted pair p.
@@ -394,5 +395,5 @@ gemm_moe_down(const __grid_constant__ TensorMap h, const __grid_constant__ Tenso
     pdl_launch_next();
     pdl_wait();
     const ExpertJobs jobs{tiles, &down, &shared_down, __ldcg(ntiles), (N + GEMM_BN - 1) / GEMM_BN};
-    gemm_jobs<EPI_SCALED, true>(jobs, nullptr, &h, nullptr, N, inter, nullptr, out, weight, 0);
+    gemm_jobs<EPI_SCALED>(jobs, nullptr, &h, nullptr, N, inter, nullptr, out, weight, 0);
 }
