@@ -92,6 +92,43 @@ driver_api! {
 #[derive(Clone, Copy)]
 pub struct TensorMap([u64; 16]);
 
+/// The geometry of a bf16 TMA descriptor: a 5-D view of a tensor (`dims` innermost first, in
+/// elements; dimension i + 1 `strides[i]` bytes apart) read in boxes of `boxes` elements into
+/// shared memory in the 128-byte swizzle (the innermost box spans 128 bytes, 64 elements);
+/// what a box reaches outside the tensor reads as zeros. Kept apart from the encoding so that
+/// host tests can check which elements a kernel's box coordinates land ([`Self::box_elements`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TensorMapShape {
+    pub dims: [u64; 5],
+    pub strides: [u64; 4],
+    pub boxes: [u32; 5],
+}
+
+impl TensorMapShape {
+    /// What the TMA copies for the box at `at`, in shared-memory order (innermost first): each
+    /// element's offset in the tensor in elements, or None outside it (read as zero).
+    #[cfg(test)]
+    pub fn box_elements(&self, at: [i64; 5]) -> Vec<Option<u64>> {
+        let stride = |d: usize| if d == 0 { 1 } else { self.strides[d - 1] / 2 };
+        let b = self.boxes.map(|v| v as i64);
+        let mut out = Vec::new();
+        for i4 in 0..b[4] {
+            for i3 in 0..b[3] {
+                for i2 in 0..b[2] {
+                    for i1 in 0..b[1] {
+                        for i0 in 0..b[0] {
+                            let c = [at[0] + i0, at[1] + i1, at[2] + i2, at[3] + i3, at[4] + i4];
+                            let inside = (0..5).all(|d| c[d] >= 0 && (c[d] as u64) < self.dims[d]);
+                            out.push(inside.then(|| (0..5).map(|d| c[d] as u64 * stride(d)).sum()));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
 /// cuTensorMapEncodeTiled's enums (values from `cuda.h`).
 const TENSOR_MAP_BFLOAT16: u32 = 9;
 const TENSOR_MAP_INTERLEAVE_NONE: u32 = 0;
@@ -286,18 +323,8 @@ impl Gpu {
         })
     }
 
-    /// The TMA descriptor of a bf16 tensor at `ptr` of `dims` elements (innermost first, at
-    /// most 5; dimension i + 1 `strides[i]` bytes apart), copied in boxes of `boxes` elements
-    /// into shared memory in the 128-byte swizzle; what a box reaches outside the tensor reads
-    /// as zeros. The innermost box must span 128 bytes (64 elements) for that swizzle.
-    pub fn tensor_map_bf16(&self, ptr: DevicePtr, dims: &[u64], strides: &[u64], boxes: &[u32]) -> Result<TensorMap> {
-        let rank = dims.len();
-        assert!(
-            (1..=5).contains(&rank) && strides.len() + 1 == rank && boxes.len() == rank,
-            "tensor map of rank {rank}: {} strides, {} boxes",
-            strides.len(),
-            boxes.len()
-        );
+    /// The TMA descriptor of the bf16 tensor at `ptr` that `shape` describes.
+    pub fn tensor_map_bf16(&self, ptr: DevicePtr, shape: &TensorMapShape) -> Result<TensorMap> {
         let mut map = TensorMap([0; 16]);
         unsafe {
             self.check(
@@ -305,11 +332,11 @@ impl Gpu {
                 (self.api.tensor_map_encode_tiled)(
                     &mut map,
                     TENSOR_MAP_BFLOAT16,
-                    rank as u32,
+                    5,
                     ptr as *mut c_void,
-                    dims.as_ptr(),
-                    strides.as_ptr(),
-                    boxes.as_ptr(),
+                    shape.dims.as_ptr(),
+                    shape.strides.as_ptr(),
+                    shape.boxes.as_ptr(),
                     [1u32; 5].as_ptr(),
                     TENSOR_MAP_INTERLEAVE_NONE,
                     TENSOR_MAP_SWIZZLE_128B,

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::dims::Dims;
-use crate::driver::{DevicePtr, Function, Gpu, KernelArgs, Module, TensorMap};
+use crate::driver::{Function, Gpu, KernelArgs, Module, TensorMapShape};
 use crate::error::{CudaError, Result};
 use crate::tensor::{DType, View};
 
@@ -21,43 +21,28 @@ const K_MULTIPLE: usize = 8;
 /// 1 KB to align the swizzle atoms.
 const SHARED_BYTES: u32 = (4 * (TILE_ROWS + TILE_COLS) * K_STEP * 2 + 1024) as u32;
 
-/// The geometry of a GEMM operand's TMA descriptor: a 5-D view of bf16 matrices (innermost
-/// first, in elements; dimension i + 1 `strides[i]` bytes apart) and the box one K step of a
-/// tile reads (gemm.cu: tma_load_b, and A's box at (k0, row0, 0, 0, 0)).
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct TileMap {
-    dims: [u64; 5],
-    strides: [u64; 4],
-    boxes: [u32; 5],
+/// A GEMM operand's TMA geometry: `matrices` matrices of `rows` x `cols`, read in boxes of one
+/// K step of `box_rows` consecutive rows (an A tile's 128 rows, a B tile's 256; gemm.cu:
+/// tma_load_b, and A's box at (k0, row0, 0, 0, 0)).
+fn rows_map(matrices: usize, rows: usize, cols: usize, box_rows: usize) -> TensorMapShape {
+    let (row, matrix) = (2 * cols as u64, 2 * (rows * cols) as u64);
+    let all = matrix * matrices as u64;
+    TensorMapShape {
+        dims: [cols as u64, rows as u64, matrices as u64, 1, 1],
+        strides: [row, matrix, all, all],
+        boxes: [K_STEP as u32, box_rows as u32, 1, 1, 1],
+    }
 }
 
-impl TileMap {
-    /// `matrices` matrices of `rows` x `cols`, read in boxes of one K step of `box_rows`
-    /// consecutive rows (an A tile's 128 rows, a B tile's 256).
-    fn rows(matrices: usize, rows: usize, cols: usize, box_rows: usize) -> Self {
-        let (row, matrix) = (2 * cols as u64, 2 * (rows * cols) as u64);
-        let all = matrix * matrices as u64;
-        TileMap {
-            dims: [cols as u64, rows as u64, matrices as u64, 1, 1],
-            strides: [row, matrix, all, all],
-            boxes: [K_STEP as u32, box_rows as u32, 1, 1, 1],
-        }
-    }
-
-    /// `matrices` SwiGLU weights of 2 `units` rows (gate rows then up rows) x `cols`, read in
-    /// boxes of a B tile's K step: 128 units' gate rows interleaved by 8 with their up rows,
-    /// the column order gemm.cu's epilogue pairs (units a multiple of 8: Dims checks it).
-    fn swiglu(matrices: usize, units: usize, cols: usize) -> Self {
-        let (row, units) = (2 * cols as u64, units as u64);
-        TileMap {
-            dims: [cols as u64, 8, 2, units / 8, matrices as u64],
-            strides: [row, units * row, 8 * row, 2 * units * row],
-            boxes: [K_STEP as u32, 8, 2, TILE_COLS as u32 / 16, 1],
-        }
-    }
-
-    fn encode(&self, gpu: &Gpu, ptr: DevicePtr) -> Result<TensorMap> {
-        gpu.tensor_map_bf16(ptr, &self.dims, &self.strides, &self.boxes)
+/// `matrices` SwiGLU weights of 2 `units` rows (gate rows then up rows) x `cols`, read in boxes
+/// of a B tile's K step: 128 units' gate rows interleaved by 8 with their up rows, the column
+/// order gemm.cu's epilogue pairs (units a multiple of 8: Dims checks it).
+fn swiglu_map(matrices: usize, units: usize, cols: usize) -> TensorMapShape {
+    let (row, units) = (2 * cols as u64, units as u64);
+    TensorMapShape {
+        dims: [cols as u64, 8, 2, units / 8, matrices as u64],
+        strides: [row, units * row, 8 * row, 2 * units * row],
+        boxes: [K_STEP as u32, 8, 2, TILE_COLS as u32 / 16, 1],
     }
 }
 
@@ -137,8 +122,8 @@ impl Gemm {
             return Ok(());
         }
         let (x_map, w_map) = (
-            TileMap::rows(1, m, k, TILE_ROWS).encode(&self.gpu, x.ptr)?,
-            TileMap::rows(1, n, k, TILE_COLS).encode(&self.gpu, w.ptr)?,
+            self.gpu.tensor_map_bf16(x.ptr, &rows_map(1, m, k, TILE_ROWS))?,
+            self.gpu.tensor_map_bf16(w.ptr, &rows_map(1, n, k, TILE_COLS))?,
         );
         let mut args = KernelArgs::new()
             .tensor_map(&x_map)
@@ -182,8 +167,8 @@ impl Gemm {
         let count = tiles.count.expect(DType::I32, &[1])?;
         let h = h.expect(DType::BF16, &[pairs, inter])?;
         let (experts_map, shared_map) = (
-            TileMap::swiglu(e, inter, hid).encode(&self.gpu, gate_up)?,
-            TileMap::swiglu(1, inter, hid).encode(&self.gpu, shared)?,
+            self.gpu.tensor_map_bf16(gate_up, &swiglu_map(e, inter, hid))?,
+            self.gpu.tensor_map_bf16(shared, &swiglu_map(1, inter, hid))?,
         );
         let mut args = KernelArgs::new()
             .ptr(x.ptr)
@@ -237,9 +222,9 @@ impl Gemm {
             return Ok(());
         }
         let (h_map, experts_map, shared_map) = (
-            TileMap::rows(1, pairs, inter, TILE_ROWS).encode(&self.gpu, hp)?,
-            TileMap::rows(e, hid, inter, TILE_COLS).encode(&self.gpu, down)?,
-            TileMap::rows(1, hid, inter, TILE_COLS).encode(&self.gpu, shared)?,
+            self.gpu.tensor_map_bf16(hp, &rows_map(1, pairs, inter, TILE_ROWS))?,
+            self.gpu.tensor_map_bf16(down, &rows_map(e, hid, inter, TILE_COLS))?,
+            self.gpu.tensor_map_bf16(shared, &rows_map(1, hid, inter, TILE_COLS))?,
         );
         let mut args = KernelArgs::new()
             .tensor_map(&h_map)
@@ -265,38 +250,16 @@ impl Gemm {
 mod tests {
     use super::*;
 
-    /// What the TMA copies for the box at `at`, in shared-memory order (innermost first): each
-    /// element's offset in the tensor in elements, or None outside it (read as zero).
-    fn box_elements(map: &TileMap, at: [i64; 5]) -> Vec<Option<u64>> {
-        let stride = |d: usize| if d == 0 { 1 } else { map.strides[d - 1] / 2 };
-        let mut out = Vec::new();
-        let b = map.boxes.map(|v| v as i64);
-        for i4 in 0..b[4] {
-            for i3 in 0..b[3] {
-                for i2 in 0..b[2] {
-                    for i1 in 0..b[1] {
-                        for i0 in 0..b[0] {
-                            let c = [at[0] + i0, at[1] + i1, at[2] + i2, at[3] + i3, at[4] + i4];
-                            let inside = (0..5).all(|d| c[d] >= 0 && (c[d] as u64) < map.dims[d]);
-                            out.push(inside.then(|| (0..5).map(|d| c[d] as u64 * stride(d)).sum()));
-                        }
-                    }
-                }
-            }
-        }
-        out
-    }
-
     /// A SwiGLU tile's box holds, in its row c, the weight row the epilogue pairs at column c:
     /// unit n0 / 2 + 8 (c / 16) + c % 8, its gate row for c % 16 < 8 and its up row after.
     /// Units past the weights read zeros.
     #[test]
     fn a_swiglu_box_lands_gate_and_up_rows_in_the_epilogues_pairs() {
         let (experts, units, cols) = (3, 200, 2 * K_STEP);
-        let map = TileMap::swiglu(experts, units, cols);
+        let map = swiglu_map(experts, units, cols);
         for (e, n0, k0) in [(0, 0, 0), (2, 256, K_STEP), (1, 256, 0)] {
             // The kernel's coordinates (gemm.cu: tma_load_b).
-            let got = box_elements(&map, [k0 as i64, 0, 0, n0 as i64 / 16, e as i64]);
+            let got = map.box_elements([k0 as i64, 0, 0, n0 as i64 / 16, e as i64]);
             assert_eq!(got.len(), TILE_COLS * K_STEP);
             for c in 0..TILE_COLS {
                 let unit = n0 / 2 + (c / 16) * 8 + c % 8;
@@ -314,9 +277,9 @@ mod tests {
     #[test]
     fn a_rows_box_is_consecutive_rows_of_one_matrix() {
         let (matrices, rows, cols) = (4, 300, 40);
-        let map = TileMap::rows(matrices, rows, cols, TILE_COLS);
+        let map = rows_map(matrices, rows, cols, TILE_COLS);
         for (e, r0) in [(0, 0), (3, 256), (2, 100)] {
-            let got = box_elements(&map, [0, r0 as i64, e as i64, 0, 0]);
+            let got = map.box_elements([0, r0 as i64, e as i64, 0, 0]);
             for r in 0..TILE_COLS {
                 for k in 0..K_STEP {
                     let inside = r0 + r < rows && k < cols;
@@ -325,7 +288,7 @@ mod tests {
                 }
             }
         }
-        let a = TileMap::rows(1, 8192, 2048, TILE_ROWS);
+        let a = rows_map(1, 8192, 2048, TILE_ROWS);
         assert_eq!(a.boxes, [64, 128, 1, 1, 1]);
         assert_eq!(a.strides[0], 4096);
     }
