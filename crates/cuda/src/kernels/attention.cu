@@ -491,6 +491,181 @@ extern "C" __global__ void attn_decode_combine(const float* __restrict__ part_ac
     out[h * HD + i] = f2bf(num / den * sigmoid(gate));
 }
 
+#if ATTN_HEAD_DIM == 256
+// Causal flash attention on the warpgroup MMA, for the model's head dim (256: a row is four
+// 128-byte swizzled lines, and P V's N is one m64n256k16). One block
+// per (query head, tile of FW_ROWS queries): FW_WGS warpgroups of 64 query rows each, sharing
+// K/V tiles of FW_KEYS keys that stream through shared memory, double-buffered with cp.async.
+// S = Q K^T is m64n64k16 with both operands K-major from shared memory; P V is m64nHDk16 with P
+// in registers (the score accumulators are already the A fragments) and V MN-major (its rows,
+// dims contiguous, read transposed). Every tile is stored as HD / 64 column blocks of
+// [rows][128 bytes], swizzled: row r, 16-byte chunk c of the row at block c / 8, chunk c % 8.
+// Against the mma.sync kernel (other head dims: the tiny fixtures', below): no ldmatrix of Q and K per tile,
+// twice the queries per K/V tile read.
+#define FW_WGS 2
+#define FW_ROWS (FW_WGS * 64)
+#define FW_KEYS 64
+#define FW_THREADS (FW_WGS * 128)
+
+// Byte offset of 16-byte chunk c of row r in a tile of `rows` rows stored as column blocks.
+__device__ __forceinline__ unsigned fw_at(int rows, int r, int c) {
+    return (unsigned)((c >> 3) * rows * 128 + r * 128 + (((c & 7) ^ (r & 7)) << 4));
+}
+
+// q: bf16 [tokens][H][HD] from attn_prefill_prepare; out: bf16 [tokens][H * HD] =
+// softmax(q K^T / sqrt(HD)) V * sigmoid(gate). grid (H, ceil(tokens / FW_ROWS)), block
+// FW_THREADS, dynamic shared memory 1024 + (FW_ROWS + 4 * FW_KEYS) * HD * 2 bytes (the 1 KB
+// aligns the swizzle atoms).
+extern "C" __global__ void __launch_bounds__(FW_THREADS, 1)
+attn_prefill_flash(const bf16* __restrict__ q, const bf16* __restrict__ k_cache, const bf16* __restrict__ v_cache,
+                   const float* __restrict__ proj, bf16* __restrict__ out, int start, int tokens, int max_seq) {
+    extern __shared__ __align__(128) unsigned char smem[];
+    pdl_launch_next();
+    pdl_wait();
+    constexpr unsigned KV_TILE = FW_KEYS * HD * 2;
+    const int h = blockIdx.x, kvh = h / GROUP;
+    const int q0 = (gridDim.y - 1 - blockIdx.y) * FW_ROWS;
+    const int wg = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+    const int g = lane >> 2, tg = lane & 3;  // the fragment's row group and thread in group
+    const int kv_len = start + tokens;
+    const int last_key = min(start + q0 + FW_ROWS - 1, kv_len - 1);
+    const int kv_tiles = last_key / FW_KEYS + 1;
+    const unsigned s_q = (smem_u32(smem) + 1023) & ~1023u;
+    const unsigned s_k = s_q + FW_ROWS * HD * 2;
+    const unsigned s_v = s_k + 2 * KV_TILE;
+
+    // Query rows past the chunk are zero: finite scores, never stored.
+    for (int i = threadIdx.x; i < FW_ROWS * (HD / 8); i += FW_THREADS) {
+        const int r = i / (HD / 8), c = i % (HD / 8), t = q0 + r;
+        const bool ok = t < tokens;
+        cp_async16(s_q + fw_at(FW_ROWS, r, c), q + ((long)(ok ? t : 0) * ATTN_HEADS + h) * HD + c * 8, ok);
+    }
+    // Keys past the chunk are zero-filled: masked scores give p = 0, and 0 * (whatever the cache
+    // holds there, NaN included) must not reach the output.
+    auto load_kv = [&](int tile, int buf) {
+        const int k0 = tile * FW_KEYS;
+        for (int i = threadIdx.x; i < FW_KEYS * (HD / 8); i += FW_THREADS) {
+            const int r = i / (HD / 8), c = i % (HD / 8), key = k0 + r;
+            const bool ok = key < kv_len;
+            const long at = ((long)kvh * max_seq + (ok ? key : 0)) * HD + c * 8;
+            cp_async16(s_k + buf * KV_TILE + fw_at(FW_KEYS, r, c), k_cache + at, ok);
+            cp_async16(s_v + buf * KV_TILE + fw_at(FW_KEYS, r, c), v_cache + at, ok);
+        }
+    };
+    load_kv(0, 0);
+    cp_async_commit();
+
+    // Scores are exponentiated in base 2 with the 1/sqrt(HD) scale folded in.
+    const float scale_log2 = rsqrtf((float)HD) * 1.4426950408889634f;
+    // o: this warp's 16 rows x HD, chunk i (dims 8i..8i+7) in o[4i..4i+3] (rows g and g + 8).
+    float o[HD / 2];
+#pragma unroll
+    for (int i = 0; i < HD / 2; i++) o[i] = 0.f;
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};  // rows g and g + 8
+    const int wg_first = start + q0 + wg * 64;                // this warpgroup's first query position
+    const int pos[2] = {wg_first + warp * 16 + g, wg_first + warp * 16 + g + 8};
+
+    for (int j = 0; j < kv_tiles; j++) {
+        if (j + 1 < kv_tiles) {
+            load_kv(j + 1, (j + 1) & 1);
+            cp_async_commit();
+            cp_async_wait<1>();
+        } else {
+            cp_async_wait<0>();
+        }
+        fence_async_shared();
+        __syncthreads();
+        const int k0 = j * FW_KEYS;
+        // A tile wholly after this warpgroup's last query is wholly masked for it.
+        if (k0 <= wg_first + 63) {
+            const unsigned kb = s_k + (j & 1) * KV_TILE, vb = s_v + (j & 1) * KV_TILE;
+            // S = Q K^T: K steps of 16 dims, 4 per 64-dim column block (32 bytes apart).
+            float s[FW_KEYS / 2];
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < HD / 16; kk++) {
+                const unsigned qa = s_q + (kk >> 2) * FW_ROWS * 128 + wg * 64 * 128 + (kk & 3) * 32;
+                const unsigned ka = kb + (kk >> 2) * FW_KEYS * 128 + (kk & 3) * 32;
+                wgmma_m64n64k16(s, smem_desc(qa), smem_desc(ka), kk > 0);
+            }
+            wgmma_commit();
+            wgmma_wait<0>();
+            // s[4n + e]: row g + 8 (e >> 1), key k0 + 8n + 2 tg + (e & 1).
+            if (k0 + FW_KEYS - 1 > pos[0] || k0 + FW_KEYS > kv_len) {
+#pragma unroll
+                for (int n = 0; n < FW_KEYS / 8; n++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const int key = k0 + n * 8 + 2 * tg + (e & 1);
+                        if (key > pos[e >> 1] || key >= kv_len) s[4 * n + e] = -INFINITY;
+                    }
+            }
+            // Online softmax; each row's 4 threads (one quad) share max and, at the end, sum.
+            float mx[2] = {m[0], m[1]};
+#pragma unroll
+            for (int n = 0; n < FW_KEYS / 8; n++) {
+                mx[0] = fmaxf(mx[0], fmaxf(s[4 * n], s[4 * n + 1]));
+                mx[1] = fmaxf(mx[1], fmaxf(s[4 * n + 2], s[4 * n + 3]));
+            }
+            float corr[2], ms[2], rs[2] = {0.f, 0.f};
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+                // A row with no visible key yet keeps m = -inf; offset 0 keeps its exps 0, not NaN.
+                ms[r] = mx[r] == -INFINITY ? 0.f : mx[r] * scale_log2;
+                corr[r] = exp2f(m[r] * scale_log2 - ms[r]);
+                m[r] = mx[r];
+            }
+#pragma unroll
+            for (int i = 0; i < FW_KEYS / 2; i++) {
+                s[i] = exp2f(s[i] * scale_log2 - ms[(i >> 1) & 1]);
+                rs[(i >> 1) & 1] += s[i];
+            }
+#pragma unroll
+            for (int r = 0; r < 2; r++) l[r] = l[r] * corr[r] + rs[r];
+#pragma unroll
+            for (int i = 0; i < HD / 2; i++) o[i] *= corr[(i >> 1) & 1];
+            // O += P V: keys 16kk..16kk+15 of P (the accumulators of key chunks 2kk and 2kk + 1)
+            // against V's rows 16kk.. (two 8-row swizzle atoms, 2 KB, into each column block).
+            // Every fragment is packed before the first MMA: a register written between two
+            // wgmmas makes the compiler fence (and serialise) each one.
+            unsigned p[FW_KEYS / 16][4];
+#pragma unroll
+            for (int kk = 0; kk < FW_KEYS / 16; kk++)
+#pragma unroll
+                for (int x = 0; x < 4; x++) p[kk][x] = pack_bf16(s[8 * kk + 2 * x], s[8 * kk + 2 * x + 1]);
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < FW_KEYS / 16; kk++)
+                wgmma_m64n256k16_rt(o, p[kk], smem_desc(vb + kk * 2048, FW_KEYS * 128), 1);
+            wgmma_commit();
+            wgmma_wait<0>();
+        }
+        // The next iteration's load overwrites this buffer.
+        __syncthreads();
+    }
+
+    // Epilogue: normalise, gate, store bf16 pairs.
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+        l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+        const int t = q0 + wg * 64 + warp * 16 + g + 8 * r;
+        if (t >= tokens) continue;
+        const float inv = 1.f / l[r];
+        const float* gate = proj + (long)t * ATTN_IN_ROWS + h * 2 * HD + HD;
+        bf16* dst = out + (long)t * ATTN_OUT + h * HD;
+#pragma unroll
+        for (int d = 0; d < HD / 8; d++) {
+            const int col = d * 8 + 2 * tg;
+            const float2 gv = *reinterpret_cast<const float2*>(gate + col);
+            *reinterpret_cast<unsigned*>(dst + col) =
+                pack_bf16(o[4 * d + 2 * r] * inv * sigmoid(gv.x), o[4 * d + 2 * r + 1] * inv * sigmoid(gv.y));
+        }
+    }
+}
+#else
 // q: bf16 [tokens][H][HD] from attn_prefill_prepare; out: bf16 [tokens][H * HD] =
 // softmax(q K^T / sqrt(HD)) V * sigmoid(gate). grid (H, ceil(tokens / PF_ROWS)), block
 // PF_WARPS * 32, dynamic shared memory (PF_ROWS + 4 * PF_KEYS) * HD * 2 bytes.
@@ -650,3 +825,4 @@ attn_prefill_flash(const bf16* __restrict__ q, const bf16* __restrict__ k_cache,
         }
     }
 }
+#endif

@@ -21,10 +21,26 @@ pub struct Attention {
     dims: Dims,
 }
 
-/// Query rows per prefill attention block and keys per K/V tile (PF_ROWS, PF_KEYS in
-/// attention.cu); the block has PREFILL_ROWS / 16 warps.
-const PREFILL_ROWS: usize = 64;
-const PREFILL_KEYS: usize = 32;
+/// The prefill flash block (attention.cu): on the warpgroup MMA for head dim 256 (FW_ROWS
+/// queries, FW_THREADS threads, FW_KEYS keys per K/V tile, 1 KB to align the swizzle atoms),
+/// else on mma.sync (PF_ROWS, a warp per 16 rows, PF_KEYS).
+struct FlashBlock {
+    rows: usize,
+    threads: u32,
+    shared: u32,
+}
+
+impl FlashBlock {
+    fn of(d: &Dims) -> Self {
+        let hd = d.attn_head_dim;
+        let (rows, keys, threads, align) = if hd == 256 { (128, 64, 256, 1024) } else { (64, 32, 128, 0) };
+        FlashBlock {
+            rows,
+            threads,
+            shared: ((rows + 4 * keys) * hd * 2 + align) as u32,
+        }
+    }
+}
 
 /// The split-KV decode block (DEC_WARPS, DEC_STAGES, DEC_KEYS in attention.cu): warps, tiles in
 /// each warp's cp.async ring, keys per tile.
@@ -75,7 +91,7 @@ impl Attention {
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
         let module = super::load(gpu, "attention.cu", include_str!("attention.cu"), dims)?;
         let prefill_flash = module.function("attn_prefill_flash")?;
-        module.allow_shared(&prefill_flash, Self::prefill_shared(dims))?;
+        module.allow_shared(&prefill_flash, FlashBlock::of(dims).shared)?;
         let partial = module.function("attn_decode_partial")?;
         module.allow_shared(&partial, Self::decode_shared(dims))?;
         Ok(Attention {
@@ -157,22 +173,18 @@ impl Attention {
         (d.attn_heads + d.attn_kv_heads).div_ceil(2)
     }
 
-    /// Dynamic shared memory of attn_prefill_flash: the query tile and two buffers each of K and V.
-    fn prefill_shared(d: &Dims) -> u32 {
-        ((PREFILL_ROWS + 4 * PREFILL_KEYS) * d.attn_head_dim * 2) as u32
-    }
-
     /// The whole attention mixer of one prefill chunk after the q|k|v projection: `tokens`
     /// queries at positions `start ..`, each attending causally to the cache up to itself.
     pub fn prefill(&self, a: &AttnPrefillArgs) -> Result<()> {
         let d = &self.dims;
         let (h, kvh, hd) = (d.attn_heads, d.attn_kv_heads, d.attn_head_dim);
         let (start, tokens) = (a.start, a.tokens);
-        // The flash grid has one row of blocks per PREFILL_ROWS queries (at most 65535 rows).
-        if tokens == 0 || tokens > 65535 * PREFILL_ROWS {
+        let flash = FlashBlock::of(d);
+        // The flash grid has one row of blocks per flash.rows queries (at most 65535 rows).
+        if tokens == 0 || tokens > 65535 * flash.rows {
             return Err(CudaError::Invalid(format!(
                 "attention prefill takes 1 to {} tokens per chunk, got {tokens}",
-                65535 * PREFILL_ROWS
+                65535 * flash.rows
             )));
         }
         if start + tokens > a.max_seq || a.max_seq > i32::MAX as usize {
@@ -225,10 +237,32 @@ impl Attention {
             .i32(a.max_seq as i32);
         self.gpu.launch(
             &self.prefill_flash,
-            (h as u32, tokens.div_ceil(PREFILL_ROWS) as u32, 1),
-            (PREFILL_ROWS / 16 * 32) as u32,
-            Self::prefill_shared(d),
+            (h as u32, tokens.div_ceil(flash.rows) as u32, 1),
+            flash.threads,
+            flash.shared,
             &mut args,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hopper gives a block at most 227 KB of dynamic shared memory and an SM 228 KB, 1 KB of it
+    /// reserved per resident block. The warpgroup-MMA flash block (model dims) runs one block per
+    /// SM; the mma.sync one (the tiny fixture's head dim) promises two in its launch bound.
+    #[test]
+    fn flash_blocks_fit_hopper_shared_memory() {
+        let (block_max, sm, reserved) = (227 * 1024, 228 * 1024, 1024);
+        let model = FlashBlock::of(&Dims::qwen36_35b_a3b());
+        assert_eq!((model.rows, model.threads), (128, 256));
+        assert!(model.shared <= block_max, "attn_prefill_flash needs {} bytes", model.shared);
+        let tiny = FlashBlock::of(&Dims {
+            attn_head_dim: 32,
+            ..Dims::qwen36_35b_a3b()
+        });
+        assert_eq!((tiny.rows, tiny.threads), (64, 128));
+        assert!(2 * (tiny.shared + reserved) <= sm);
     }
 }
