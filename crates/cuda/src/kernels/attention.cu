@@ -491,6 +491,76 @@ extern "C" __global__ void attn_decode_combine(const float* __restrict__ part_ac
     out[h * HD + i] = f2bf(num / den * sigmoid(gate));
 }
 
+// The flash kernels' per-row work on score fragments in the m16n8 accumulator layout: s[4n + e]
+// is row g + 8 (e >> 1) of a warp's 16, key 8n + 2 tg + (e & 1) of the tile (n < KEYS / 8).
+
+// Masks the keys after each row's position (pos: rows g and g + 8) or past kv_len.
+template <int KEYS>
+__device__ __forceinline__ void flash_mask(float* s, int k0, int tg, const int (&pos)[2], int kv_len) {
+#pragma unroll
+    for (int n = 0; n < KEYS / 8; n++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int key = k0 + n * 8 + 2 * tg + (e & 1);
+            if (key > pos[e >> 1] || key >= kv_len) s[4 * n + e] = -INFINITY;
+        }
+}
+
+// Online softmax over one tile; each row's 4 threads (one quad) share the max, and sum at the
+// end (flash_store). s becomes the unnormalised probabilities (base 2, the scale folded into
+// scale_log2), m and l the rows' running max and this thread's sum; corr is what the output
+// so far must be multiplied by.
+template <int KEYS>
+__device__ __forceinline__ void flash_softmax(float* s, float (&m)[2], float (&l)[2], float scale_log2,
+                                              float (&corr)[2]) {
+    float mx[2] = {m[0], m[1]};
+#pragma unroll
+    for (int n = 0; n < KEYS / 8; n++) {
+        mx[0] = fmaxf(mx[0], fmaxf(s[4 * n], s[4 * n + 1]));
+        mx[1] = fmaxf(mx[1], fmaxf(s[4 * n + 2], s[4 * n + 3]));
+    }
+    float ms[2], rs[2] = {0.f, 0.f};
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+        // A row with no visible key yet keeps m = -inf; offset 0 keeps its exps 0, not NaN.
+        ms[r] = mx[r] == -INFINITY ? 0.f : mx[r] * scale_log2;
+        corr[r] = exp2f(m[r] * scale_log2 - ms[r]);
+        m[r] = mx[r];
+    }
+#pragma unroll
+    for (int i = 0; i < KEYS / 2; i++) {
+        s[i] = exp2f(s[i] * scale_log2 - ms[(i >> 1) & 1]);
+        rs[(i >> 1) & 1] += s[i];
+    }
+#pragma unroll
+    for (int r = 0; r < 2; r++) l[r] = l[r] * corr[r] + rs[r];
+}
+
+// One warp's 16 output rows, o[4d + e] at row g + 8 (e >> 1), dim 8d + 2 tg + (e & 1); t0 is
+// row g's token. Normalised, gated (out = o / l * sigmoid(gate)), stored as bf16 pairs.
+__device__ __forceinline__ void flash_store(const float* o, float (&l)[2], int t0, int tokens, int h, int tg,
+                                            const float* __restrict__ proj, bf16* __restrict__ out) {
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+        l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+        const int t = t0 + 8 * r;
+        if (t >= tokens) continue;
+        const float inv = 1.f / l[r];
+        const float* gate = proj + (long)t * ATTN_IN_ROWS + h * 2 * HD + HD;
+        bf16* dst = out + (long)t * ATTN_OUT + h * HD;
+#pragma unroll
+        for (int d = 0; d < HD / 8; d++) {
+            const int col = d * 8 + 2 * tg;
+            const float2 gv = *reinterpret_cast<const float2*>(gate + col);
+            *reinterpret_cast<unsigned*>(dst + col) =
+                pack_bf16(o[4 * d + 2 * r] * inv * sigmoid(gv.x), o[4 * d + 2 * r + 1] * inv * sigmoid(gv.y));
+        }
+    }
+}
+
 #if ATTN_HEAD_DIM == 256
 // Causal flash attention on the warpgroup MMA, for the model's head dim (256: a row is four
 // 128-byte swizzled lines, and P V's N is one m64n256k16). One block
@@ -591,39 +661,9 @@ attn_prefill_flash(const bf16* __restrict__ q, const bf16* __restrict__ k_cache,
             wgmma_commit();
             wgmma_wait<0>();
             // s[4n + e]: row g + 8 (e >> 1), key k0 + 8n + 2 tg + (e & 1).
-            if (k0 + FW_KEYS - 1 > pos[0] || k0 + FW_KEYS > kv_len) {
-#pragma unroll
-                for (int n = 0; n < FW_KEYS / 8; n++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        const int key = k0 + n * 8 + 2 * tg + (e & 1);
-                        if (key > pos[e >> 1] || key >= kv_len) s[4 * n + e] = -INFINITY;
-                    }
-            }
-            // Online softmax; each row's 4 threads (one quad) share max and, at the end, sum.
-            float mx[2] = {m[0], m[1]};
-#pragma unroll
-            for (int n = 0; n < FW_KEYS / 8; n++) {
-                mx[0] = fmaxf(mx[0], fmaxf(s[4 * n], s[4 * n + 1]));
-                mx[1] = fmaxf(mx[1], fmaxf(s[4 * n + 2], s[4 * n + 3]));
-            }
-            float corr[2], ms[2], rs[2] = {0.f, 0.f};
-#pragma unroll
-            for (int r = 0; r < 2; r++) {
-                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-                // A row with no visible key yet keeps m = -inf; offset 0 keeps its exps 0, not NaN.
-                ms[r] = mx[r] == -INFINITY ? 0.f : mx[r] * scale_log2;
-                corr[r] = exp2f(m[r] * scale_log2 - ms[r]);
-                m[r] = mx[r];
-            }
-#pragma unroll
-            for (int i = 0; i < FW_KEYS / 2; i++) {
-                s[i] = exp2f(s[i] * scale_log2 - ms[(i >> 1) & 1]);
-                rs[(i >> 1) & 1] += s[i];
-            }
-#pragma unroll
-            for (int r = 0; r < 2; r++) l[r] = l[r] * corr[r] + rs[r];
+            if (k0 + FW_KEYS - 1 > pos[0] || k0 + FW_KEYS > kv_len) flash_mask<FW_KEYS>(s, k0, tg, pos, kv_len);
+            float corr[2];
+            flash_softmax<FW_KEYS>(s, m, l, scale_log2, corr);
 #pragma unroll
             for (int i = 0; i < HD / 2; i++) o[i] *= corr[(i >> 1) & 1];
             // O += P V: keys 16kk..16kk+15 of P (the accumulators of key chunks 2kk and 2kk + 1)
@@ -646,24 +686,7 @@ attn_prefill_flash(const bf16* __restrict__ q, const bf16* __restrict__ k_cache,
         __syncthreads();
     }
 
-    // Epilogue: normalise, gate, store bf16 pairs.
-#pragma unroll
-    for (int r = 0; r < 2; r++) {
-        l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
-        l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
-        const int t = q0 + wg * 64 + warp * 16 + g + 8 * r;
-        if (t >= tokens) continue;
-        const float inv = 1.f / l[r];
-        const float* gate = proj + (long)t * ATTN_IN_ROWS + h * 2 * HD + HD;
-        bf16* dst = out + (long)t * ATTN_OUT + h * HD;
-#pragma unroll
-        for (int d = 0; d < HD / 8; d++) {
-            const int col = d * 8 + 2 * tg;
-            const float2 gv = *reinterpret_cast<const float2*>(gate + col);
-            *reinterpret_cast<unsigned*>(dst + col) =
-                pack_bf16(o[4 * d + 2 * r] * inv * sigmoid(gv.x), o[4 * d + 2 * r + 1] * inv * sigmoid(gv.y));
-        }
-    }
+    flash_store(o, l, q0 + wg * 64 + warp * 16 + g, tokens, h, tg, proj, out);
 }
 #else
 // q: bf16 [tokens][H][HD] from attn_prefill_prepare; out: bf16 [tokens][H * HD] =
@@ -745,41 +768,9 @@ attn_prefill_flash(const bf16* __restrict__ q, const bf16* __restrict__ k_cache,
                     mma_bf16(s[2 * nn + 1], a, b[2], b[3]);
                 }
             }
-            if (k0 + PF_KEYS - 1 > first_pos || k0 + PF_KEYS > kv_len) {
-#pragma unroll
-                for (int n = 0; n < PF_KEYS / 8; n++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        const int key = k0 + n * 8 + 2 * tg + (e & 1);
-                        if (key > pos[e >> 1] || key >= kv_len) s[n][e] = -INFINITY;
-                    }
-            }
-            // Online softmax; each row's 4 threads (one quad) share max and, at the end, sum.
-            float mx[2] = {m[0], m[1]};
-#pragma unroll
-            for (int n = 0; n < PF_KEYS / 8; n++) {
-                mx[0] = fmaxf(mx[0], fmaxf(s[n][0], s[n][1]));
-                mx[1] = fmaxf(mx[1], fmaxf(s[n][2], s[n][3]));
-            }
-            float corr[2], ms[2], rs[2] = {0.f, 0.f};
-#pragma unroll
-            for (int r = 0; r < 2; r++) {
-                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-                // A row with no visible key yet keeps m = -inf; offset 0 keeps its exps 0, not NaN.
-                ms[r] = mx[r] == -INFINITY ? 0.f : mx[r] * scale_log2;
-                corr[r] = exp2f(m[r] * scale_log2 - ms[r]);
-                m[r] = mx[r];
-            }
-#pragma unroll
-            for (int n = 0; n < PF_KEYS / 8; n++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    s[n][e] = exp2f(s[n][e] * scale_log2 - ms[e >> 1]);
-                    rs[e >> 1] += s[n][e];
-                }
-#pragma unroll
-            for (int r = 0; r < 2; r++) l[r] = l[r] * corr[r] + rs[r];
+            if (k0 + PF_KEYS - 1 > first_pos || k0 + PF_KEYS > kv_len) flash_mask<PF_KEYS>(&s[0][0], k0, tg, pos, kv_len);
+            float corr[2];
+            flash_softmax<PF_KEYS>(&s[0][0], m, l, scale_log2, corr);
 #pragma unroll
             for (int d = 0; d < HD / 8; d++) {
                 o[d][0] *= corr[0];
@@ -806,23 +797,6 @@ attn_prefill_flash(const bf16* __restrict__ q, const bf16* __restrict__ k_cache,
         __syncthreads();
     }
 
-    // Epilogue: normalise, gate, store bf16 pairs.
-#pragma unroll
-    for (int r = 0; r < 2; r++) {
-        l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
-        l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
-        const int t = q0 + warp * 16 + g + 8 * r;
-        if (t >= tokens) continue;
-        const float inv = 1.f / l[r];
-        const float* gate = proj + (long)t * ATTN_IN_ROWS + h * 2 * HD + HD;
-        bf16* dst = out + (long)t * ATTN_OUT + h * HD;
-#pragma unroll
-        for (int d = 0; d < HD / 8; d++) {
-            const int col = d * 8 + 2 * tg;
-            const float2 gv = *reinterpret_cast<const float2*>(gate + col);
-            *reinterpret_cast<unsigned*>(dst + col) =
-                pack_bf16(o[d][2 * r] * inv * sigmoid(gv.x), o[d][2 * r + 1] * inv * sigmoid(gv.y));
-        }
-    }
+    flash_store(&o[0][0], l, q0 + warp * 16 + g, tokens, h, tg, proj, out);
 }
 #endif
