@@ -563,68 +563,89 @@ __device__ __forceinline__ void flash_store(const float* o, float (&l)[2], int t
 
 #if ATTN_HEAD_DIM == 256
 // Causal flash attention on the warpgroup MMA, for the model's head dim (256: a row is four
-// 128-byte swizzled lines, and P V's N is one m64n256k16). One block
-// per (query head, tile of FW_ROWS queries): FW_WGS warpgroups of 64 query rows each, sharing
-// K/V tiles of FW_KEYS keys that stream through shared memory, double-buffered with cp.async.
+// 128-byte swizzled lines, and P V's N is one m64n256k16). One block per (query head, tile of
+// FW_ROWS queries), warp-specialised: warpgroup 0 loads (thread 0 asks the TMA for the query
+// tile once and for each K/V tile of FW_KEYS keys into a 2-stage ring, a `full` mbarrier per
+// stage counting the bytes in), warpgroups 1 and 2 take 64 query rows each and free a stage on
+// its `empty` mbarrier when done with it. No block barrier in the loop, so the two consumer
+// warpgroups drift apart and one's softmax overlaps the other's MMAs.
 // S = Q K^T is m64n64k16 with both operands K-major from shared memory; P V is m64nHDk16 with P
 // in registers (the score accumulators are already the A fragments) and V MN-major (its rows,
-// dims contiguous, read transposed). Every tile is stored as HD / 64 column blocks of
-// [rows][128 bytes], swizzled: row r, 16-byte chunk c of the row at block c / 8, chunk c % 8.
-// Against the mma.sync kernel (other head dims: the tiny fixtures', below): no ldmatrix of Q and K per tile,
-// twice the queries per K/V tile read.
+// dims contiguous, read transposed). Every tile is HD / 64 column blocks of [rows][128 bytes]
+// in the 128-byte swizzle, one TMA box each. The maps (attention.rs) end the keys at the
+// chunk's end, so a K/V row past it reads as zero: masked scores give p = 0, and 0 * (whatever
+// the cache holds there, NaN included) must not reach the output; query rows past the chunk
+// are zero too (finite scores, never stored).
+// Against the mma.sync kernel (other head dims: the tiny fixtures', below): no ldmatrix of Q
+// and K per tile, no load instructions in the MMA warps, twice the queries per K/V tile read.
 #define FW_WGS 2
 #define FW_ROWS (FW_WGS * 64)
 #define FW_KEYS 64
-#define FW_THREADS (FW_WGS * 128)
+#define FW_THREADS ((FW_WGS + 1) * 128)
+#define FW_LOADER_REGS 40
+#define FW_CONSUMER_REGS 232
 
-// Byte offset of 16-byte chunk c of row r in a tile of `rows` rows stored as column blocks.
-__device__ __forceinline__ unsigned fw_at(int rows, int r, int c) {
-    return (unsigned)((c >> 3) * rows * 128 + r * 128 + (((c & 7) ^ (r & 7)) << 4));
-}
-
-// q: bf16 [tokens][H][HD] from attn_prefill_prepare; out: bf16 [tokens][H * HD] =
-// softmax(q K^T / sqrt(HD)) V * sigmoid(gate). grid (H, ceil(tokens / FW_ROWS)), block
-// FW_THREADS, dynamic shared memory 1024 + (FW_ROWS + 4 * FW_KEYS) * HD * 2 bytes (the 1 KB
-// aligns the swizzle atoms).
+// q: tensor map of bf16 [tokens][H][HD] (attn_prefill_prepare's output); k, v: maps of the
+// caches' kv head rows 0 .. start + tokens; out: bf16 [tokens][H * HD] = softmax(q K^T /
+// sqrt(HD)) V * sigmoid(gate). grid (H, ceil(tokens / FW_ROWS)), block FW_THREADS, dynamic
+// shared memory 1024 + (FW_ROWS + 4 * FW_KEYS) * HD * 2 bytes (the 1 KB aligns the atoms).
 extern "C" __global__ void __launch_bounds__(FW_THREADS, 1)
-attn_prefill_flash(const bf16* __restrict__ q, const bf16* __restrict__ k_cache, const bf16* __restrict__ v_cache,
-                   const float* __restrict__ proj, bf16* __restrict__ out, int start, int tokens, int max_seq) {
+attn_prefill_flash(const __grid_constant__ TensorMap q, const __grid_constant__ TensorMap k,
+                   const __grid_constant__ TensorMap v, const float* __restrict__ proj, bf16* __restrict__ out,
+                   int start, int tokens) {
     extern __shared__ __align__(128) unsigned char smem[];
+    __shared__ __align__(8) unsigned long long q_bar, full_bar[2], empty_bar[2];
     pdl_launch_next();
     pdl_wait();
     constexpr unsigned KV_TILE = FW_KEYS * HD * 2;
     const int h = blockIdx.x, kvh = h / GROUP;
     const int q0 = (gridDim.y - 1 - blockIdx.y) * FW_ROWS;
-    const int wg = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
-    const int g = lane >> 2, tg = lane & 3;  // the fragment's row group and thread in group
     const int kv_len = start + tokens;
     const int last_key = min(start + q0 + FW_ROWS - 1, kv_len - 1);
     const int kv_tiles = last_key / FW_KEYS + 1;
     const unsigned s_q = (smem_u32(smem) + 1023) & ~1023u;
     const unsigned s_k = s_q + FW_ROWS * HD * 2;
     const unsigned s_v = s_k + 2 * KV_TILE;
-
-    // Query rows past the chunk are zero: finite scores, never stored.
-    for (int i = threadIdx.x; i < FW_ROWS * (HD / 8); i += FW_THREADS) {
-        const int r = i / (HD / 8), c = i % (HD / 8), t = q0 + r;
-        const bool ok = t < tokens;
-        cp_async16(s_q + fw_at(FW_ROWS, r, c), q + ((long)(ok ? t : 0) * ATTN_HEADS + h) * HD + c * 8, ok);
-    }
-    // Keys past the chunk are zero-filled: masked scores give p = 0, and 0 * (whatever the cache
-    // holds there, NaN included) must not reach the output.
-    auto load_kv = [&](int tile, int buf) {
-        const int k0 = tile * FW_KEYS;
-        for (int i = threadIdx.x; i < FW_KEYS * (HD / 8); i += FW_THREADS) {
-            const int r = i / (HD / 8), c = i % (HD / 8), key = k0 + r;
-            const bool ok = key < kv_len;
-            const long at = ((long)kvh * max_seq + (ok ? key : 0)) * HD + c * 8;
-            cp_async16(s_k + buf * KV_TILE + fw_at(FW_KEYS, r, c), k_cache + at, ok);
-            cp_async16(s_v + buf * KV_TILE + fw_at(FW_KEYS, r, c), v_cache + at, ok);
+    const unsigned qb = smem_u32(&q_bar);
+    auto full = [&](int stage) { return smem_u32(&full_bar[stage]); };
+    auto empty = [&](int stage) { return smem_u32(&empty_bar[stage]); };
+    if (threadIdx.x == 0) {
+        mbar_init(qb, 1);
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            mbar_init(full(i), 1);
+            mbar_init(empty(i), 8);  // one arrival per consumer warp
         }
-    };
-    load_kv(0, 0);
-    cp_async_commit();
+        // The TMA (the async proxy) must see the barriers initialised.
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        fence_async_shared();
+    }
+    __syncthreads();
 
+    if (threadIdx.x < 128) {
+        setmaxnreg_dec<FW_LOADER_REGS>();
+        if (threadIdx.x != 0) return;
+        mbar_arrive_expect_tx(qb, FW_ROWS * HD * 2);
+#pragma unroll
+        for (int b = 0; b < HD / 64; b++) tma_load_5d(s_q + b * FW_ROWS * 128, &q, b * 64, h, q0, 0, 0, qb);
+        for (int j = 0; j < kv_tiles; j++) {
+            const int stage = j & 1;
+            // A fresh barrier counts as having completed the phase before its first.
+            mbar_wait(empty(stage), ((j >> 1) & 1) ^ 1);
+            mbar_arrive_expect_tx(full(stage), 2 * KV_TILE);
+#pragma unroll
+            for (int b = 0; b < HD / 64; b++) {
+                const unsigned at = stage * KV_TILE + b * FW_KEYS * 128;
+                tma_load_5d(s_k + at, &k, b * 64, j * FW_KEYS, kvh, 0, 0, full(stage));
+                tma_load_5d(s_v + at, &v, b * 64, j * FW_KEYS, kvh, 0, 0, full(stage));
+            }
+        }
+        return;
+    }
+
+    setmaxnreg_inc<FW_CONSUMER_REGS>();
+    const int wg = (threadIdx.x >> 7) - 1, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+    const int g = lane >> 2, tg = lane & 3;  // the fragment's row group and thread in group
     // Scores are exponentiated in base 2 with the 1/sqrt(HD) scale folded in.
     const float scale_log2 = rsqrtf((float)HD) * 1.4426950408889634f;
     // o: this warp's 16 rows x HD, chunk i (dims 8i..8i+7) in o[4i..4i+3] (rows g and g + 8).
@@ -634,21 +655,16 @@ attn_prefill_flash(const bf16* __restrict__ q, const bf16* __restrict__ k_cache,
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};  // rows g and g + 8
     const int wg_first = start + q0 + wg * 64;                // this warpgroup's first query position
     const int pos[2] = {wg_first + warp * 16 + g, wg_first + warp * 16 + g + 8};
+    mbar_wait(qb, 0);
 
     for (int j = 0; j < kv_tiles; j++) {
-        if (j + 1 < kv_tiles) {
-            load_kv(j + 1, (j + 1) & 1);
-            cp_async_commit();
-            cp_async_wait<1>();
-        } else {
-            cp_async_wait<0>();
-        }
-        fence_async_shared();
-        __syncthreads();
+        const int stage = j & 1;
+        mbar_wait(full(stage), (j >> 1) & 1);
         const int k0 = j * FW_KEYS;
-        // A tile wholly after this warpgroup's last query is wholly masked for it.
+        // A tile wholly after this warpgroup's last query is wholly masked for it: it only frees
+        // the stage (every consumer warp arrives once per phase).
         if (k0 <= wg_first + 63) {
-            const unsigned kb = s_k + (j & 1) * KV_TILE, vb = s_v + (j & 1) * KV_TILE;
+            const unsigned kb = s_k + stage * KV_TILE, vb = s_v + stage * KV_TILE;
             // S = Q K^T: K steps of 16 dims, 4 per 64-dim column block (32 bytes apart).
             float s[FW_KEYS / 2];
             wgmma_fence();
@@ -660,7 +676,6 @@ attn_prefill_flash(const bf16* __restrict__ q, const bf16* __restrict__ k_cache,
             }
             wgmma_commit();
             wgmma_wait<0>();
-            // s[4n + e]: row g + 8 (e >> 1), key k0 + 8n + 2 tg + (e & 1).
             if (k0 + FW_KEYS - 1 > pos[0] || k0 + FW_KEYS > kv_len) flash_mask<FW_KEYS>(s, k0, tg, pos, kv_len);
             float corr[2];
             flash_softmax<FW_KEYS>(s, m, l, scale_log2, corr);
@@ -682,10 +697,8 @@ attn_prefill_flash(const bf16* __restrict__ q, const bf16* __restrict__ k_cache,
             wgmma_commit();
             wgmma_wait<0>();
         }
-        // The next iteration's load overwrites this buffer.
-        __syncthreads();
+        if (lane == 0) mbar_arrive(empty(stage));
     }
-
     flash_store(o, l, q0 + wg * 64 + warp * 16 + g, tokens, h, tg, proj, out);
 }
 #else

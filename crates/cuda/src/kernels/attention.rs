@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::dims::{Dims, ATTN_SPLITS};
-use crate::driver::{Function, Gpu, KernelArgs, Module};
+use crate::driver::{DevicePtr, Function, Gpu, KernelArgs, Module, TensorMap};
 use crate::error::{CudaError, Result};
 use crate::tensor::{DType, View};
 
@@ -22,10 +22,13 @@ pub struct Attention {
 }
 
 /// The prefill flash block (attention.cu): on the warpgroup MMA for head dim 256 (FW_ROWS
-/// queries, FW_THREADS threads, FW_KEYS keys per K/V tile, 1 KB to align the swizzle atoms),
-/// else on mma.sync (PF_ROWS, a warp per 16 rows, PF_KEYS).
+/// queries, FW_THREADS threads: a loader warpgroup and two that multiply, FW_KEYS keys per K/V
+/// tile, 1 KB to align the swizzle atoms; its operands by TMA), else on mma.sync (PF_ROWS, a
+/// warp per 16 rows, PF_KEYS; its operands by pointer).
 struct FlashBlock {
+    wgmma: bool,
     rows: usize,
+    keys: usize,
     threads: u32,
     shared: u32,
 }
@@ -33,9 +36,12 @@ struct FlashBlock {
 impl FlashBlock {
     fn of(d: &Dims) -> Self {
         let hd = d.attn_head_dim;
-        let (rows, keys, threads, align) = if hd == 256 { (128, 64, 256, 1024) } else { (64, 32, 128, 0) };
+        let wgmma = hd == 256;
+        let (rows, keys, threads, align) = if wgmma { (128, 64, 384, 1024) } else { (64, 32, 128, 0) };
         FlashBlock {
+            wgmma,
             rows,
+            keys,
             threads,
             shared: ((rows + 4 * keys) * hd * 2 + align) as u32,
         }
@@ -226,15 +232,43 @@ impl Attention {
             0,
             &mut args,
         )?;
-        let mut args = KernelArgs::new()
-            .ptr(q)
-            .ptr(k_cache)
-            .ptr(v_cache)
-            .ptr(proj)
-            .ptr(out)
-            .i32(start as i32)
-            .i32(tokens as i32)
-            .i32(a.max_seq as i32);
+        let mut args = if flash.wgmma {
+            // The query tile of one head (64 dims per box: a 128-byte swizzled line), and the
+            // caches' rows up to the chunk's end, so that keys past it read as zeros.
+            // A 3-D bf16 tensor (hd, rows, planes), rows `row` elements apart and planes `plane`
+            // apart, read in boxes of `boxes` (dims, rows, planes).
+            let map = |ptr: DevicePtr, rows: usize, row: usize, planes: usize, plane: usize, boxes: [u32; 3]| {
+                let end = (2 * planes * plane) as u64;
+                self.gpu.tensor_map_bf16(
+                    ptr,
+                    &[hd as u64, rows as u64, planes as u64, 1, 1],
+                    &[2 * row as u64, 2 * plane as u64, end, end],
+                    &[boxes[0], boxes[1], boxes[2], 1, 1],
+                )
+            };
+            let kv_len = start + tokens;
+            let cache = |ptr| map(ptr, kv_len, hd, kvh, a.max_seq * hd, [64, flash.keys as u32, 1]);
+            // q [tokens][h][hd] as (hd, heads, tokens): a box is one head's FW_ROWS tokens.
+            let q_map: TensorMap = map(q, h, hd, tokens, h * hd, [64, 1, flash.rows as u32])?;
+            KernelArgs::new()
+                .tensor_map(&q_map)
+                .tensor_map(&cache(k_cache)?)
+                .tensor_map(&cache(v_cache)?)
+                .ptr(proj)
+                .ptr(out)
+                .i32(start as i32)
+                .i32(tokens as i32)
+        } else {
+            KernelArgs::new()
+                .ptr(q)
+                .ptr(k_cache)
+                .ptr(v_cache)
+                .ptr(proj)
+                .ptr(out)
+                .i32(start as i32)
+                .i32(tokens as i32)
+                .i32(a.max_seq as i32)
+        };
         self.gpu.launch(
             &self.prefill_flash,
             (h as u32, tokens.div_ceil(flash.rows) as u32, 1),
@@ -256,7 +290,7 @@ mod tests {
     fn flash_blocks_fit_hopper_shared_memory() {
         let (block_max, sm, reserved) = (227 * 1024, 228 * 1024, 1024);
         let model = FlashBlock::of(&Dims::qwen36_35b_a3b());
-        assert_eq!((model.rows, model.threads), (128, 256));
+        assert_eq!((model.rows, model.threads), (128, 384));
         assert!(model.shared <= block_max, "attn_prefill_flash needs {} bytes", model.shared);
         let tiny = FlashBlock::of(&Dims {
             attn_head_dim: 32,

@@ -42,36 +42,6 @@
 #define EPI_SWIGLU 1
 #define EPI_SCALED 2
 
-// A TMA descriptor (CUtensorMap, driver.rs: TensorMap), taken by value as a __grid_constant__
-// parameter: the TMA reads it where the parameter lives.
-struct __align__(64) TensorMap {
-    unsigned long long opaque[16];
-};
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-// The one arrival of a stage's phase, with the bytes its copies will bring.
-__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
-    asm volatile(
-        "{\n.reg .pred done;\nLAB_WAIT:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra LAB_WAIT;\n}\n" ::"r"(bar),
-        "r"(parity)
-        : "memory");
-}
-// Box (c0, .., c4) of the 5-D tensor `map` (innermost coordinate first, in elements) into
-// shared memory at `dst`, its bytes counted on `bar`.
-__device__ __forceinline__ void tma_load_5d(unsigned dst, const TensorMap* map, int c0, int c1, int c2, int c3, int c4,
-                                            unsigned bar) {
-    asm volatile(
-        "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(dst),
-        "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(bar)
-        : "memory");
-}
-
 // B's tile of one K step, GEMM_BN rows x GEMM_BK columns, is one TMA box (gemm.rs builds the
 // maps). A plain weight is (K, rows, matrices, 1, 1): the box is the tile's 256 consecutive
 // rows. For SwiGLU the block's 256 columns are 128 intermediate units: in each group of 16, 8
