@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::dims::{Dims, ATTN_SPLITS};
-use crate::driver::{DevicePtr, Function, Gpu, KernelArgs, Module, TensorMap};
+use crate::driver::{Function, Gpu, KernelArgs, Module, TensorMapShape};
 use crate::error::{CudaError, Result};
 use crate::tensor::{DType, View};
 
@@ -45,6 +45,33 @@ impl FlashBlock {
             threads,
             shared: ((rows + 4 * keys) * hd * 2 + align) as u32,
         }
+    }
+}
+
+/// The wgmma flash kernel's query tiles: q [tokens][heads][head dim] as (dims, heads, tokens),
+/// a box one head's `rows` tokens, 64 dims wide (a 128-byte swizzled line; the kernel asks for
+/// box (64 b, head, q0) for each column block b).
+fn flash_query_map(d: &Dims, tokens: usize, rows: usize) -> TensorMapShape {
+    let (h, hd) = (d.attn_heads as u64, d.attn_head_dim as u64);
+    let end = 2 * tokens as u64 * h * hd;
+    TensorMapShape {
+        dims: [hd, h, tokens as u64, 1, 1],
+        strides: [2 * hd, 2 * h * hd, end, end],
+        boxes: [64, 1, rows as u32, 1, 1],
+    }
+}
+
+/// Its K or V tiles: a cache [kv heads][max_seq][head dim] as (dims, positions, kv heads), the
+/// positions ending at `kv_len` (the chunk's end), so that a key past it reads as zero, as the
+/// masked scores need (0 times a stale row, NaN included, must not reach the output); a box is
+/// `keys` positions of one kv head, 64 dims wide (box (64 b, k0, kv head)).
+fn flash_cache_map(d: &Dims, max_seq: usize, kv_len: usize, keys: usize) -> TensorMapShape {
+    let (kvh, hd) = (d.attn_kv_heads as u64, d.attn_head_dim as u64);
+    let end = 2 * kvh * max_seq as u64 * hd;
+    TensorMapShape {
+        dims: [hd, kv_len as u64, kvh, 1, 1],
+        strides: [2 * hd, 2 * max_seq as u64 * hd, end, end],
+        boxes: [64, keys as u32, 1, 1, 1],
     }
 }
 
@@ -233,27 +260,14 @@ impl Attention {
             &mut args,
         )?;
         let mut args = if flash.wgmma {
-            // The query tile of one head (64 dims per box: a 128-byte swizzled line), and the
-            // caches' rows up to the chunk's end, so that keys past it read as zeros.
-            // A 3-D bf16 tensor (hd, rows, planes), rows `row` elements apart and planes `plane`
-            // apart, read in boxes of `boxes` (dims, rows, planes).
-            let map = |ptr: DevicePtr, rows: usize, row: usize, planes: usize, plane: usize, boxes: [u32; 3]| {
-                let end = (2 * planes * plane) as u64;
-                self.gpu.tensor_map_bf16(
-                    ptr,
-                    &[hd as u64, rows as u64, planes as u64, 1, 1],
-                    &[2 * row as u64, 2 * plane as u64, end, end],
-                    &[boxes[0], boxes[1], boxes[2], 1, 1],
-                )
-            };
-            let kv_len = start + tokens;
-            let cache = |ptr| map(ptr, kv_len, hd, kvh, a.max_seq * hd, [64, flash.keys as u32, 1]);
-            // q [tokens][h][hd] as (hd, heads, tokens): a box is one head's FW_ROWS tokens.
-            let q_map: TensorMap = map(q, h, hd, tokens, h * hd, [64, 1, flash.rows as u32])?;
+            let (q_map, cache_map) = (
+                flash_query_map(d, tokens, flash.rows),
+                flash_cache_map(d, a.max_seq, start + tokens, flash.keys),
+            );
             KernelArgs::new()
-                .tensor_map(&q_map)
-                .tensor_map(&cache(k_cache)?)
-                .tensor_map(&cache(v_cache)?)
+                .tensor_map(&self.gpu.tensor_map_bf16(q, &q_map)?)
+                .tensor_map(&self.gpu.tensor_map_bf16(k_cache, &cache_map)?)
+                .tensor_map(&self.gpu.tensor_map_bf16(v_cache, &cache_map)?)
                 .ptr(proj)
                 .ptr(out)
                 .i32(start as i32)
@@ -298,5 +312,44 @@ mod tests {
         });
         assert_eq!((tiny.rows, tiny.threads), (64, 128));
         assert!(2 * (tiny.shared + reserved) <= sm);
+    }
+
+    /// A query box is one head's tokens q0 .. q0 + rows, dims 64 b .. 64 b + 63, each row one
+    /// 128-byte line; tokens past the chunk read zeros.
+    #[test]
+    fn a_query_box_is_one_heads_rows() {
+        let d = Dims::qwen36_35b_a3b();
+        let (h, hd, tokens) = (d.attn_heads, d.attn_head_dim, 200);
+        let map = flash_query_map(&d, tokens, 128);
+        for (b, head, q0) in [(0, 0, 0), (3, 15, 128), (1, 7, 128)] {
+            let got = map.box_elements([64 * b as i64, head as i64, q0 as i64, 0, 0]);
+            assert_eq!(got.len(), 128 * 64);
+            for r in 0..128 {
+                for c in 0..64 {
+                    let t = q0 + r;
+                    let want = (t < tokens).then(|| ((t * h + head) * hd + 64 * b + c) as u64);
+                    assert_eq!(got[r * 64 + c], want, "block {b}, head {head}, row {r}, dim {c}");
+                }
+            }
+        }
+    }
+
+    /// A K/V box is one kv head's positions k0 .. k0 + keys of the cache; positions at or past
+    /// the chunk's end read zeros even where the cache goes on.
+    #[test]
+    fn a_cache_box_ends_at_the_chunks_last_key() {
+        let d = Dims::qwen36_35b_a3b();
+        let (kvh, hd, max_seq, kv_len) = (d.attn_kv_heads, d.attn_head_dim, 4096, 197);
+        let map = flash_cache_map(&d, max_seq, kv_len, 64);
+        for (b, head, k0) in [(0, 0, 0), (2, kvh - 1, 192), (3, 1, 128)] {
+            let got = map.box_elements([64 * b as i64, k0 as i64, head as i64, 0, 0]);
+            for r in 0..64 {
+                for c in 0..64 {
+                    let key = k0 + r;
+                    let want = (key < kv_len).then(|| ((head * max_seq + key) * hd + 64 * b + c) as u64);
+                    assert_eq!(got[r * 64 + c], want, "block {b}, kv head {head}, key {key}, dim {c}");
+                }
+            }
+        }
     }
 }
