@@ -56,9 +56,8 @@ __device__ __forceinline__ void tma_load_b(unsigned dst, const TensorMap* map, i
         tma_load_5d(dst, map, k0, n0, e, 0, 0, bar);
 }
 
-
-// One output tile: rows [row0, row_end) (A row of output row r: rowmap[r] when given, else r),
-// columns from n0, of the weights `map` names (matrix e of it: N rows of K).
+// One output tile: rows [row0, row_end) (SwiGLU's A row of output row r: rowmap[r]; the
+// others' is r), columns from n0, of the weights `map` names (matrix e of it: N rows of K).
 struct GemmJob {
     int row0, row_end, n0, e;
     const TensorMap* map;
@@ -197,7 +196,7 @@ __device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restri
             for (int i = 0; i < A_CHUNKS; i++) {
                 const int c = tid + i * GEMM_THREADS, row = l.row0 + (c >> 3);
                 const bool ok = row < l.row_end;
-                const long a_row = ok ? (rowmap != nullptr ? __ldcg(rowmap + row) : row) : 0;
+                const long a_row = ok ? __ldcg(rowmap + row) : 0;
                 a_src[i] = A + a_row * K + (c & 7) * 8;
                 a_ok |= (unsigned)ok << i;
             }
