@@ -68,61 +68,92 @@ __device__ __forceinline__ int gemm_out_row(const GemmJob& j, int wg, int warp, 
     return j.row0 + wg * 64 + (warp & 3) * 16 + (lane >> 2) + half * 8;
 }
 
-// The tile's epilogue. Accumulator chunk i (columns 8i..8i+7) of warp w: d[4i + e] is row
-// 16w + lane/4 (+8 for e >= 2), column 8i + 2*(lane%4) + e%2.
-// EPI_SCALED: row_scale holds the scales of this thread's two rows (gemm_row_scales).
-template <int EPI>
-__device__ __forceinline__ void gemm_store(const float d[GEMM_BN / 2], const GemmJob& j, int N,
-                                           float* __restrict__ Y, bf16* __restrict__ H,
-                                           const float (&row_scale)[2], int accumulate, int wg, int warp,
-                                           int lane, int half_n) {
-    const int t2 = (lane & 3) * 2, n0 = j.n0;
+// The f32 epilogue: store, or add to what Y holds. Accumulator chunk i (columns 8i..8i+7) of
+// warp w: d[4i + e] is row 16w + lane/4 (+8 for e >= 2), column 8i + 2*(lane%4) + e%2. A
+// lane's column pair is 8 bytes, so 4 lanes fill a 32-byte sector.
+__device__ __forceinline__ void gemm_store_f32(const float d[GEMM_BN / 2], const GemmJob& j, int N,
+                                               float* __restrict__ Y, int accumulate, int wg, int warp, int lane) {
+    const int t2 = (lane & 3) * 2;
 #pragma unroll
     for (int half = 0; half < 2; half++) {
         const int row = gemm_out_row(j, wg, warp, lane, half);
         if (row >= j.row_end) continue;
+#pragma unroll
+        for (int i = 0; i < GEMM_BN / 8; i++) {
+            const int col = j.n0 + i * 8 + t2;
+            float* y = Y + (long)row * N + col;
+            float2 v = make_float2(d[4 * i + half * 2], d[4 * i + half * 2 + 1]);
+            if ((N & 1) == 0 && col + 1 < N) {
+                // Both columns in one 8-byte store (N even keeps it aligned).
+                if (accumulate) {
+                    const float2 old = *reinterpret_cast<const float2*>(y);
+                    v.x += old.x;
+                    v.y += old.y;
+                }
+                *reinterpret_cast<float2*>(y) = v;
+            } else {
+                if (col < N) y[0] = accumulate ? y[0] + v.x : v.x;
+                if (col + 1 < N) y[1] = accumulate ? y[1] + v.y : v.y;
+            }
+        }
+    }
+}
+
+// The bf16 epilogues go through shared memory: each thread's packed column pairs land in its
+// warpgroup's 64 staged rows, then every lane stores 16 consecutive bytes of a row. Stored
+// from registers, a warp's 4-byte pairs covered 8 rows x 16 bytes, half of each 32-byte
+// sector, in 64 stores per thread: in gemm_moe_down (K = 512, 8 steps a tile) that epilogue
+// held ~40% of the kernel's samples (ncu, s24). `staging` is 64 rows of GEMM_OUT_STRIDE<EPI>
+// bytes (gemm_jobs lends it a stage the tile is done with).
+// EPI_SWIGLU: silu(gate) * up of the interleaved gate/up columns, GEMM_BN / 2 units of H's
+// N / 2 columns per tile. EPI_SCALED: the N columns scaled per row (row_scale: this thread's
+// two rows, gemm_row_scales). The launchers check that H's columns are a multiple of 8 (whole
+// 16-byte chunks) and H 16-byte aligned.
+template <int EPI>
+constexpr int GEMM_OUT_COLS = EPI == EPI_SWIGLU ? GEMM_BN / 2 : GEMM_BN;
+// 16 bytes past each row put the 8 rows of a warp's pair stores 4 banks apart: no conflict.
+template <int EPI>
+constexpr int GEMM_OUT_STRIDE = GEMM_OUT_COLS<EPI> * 2 + 16;
+static_assert(64 * GEMM_OUT_STRIDE<EPI_SCALED> <= GEMM_STAGE_BYTES, "a warpgroup's staged rows fit a stage");
+template <int EPI>
+__device__ __forceinline__ void gemm_store_bf16(const float d[GEMM_BN / 2], const GemmJob& j, int N,
+                                                bf16* __restrict__ H, const float (&row_scale)[2], int wg, int warp,
+                                                int lane, unsigned staging) {
+    constexpr int STRIDE = GEMM_OUT_STRIDE<EPI>, CHUNKS = GEMM_OUT_COLS<EPI> / 8;
+    const int t2 = (lane & 3) * 2;
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        const unsigned at = staging + ((warp & 3) * 16 + (lane >> 2) + half * 8) * STRIDE + t2 * 2;
+        if (gemm_out_row(j, wg, warp, lane, half) >= j.row_end) continue;
         if constexpr (EPI == EPI_SWIGLU) {
 #pragma unroll
             for (int jj = 0; jj < GEMM_BN / 16; jj++) {
-                const int unit = n0 / 2 + jj * 8 + t2;
-                if (unit >= half_n) continue;
                 const float* gate = &d[8 * jj + half * 2];
                 const float* up = &d[8 * jj + 4 + half * 2];
-                const unsigned packed = (unsigned)f2bf(silu(gate[0]) * up[0]) |
-                                        ((unsigned)f2bf(silu(gate[1]) * up[1]) << 16);
-                *reinterpret_cast<unsigned*>(H + (long)row * half_n + unit) = packed;
+                st_shared_u32(at + jj * 16, (unsigned)f2bf(silu(gate[0]) * up[0]) |
+                                                ((unsigned)f2bf(silu(gate[1]) * up[1]) << 16));
             }
-        } else if constexpr (EPI == EPI_SCALED) {
+        } else {
             const float s = row_scale[half];
 #pragma unroll
             for (int i = 0; i < GEMM_BN / 8; i++) {
-                const int col = n0 + i * 8 + t2;
-                if (col >= N) continue;
                 const float* v = &d[4 * i + half * 2];
-                // N is even (the launcher checks), so the pair is whole and 4-byte aligned.
-                *reinterpret_cast<unsigned*>(H + (long)row * N + col) =
-                    (unsigned)f2bf(v[0] * s) | ((unsigned)f2bf(v[1] * s) << 16);
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < GEMM_BN / 8; i++) {
-                const int col = n0 + i * 8 + t2;
-                float* y = Y + (long)row * N + col;
-                float2 v = make_float2(d[4 * i + half * 2], d[4 * i + half * 2 + 1]);
-                if ((N & 1) == 0 && col + 1 < N) {
-                    // Both columns in one 8-byte store (N even keeps it aligned).
-                    if (accumulate) {
-                        const float2 old = *reinterpret_cast<const float2*>(y);
-                        v.x += old.x;
-                        v.y += old.y;
-                    }
-                    *reinterpret_cast<float2*>(y) = v;
-                } else {
-                    if (col < N) y[0] = accumulate ? y[0] + v.x : v.x;
-                    if (col + 1 < N) y[1] = accumulate ? y[1] + v.y : v.y;
-                }
+                st_shared_u32(at + i * 16, (unsigned)f2bf(v[0] * s) | ((unsigned)f2bf(v[1] * s) << 16));
             }
         }
+    }
+    // The warpgroup's 128 threads (named barrier 1 + wg, a constant: a register operand makes
+    // ptxas reserve all 16) have staged their rows.
+    if (wg == 0)
+        asm volatile("bar.sync 1, 128;" ::: "memory");
+    else
+        asm volatile("bar.sync 2, 128;" ::: "memory");
+    const int cols = EPI == EPI_SWIGLU ? N / 2 : N, col0 = EPI == EPI_SWIGLU ? j.n0 / 2 : j.n0;
+#pragma unroll 4
+    for (int c = (warp & 3) * 32 + lane; c < 64 * CHUNKS; c += 128) {
+        const int r = c / CHUNKS, col = col0 + (c % CHUNKS) * 8, row = j.row0 + wg * 64 + r;
+        if (row < j.row_end && col < cols)
+            *reinterpret_cast<uint4*>(H + (long)row * cols + col) = ld_shared_v4(staging + r * STRIDE + (c % CHUNKS) * 16);
     }
 }
 
@@ -159,7 +190,6 @@ __device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restri
     __shared__ __align__(8) unsigned long long stage_bar[GEMM_STAGES];
     const unsigned base = (smem_u32(gemm_smem) + 1023) & ~1023u;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
-    const int half_n = N / 2;
     const int KT = (K + GEMM_BK - 1) / GEMM_BK;
     const int count = jobs.count();
     auto bar = [&](int stage) { return smem_u32(&stage_bar[stage]); };
@@ -269,7 +299,16 @@ __device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restri
             }
         }
         wgmma_wait<0>();
-        gemm_store<EPI>(d, j, N, Y, H, row_scale, accumulate, wg, warp, lane, half_n);
+        if constexpr (EPI == EPI_F32) {
+            gemm_store_f32(d, j, N, Y, accumulate, wg, warp, lane);
+        } else {
+            // The loads in flight fill the stages of steps `step` and `step + 1`; those of the
+            // tile's last two steps are free once both warpgroups' MMAs are done with them, and
+            // stay free until the next step's barrier: warpgroup w stages in the one w + 1 back.
+            __syncthreads();
+            gemm_store_bf16<EPI>(d, j, N, H, row_scale, wg, warp, lane,
+                                 base + ((step + GEMM_STAGES - 1 - wg) % GEMM_STAGES) * GEMM_STAGE_BYTES);
+        }
     }
     cp_async_wait<0>();
 }

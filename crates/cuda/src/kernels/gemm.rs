@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::dims::Dims;
-use crate::driver::{Function, Gpu, KernelArgs, Module, TensorMapShape};
+use crate::driver::{DevicePtr, Function, Gpu, KernelArgs, Module, TensorMapShape};
 use crate::error::{CudaError, Result};
 use crate::tensor::{DType, View};
 
@@ -66,6 +66,18 @@ pub struct ExpertTiles<'a> {
 /// end in a partial tile.
 pub fn max_tiles(pairs: usize, experts: usize) -> usize {
     pairs.div_ceil(TILE_ROWS) + experts + 1
+}
+
+/// The expert products' bf16 epilogue stores whole 16-byte chunks of a row (gemm.cu:
+/// gemm_store_bf16): the output's columns a multiple of 8, its rows 16-byte aligned.
+fn chunked_rows(tensor: &str, ptr: DevicePtr, cols: usize) -> Result<()> {
+    if cols % 8 != 0 || ptr % 16 != 0 {
+        return Err(CudaError::Invalid(format!(
+            "{tensor}: the expert outputs are stored in 16-byte chunks of a row, which needs a \
+             multiple of 8 columns ({cols}) and a 16-byte aligned start ({ptr:#x})"
+        )));
+    }
+    Ok(())
 }
 
 fn matrix(v: &View, dtype: DType) -> Result<(usize, usize)> {
@@ -144,7 +156,7 @@ impl Gemm {
 
     /// h[p] = silu(gate_e x[token p]) * (up_e x[token p]) for each of the `pairs` sorted rows p.
     /// x: BF16 [tokens, hidden]; sorted_token: I32 [pairs]; gate_up: BF16 [experts, 2 inter,
-    /// hidden]; shared_gate_up: BF16 [2 inter, hidden]; h: BF16 [pairs, inter].
+    /// hidden]; shared_gate_up: BF16 [2 inter, hidden]; h: BF16 [pairs, inter] (inter a multiple of 8).
     pub fn moe_gate_up(
         &self,
         x: &View,
@@ -165,7 +177,8 @@ impl Gemm {
         let n_tiles = max_tiles(pairs, e);
         let table = tiles.tiles.expect(DType::I32, &[n_tiles, 4])?;
         let count = tiles.count.expect(DType::I32, &[1])?;
-        let h = h.expect(DType::BF16, &[pairs, inter])?;
+        let h_ptr = h.expect(DType::BF16, &[pairs, inter])?;
+        chunked_rows(&h.to_string(), h_ptr, inter)?;
         let (experts_map, shared_map) = (
             self.gpu.tensor_map_bf16(gate_up, &swiglu_map(e, inter, hid))?,
             self.gpu.tensor_map_bf16(shared, &swiglu_map(1, inter, hid))?,
@@ -177,7 +190,7 @@ impl Gemm {
             .tensor_map(&shared_map)
             .ptr(table)
             .ptr(count)
-            .ptr(h)
+            .ptr(h_ptr)
             .i32(inter as i32)
             .i32(hid as i32);
         self.gpu.launch(
@@ -191,7 +204,7 @@ impl Gemm {
 
     /// out[p] = weight[p] * (down_e h[p]) for each sorted row p. h: BF16 [pairs, inter];
     /// down: BF16 [experts, hidden, inter]; shared_down: BF16 [hidden, inter]; weight: F32
-    /// [pairs]; out: BF16 [pairs, hidden] (hidden even).
+    /// [pairs]; out: BF16 [pairs, hidden] (hidden a multiple of 8).
     pub fn moe_down(
         &self,
         h: &View,
@@ -211,12 +224,8 @@ impl Gemm {
         let table = tiles.tiles.expect(DType::I32, &[n_tiles, 4])?;
         let count = tiles.count.expect(DType::I32, &[1])?;
         let weight = weight.expect(DType::F32, &[pairs])?;
-        let out = out.expect(DType::BF16, &[pairs, hid])?;
-        if hid % 2 != 0 {
-            return Err(CudaError::Invalid(format!(
-                "{out}: the expert outputs are stored in column pairs; hidden {hid} is odd"
-            )));
-        }
+        let out_ptr = out.expect(DType::BF16, &[pairs, hid])?;
+        chunked_rows(&out.to_string(), out_ptr, hid)?;
         // No pairs, nothing to compute (and a tensor map cannot describe an empty matrix).
         if pairs == 0 {
             return Ok(());
@@ -233,7 +242,7 @@ impl Gemm {
             .ptr(table)
             .ptr(count)
             .ptr(weight)
-            .ptr(out)
+            .ptr(out_ptr)
             .i32(hid as i32)
             .i32(inter as i32);
         self.gpu.launch(
@@ -249,6 +258,17 @@ impl Gemm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bf16 epilogue's 16-byte row chunks: whole (columns a multiple of 8) and aligned.
+    #[test]
+    fn expert_outputs_must_be_whole_aligned_16_byte_chunks() {
+        assert!(chunked_rows("h", 0x1000, 512).is_ok());
+        assert!(chunked_rows("h", 0x1010, 32).is_ok());
+        for (ptr, cols) in [(0x1000, 36), (0x1000, 2), (0x1008, 512)] {
+            let err = chunked_rows("h", ptr, cols).unwrap_err().to_string();
+            assert!(err.contains("h: ") && err.contains("16-byte"), "{err}");
+        }
+    }
 
     /// A SwiGLU tile's box holds, in its row c, the weight row the epilogue pairs at column c:
     /// unit n0 / 2 + 8 (c / 16) + c % 8, its gate row for c % 16 < 8 and its up row after.
