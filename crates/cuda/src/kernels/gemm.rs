@@ -156,7 +156,8 @@ impl Gemm {
 
     /// h[p] = silu(gate_e x[token p]) * (up_e x[token p]) for each of the `pairs` sorted rows p.
     /// x: BF16 [tokens, hidden]; sorted_token: I32 [pairs]; gate_up: BF16 [experts, 2 inter,
-    /// hidden]; shared_gate_up: BF16 [2 inter, hidden]; h: BF16 [pairs, inter] (inter a multiple of 8).
+    /// hidden]; shared_gate_up: BF16 [2 inter, hidden]; h: BF16 [pairs, inter] (inter a
+    /// multiple of 8).
     pub fn moe_gate_up(
         &self,
         x: &View,
