@@ -215,10 +215,20 @@ fn routing_matches_cpu_at_full_width_ties_included() {
 #[test]
 #[ignore]
 fn bench_gemm_8k() {
+    bench_gemm(8192);
+}
+
+/// The same for a 1K prompt, where out_proj and the router take the narrow tiles.
+#[test]
+#[ignore]
+fn bench_gemm_1k() {
+    bench_gemm(1024);
+}
+
+fn bench_gemm(m: usize) {
     let Some(gpu) = gpu("bench_gemm") else { return };
     let dims = Dims::qwen36_35b_a3b();
     let gemm = Gemm::load(&gpu, &dims).unwrap();
-    let m = 8192;
     for (name, n, k) in [
         ("gdn in_proj", dims.gdn_in_rows(), 2048),
         ("attn qkv", dims.attn_in_rows(), 2048),

@@ -71,15 +71,16 @@ __device__ __forceinline__ int gemm_out_row(const GemmJob& j, int wg, int warp, 
 // The f32 epilogue: store, or add to what Y holds. Accumulator chunk i (columns 8i..8i+7) of
 // warp w: d[4i + e] is row 16w + lane/4 (+8 for e >= 2), column 8i + 2*(lane%4) + e%2. A
 // lane's column pair is 8 bytes, so 4 lanes fill a 32-byte sector.
-__device__ __forceinline__ void gemm_store_f32(const float d[GEMM_BN / 2], const GemmJob& j, int N,
-                                               float* __restrict__ Y, int accumulate, int wg, int warp, int lane) {
+template <int BN>
+__device__ __forceinline__ void gemm_store_f32(const float d[BN / 2], const GemmJob& j, int N, float* __restrict__ Y,
+                                               int accumulate, int wg, int warp, int lane) {
     const int t2 = (lane & 3) * 2;
 #pragma unroll
     for (int half = 0; half < 2; half++) {
         const int row = gemm_out_row(j, wg, warp, lane, half);
         if (row >= j.row_end) continue;
 #pragma unroll
-        for (int i = 0; i < GEMM_BN / 8; i++) {
+        for (int i = 0; i < BN / 8; i++) {
             const int col = j.n0 + i * 8 + t2;
             float* y = Y + (long)row * N + col;
             float2 v = make_float2(d[4 * i + half * 2], d[4 * i + half * 2 + 1]);
@@ -178,13 +179,15 @@ __device__ __forceinline__ void gemm_row_scales(const float* __restrict__ scale,
 // A's tile is rows of the activations: for SwiGLU the tokens of the sorted pairs, gathered
 // through `rowmap` by cp.async (each thread its chunks); for the others consecutive rows, one
 // TMA box of `a_map` (A unused) beside B's.
-template <int EPI, class Jobs>
+// BN: the tile's columns, GEMM_BN or (the dense product only) 128, B's box as many rows.
+template <int EPI, int BN, class Jobs>
 __device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restrict__ A, const TensorMap* a_map,
                                           const int* __restrict__ rowmap, int N, int K, float* __restrict__ Y,
                                           bf16* __restrict__ H, const float* __restrict__ scale, int accumulate) {
     constexpr bool A_TMA = EPI != EPI_SWIGLU;
     constexpr int A_CHUNKS = A_TMA ? 1 : GEMM_BM * 8 / GEMM_THREADS;  // 16-byte chunks per thread per stage
-    constexpr unsigned STAGE_TX = ((A_TMA ? GEMM_BM : 0) + GEMM_BN) * GEMM_BK * 2;
+    static_assert(BN == GEMM_BN || (BN == 128 && EPI == EPI_F32), "narrow tiles are the dense product's");
+    constexpr unsigned STAGE_TX = ((A_TMA ? GEMM_BM : 0) + BN) * GEMM_BK * 2;
     extern __shared__ __align__(16) unsigned char gemm_smem[];
     // One mbarrier per stage: its phase completes when the stage's boxes have landed.
     __shared__ __align__(8) unsigned long long stage_bar[GEMM_STAGES];
@@ -273,9 +276,9 @@ __device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restri
         const bool live_rows = j.row0 + wg * 64 < j.row_end;
         float row_scale[2] = {0.f, 0.f};
         if constexpr (EPI == EPI_SCALED) gemm_row_scales(scale, j, wg, warp, lane, row_scale);
-        float d[GEMM_BN / 2];
+        float d[BN / 2];
 #pragma unroll
-        for (int i = 0; i < GEMM_BN / 2; i++) d[i] = 0.f;
+        for (int i = 0; i < BN / 2; i++) d[i] = 0.f;
         // Loads run two steps ahead: the stage a load overwrites was read by the MMAs of two
         // steps back, which every warpgroup has waited for before the barrier that precedes it.
         // Load number L fills stage L % GEMM_STAGES in that stage's phase L / GEMM_STAGES, and
@@ -293,14 +296,19 @@ __device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restri
             if (live_rows) {
                 wgmma_fence();
 #pragma unroll
-                for (int k = 0; k < GEMM_BK / 16; k++) wgmma_m64n256k16(d, da + 2 * k, db + 2 * k, 1);
+                for (int k = 0; k < GEMM_BK / 16; k++) {
+                    if constexpr (BN == 128)
+                        wgmma_m64n128k16(d, da + 2 * k, db + 2 * k, 1);
+                    else
+                        wgmma_m64n256k16(d, da + 2 * k, db + 2 * k, 1);
+                }
                 wgmma_commit();
                 wgmma_wait<1>();
             }
         }
         wgmma_wait<0>();
         if constexpr (EPI == EPI_F32) {
-            gemm_store_f32(d, j, N, Y, accumulate, wg, warp, lane);
+            gemm_store_f32<BN>(d, j, N, Y, accumulate, wg, warp, lane);
         } else {
             // The loads in flight fill the stages of steps `step` and `step + 1`; those of the
             // tile's last two steps are free once both warpgroups' MMAs are done with them, and
@@ -313,8 +321,9 @@ __device__ __forceinline__ void gemm_jobs(const Jobs& jobs, const bf16* __restri
     cp_async_wait<0>();
 }
 
-// The dense product's jobs: column tiles outer, row tiles inner, so the blocks running at one
-// time share a few column tiles of B (and all of A, which L2 holds at 8K tokens).
+// The dense product's jobs: column tiles (BN wide) outer, row tiles inner, so the blocks running
+// at one time share a few column tiles of B (and all of A, which L2 holds at 8K tokens).
+template <int BN>
 struct DenseJobs {
     const TensorMap* B;
     int M, row_tiles, col_tiles;
@@ -322,20 +331,36 @@ struct DenseJobs {
     __device__ void get(int j, GemmJob& job) const {
         job.row0 = (j % row_tiles) * GEMM_BM;
         job.row_end = M;
-        job.n0 = (j / row_tiles) * GEMM_BN;
+        job.n0 = (j / row_tiles) * BN;
         job.e = 0;
         job.map = B;
     }
 };
 
+template <int BN>
+__device__ __forceinline__ void gemm_dense(const TensorMap* A, const TensorMap* B, float* __restrict__ Y, int M, int N,
+                                           int K, int accumulate) {
+    pdl_launch_next();
+    pdl_wait();
+    const DenseJobs<BN> jobs{B, M, (M + GEMM_BM - 1) / GEMM_BM, (N + BN - 1) / BN};
+    gemm_jobs<EPI_F32, BN>(jobs, nullptr, A, nullptr, N, K, Y, nullptr, nullptr, accumulate);
+}
+
 // Y (+)= A B^T; a persistent grid of at most ceil(M / 128) * ceil(N / 256) blocks.
 extern "C" __global__ void __launch_bounds__(GEMM_THREADS)
 gemm_bf16(const __grid_constant__ TensorMap A, const __grid_constant__ TensorMap B, float* __restrict__ Y, int M, int N,
           int K, int accumulate) {
-    pdl_launch_next();
-    pdl_wait();
-    const DenseJobs jobs{&B, M, (M + GEMM_BM - 1) / GEMM_BM, (N + GEMM_BN - 1) / GEMM_BN};
-    gemm_jobs<EPI_F32>(jobs, nullptr, &A, nullptr, N, K, Y, nullptr, nullptr, accumulate);
+    gemm_dense<GEMM_BN>(&A, &B, Y, M, N, K, accumulate);
+}
+
+// The same in 128 x 128 tiles, for products of few tiles: at 1,024 rows out_proj (N 2,048) is
+// 64 tiles of 256 columns on 132 SMs, the router (N 257) 16, so half the SMs or more idle; in
+// tiles half as wide they are twice as many at half the work each. B's map has boxes of 128
+// rows (gemm.rs).
+extern "C" __global__ void __launch_bounds__(GEMM_THREADS)
+gemm_bf16_n128(const __grid_constant__ TensorMap A, const __grid_constant__ TensorMap B, float* __restrict__ Y, int M,
+               int N, int K, int accumulate) {
+    gemm_dense<128>(&A, &B, Y, M, N, K, accumulate);
 }
 
 // The grouped products' jobs: the tile table (tiles[i] = expert, first sorted row, end row,
@@ -369,7 +394,7 @@ gemm_moe_gate_up(const bf16* __restrict__ x, const int* __restrict__ sorted_toke
     pdl_launch_next();
     pdl_wait();
     const ExpertJobs jobs{tiles, &gate_up, &shared_gate_up, __ldcg(ntiles), (2 * inter + GEMM_BN - 1) / GEMM_BN};
-    gemm_jobs<EPI_SWIGLU>(jobs, x, nullptr, sorted_token, 2 * inter, K, nullptr, h, nullptr, 0);
+    gemm_jobs<EPI_SWIGLU, GEMM_BN>(jobs, x, nullptr, sorted_token, 2 * inter, K, nullptr, h, nullptr, 0);
 }
 
 // out[p] = bf16(weight[p] * (down_e . h[p])) for every sorted pair p.
@@ -383,5 +408,5 @@ gemm_moe_down(const __grid_constant__ TensorMap h, const __grid_constant__ Tenso
     pdl_launch_next();
     pdl_wait();
     const ExpertJobs jobs{tiles, &down, &shared_down, __ldcg(ntiles), (N + GEMM_BN - 1) / GEMM_BN};
-    gemm_jobs<EPI_SCALED>(jobs, nullptr, &h, nullptr, N, inter, nullptr, out, weight, 0);
+    gemm_jobs<EPI_SCALED, GEMM_BN>(jobs, nullptr, &h, nullptr, N, inter, nullptr, out, weight, 0);
 }

@@ -12,6 +12,8 @@ use crate::tensor::{DType, View};
 /// grouped kernels: two warpgroups of 128 threads.
 pub const TILE_ROWS: usize = 128;
 const TILE_COLS: usize = 256;
+/// The dense product's narrow tile (gemm_bf16_n128) for products of few tiles.
+const NARROW_TILE_COLS: usize = 128;
 /// GEMM_BK in gemm.cu: the K step, one 128-byte swizzled row of a stage.
 const K_STEP: usize = 64;
 const THREADS: u32 = 256;
@@ -50,6 +52,7 @@ pub struct Gemm {
     gpu: Arc<Gpu>,
     _module: Module,
     dense: Function,
+    dense_narrow: Function,
     gate_up: Function,
     down: Function,
     dims: Dims,
@@ -66,6 +69,18 @@ pub struct ExpertTiles<'a> {
 /// end in a partial tile.
 pub fn max_tiles(pairs: usize, experts: usize) -> usize {
     pairs.div_ceil(TILE_ROWS) + experts + 1
+}
+
+/// The dense product's tile width: 128 columns where tiles of 256 would leave more than half
+/// of the `sms` multiprocessors idle (the narrow tiles, at most twice as many, then still run
+/// in one wave, each half the work), else 256. At 1,024 rows: out_proj (N 2,048) and the
+/// router (N 257) narrow, q|k|v and in_proj not; at 8K rows none.
+fn dense_tile_cols(m: usize, n: usize, sms: usize) -> usize {
+    if 2 * m.div_ceil(TILE_ROWS) * n.div_ceil(TILE_COLS) <= sms {
+        NARROW_TILE_COLS
+    } else {
+        TILE_COLS
+    }
 }
 
 /// The expert products' bf16 epilogue stores whole 16-byte chunks of a row (gemm.cu:
@@ -95,15 +110,17 @@ impl Gemm {
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
         let module = super::load(gpu, "gemm.cu", include_str!("gemm.cu"), dims)?;
         let dense = module.function("gemm_bf16")?;
+        let dense_narrow = module.function("gemm_bf16_n128")?;
         let gate_up = module.function("gemm_moe_gate_up")?;
         let down = module.function("gemm_moe_down")?;
-        for f in [&dense, &gate_up, &down] {
+        for f in [&dense, &dense_narrow, &gate_up, &down] {
             module.allow_shared(f, SHARED_BYTES)?;
         }
         Ok(Gemm {
             gpu: gpu.clone(),
             _module: module,
             dense,
+            dense_narrow,
             gate_up,
             down,
             dims: dims.clone(),
@@ -133,9 +150,10 @@ impl Gemm {
         if m == 0 || n == 0 {
             return Ok(());
         }
+        let cols = dense_tile_cols(m, n, self.gpu.multiprocessors as usize);
         let (x_map, w_map) = (
             self.gpu.tensor_map_bf16(x.ptr, &rows_map(1, m, k, TILE_ROWS))?,
-            self.gpu.tensor_map_bf16(w.ptr, &rows_map(1, n, k, TILE_COLS))?,
+            self.gpu.tensor_map_bf16(w.ptr, &rows_map(1, n, k, cols))?,
         );
         let mut args = KernelArgs::new()
             .tensor_map(&x_map)
@@ -146,8 +164,8 @@ impl Gemm {
             .i32(k as i32)
             .i32(accumulate as i32);
         self.gpu.launch(
-            &self.dense,
-            (self.blocks(m.div_ceil(TILE_ROWS) * n.div_ceil(TILE_COLS)), 1, 1),
+            if cols == TILE_COLS { &self.dense } else { &self.dense_narrow },
+            (self.blocks(m.div_ceil(TILE_ROWS) * n.div_ceil(cols)), 1, 1),
             THREADS,
             SHARED_BYTES,
             &mut args,
@@ -259,6 +277,22 @@ impl Gemm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Narrow tiles only where wide ones leave more than half of an H200's 132 SMs idle.
+    #[test]
+    fn dense_products_of_few_tiles_take_narrow_ones() {
+        for (m, n, cols) in [
+            (1024, 2048, NARROW_TILE_COLS), // out_proj at 1K: 64 wide tiles
+            (1024, 257, NARROW_TILE_COLS),  // the router: 16
+            (2048, 257, NARROW_TILE_COLS),  // 32
+            (1024, 9216, TILE_COLS),        // q|k|v: 288
+            (2048, 2048, TILE_COLS),        // 128 wide tiles: one wave already
+            (8192, 257, TILE_COLS),         // 128
+            (1, 1, NARROW_TILE_COLS),
+        ] {
+            assert_eq!(dense_tile_cols(m, n, 132), cols, "{m} x {n}");
+        }
+    }
 
     /// The bf16 epilogue's 16-byte row chunks: whole (columns a multiple of 8) and aligned.
     #[test]
