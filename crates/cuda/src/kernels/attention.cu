@@ -194,11 +194,6 @@ __device__ __forceinline__ unsigned swz(int r, int c) {
     return (unsigned)(r * HD * 2 + ((c ^ x) << 4));
 }
 
-__device__ __forceinline__ void ldsm_x4(unsigned addr, unsigned r[4]) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-}
 __device__ __forceinline__ void ldsm_x4_trans(unsigned addr, unsigned r[4]) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])

@@ -171,6 +171,14 @@ __device__ __forceinline__ unsigned smem_u32(const void* p) {
     asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
     return a;
 }
+// Four 8 x 8 matrices of 16-bit elements from shared memory, lane l giving the address of row
+// l % 8 of matrix l / 8; lane l receives 32-bit word l % 4 of row l / 4 of each. On 32-bit
+// elements (tf32) a matrix is 8 rows of 4 words: exactly an m16n8k8 fragment's register.
+__device__ __forceinline__ void ldsm_x4(unsigned addr, unsigned r[4]) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
 __device__ __forceinline__ void st_shared_u32(unsigned addr, unsigned v) {
     asm volatile("st.shared.u32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
 }

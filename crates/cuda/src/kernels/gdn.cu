@@ -404,8 +404,9 @@ extern "C" __global__ void gdn_prefill_ring(const float* __restrict__ proj, floa
 // puts the 4 rows of a tf32 B fragment on different banks.
 #define GDN_SC 32
 #define GDN_SCP (GDN_SC + 8)
-#define GDN_SCAN_FLOATS \
-    (3 * GDN_KDP * GDN_SCP + 3 * GDN_CH * GDN_KP + GDN_CH * GDN_AP + 5 * GDN_CH * GDN_SCP + 2 * GDN_CH)
+#define GDN_SCAN_FLOATS                                                                                       \
+    (GDN_KDP * GDN_SCP + 2 * GDN_SC * GDN_KP + 3 * GDN_CH * GDN_KP + GDN_CH * GDN_AP + 3 * GDN_CH * GDN_SCP + \
+     2 * GDN_SC * GDN_AP + 2 * GDN_CH)
 
 __device__ __forceinline__ float4 gdn_ld4(const float* p) { return *reinterpret_cast<const float4*>(p); }
 __device__ __forceinline__ void gdn_st4(float* p, float a, float b, float c, float d) {
@@ -669,8 +670,12 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
 // floats. Sequential over the chunks; the block's columns of S stay in shared memory from the
 // first chunk to the last. Every product runs on the tensor cores: the three with KD in them
 // (W S0, q S0, K^T D) one 16-row tile per warp, the triangle P D two 16 x 8 tiles per warp (the
-// FMAs it took before were a quarter of the kernel's instructions). Copies of S in and out: 8 x
-// 32 threads, tx picks 4 of the block's columns. o: [tokens, V, VD] before the gated norm.
+// FMAs it took before were a quarter of the kernel's instructions). The kernel is bound by issue
+// (v30: on 16 warps, with more instructions per tensor-core op, it ran 36% longer), so the
+// fragments that need no split come by ldmatrix, 4 registers per instruction: W's and q's rows,
+// and the pre-split S and D, which are kept transposed for it ([column][k]: a B fragment's 8
+// columns are then 8 rows of 4 words, as ldmatrix reads them). Copies of S in and out: 8 x 32
+// threads, tx picks 4 of the block's columns. o: [tokens, V, VD] before the gated norm.
 extern "C" __global__ void __launch_bounds__(GDN_CHUNK_THREADS)
 gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const float* __restrict__ w_in,
                const float* __restrict__ u_in, const float* __restrict__ p_in, const float* __restrict__ g_in,
@@ -679,20 +684,21 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
     pdl_launch_next();
     pdl_wait();
     float* ss = gdn_scan_smem;               // S [GDN_KDP][GDN_SCP], rows past KD zero
-    // S's tf32 halves, written with S: step 1's 8 warps read S as their B operand, and splitting
-    // it there cost each of them the same ALU work (the kernel is bound by issue).
+    // S's tf32 halves, transposed [GDN_SC][GDN_KP], written with S: step 1's 8 warps read S as
+    // their B operand, and splitting it there cost each of them the same ALU work.
     unsigned* sh = reinterpret_cast<unsigned*>(ss + GDN_KDP * GDN_SCP);
-    unsigned* sl = sh + GDN_KDP * GDN_SCP;
-    float* ws = ss + 3 * GDN_KDP * GDN_SCP;  // W rows [GDN_CH][GDN_KP], columns past KD zero
+    unsigned* sl = sh + GDN_SC * GDN_KP;
+    float* ws = reinterpret_cast<float*>(sl + GDN_SC * GDN_KP);  // W rows [GDN_CH][GDN_KP], columns past KD zero
     float* qs = ws + GDN_CH * GDN_KP;        // q rows
     float* ks = qs + GDN_CH * GDN_KP;        // k rows
     float* ps = ks + GDN_CH * GDN_KP;        // P [GDN_CH][GDN_AP]
     float* us = ps + GDN_CH * GDN_AP;        // U [GDN_CH][GDN_SCP]
     float* ds = us + GDN_CH * GDN_SCP;       // D
-    // exp(G_last - G_i) D_i, split into its tf32 halves once: step 3's 8 warps all read it.
+    // exp(G_last - G_i) D_i, split into its tf32 halves once (step 3's 8 warps all read it),
+    // transposed [GDN_SC][GDN_AP].
     unsigned* dh = reinterpret_cast<unsigned*>(ds + GDN_CH * GDN_SCP);
-    unsigned* dl = dh + GDN_CH * GDN_SCP;
-    float* ys = reinterpret_cast<float*>(dl + GDN_CH * GDN_SCP);  // Gam_i q_i S0
+    unsigned* dl = dh + GDN_SC * GDN_AP;
+    float* ys = reinterpret_cast<float*>(dl + GDN_SC * GDN_AP);  // Gam_i q_i S0
     float* gam = ys + GDN_CH * GDN_SCP;      // exp(G_i)
     float* ed = gam + GDN_CH;                // exp(G_last - G_i)
     const int tid = threadIdx.x, tx = tid % 8, ty = tid / 8;
@@ -704,22 +710,28 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
     float* S = state + (long)h * GDN_KEY_DIM * GDN_VALUE_DIM + col0 + c4;
 
     // The padding (rows of S, columns of the k/q/W rows past KD) is zeroed once; no copy writes it.
-    for (int i = tid; i < 3 * GDN_KDP * GDN_SCP + 3 * GDN_CH * GDN_KP; i += GDN_CHUNK_THREADS) gdn_scan_smem[i] = 0.f;
+    for (int i = tid; i < GDN_KDP * GDN_SCP + 2 * GDN_SC * GDN_KP + 3 * GDN_CH * GDN_KP; i += GDN_CHUNK_THREADS)
+        gdn_scan_smem[i] = 0.f;
     __syncthreads();
-    auto put_s = [&](int at, float x) {
+    // S's element (k, column j) and its transposed tf32 halves.
+    auto put_s = [&](int k, int j, float x) {
         const Tf32Split v = gdn_split(x);
-        ss[at] = x;
-        sh[at] = v.hi;
-        sl[at] = v.lo;
+        ss[k * GDN_SCP + j] = x;
+        sh[j * GDN_KP + k] = v.hi;
+        sl[j * GDN_KP + k] = v.lo;
     };
     for (int k = ty; k < GDN_KEY_DIM; k += 32)
         if (live) {
             const float4 v = gdn_ld4(S + (long)k * GDN_VALUE_DIM);
-            put_s(k * GDN_SCP + c4, v.x);
-            put_s(k * GDN_SCP + c4 + 1, v.y);
-            put_s(k * GDN_SCP + c4 + 2, v.z);
-            put_s(k * GDN_SCP + c4 + 3, v.w);
+            put_s(k, c4, v.x);
+            put_s(k, c4 + 1, v.y);
+            put_s(k, c4 + 2, v.z);
+            put_s(k, c4 + 3, v.w);
         }
+    // ldmatrix rows: lane l gives row l % 16 of a 16-row A tile at k offset 4 (l / 16), and row
+    // l % 8 of a transposed B operand (S or D) at k offset 4 (l / 8 % 2), its hi half for l < 16,
+    // lo above; a B load's registers are then b0.hi, b1.hi, b0.lo, b1.lo.
+    const int a_row = lane & 15, a_k = 4 * (lane >> 4), b_row = lane & 7, b_k = 4 * ((lane >> 3) & 1);
 
     // Staging, in two cp.async groups per chunk so that each loads while the block computes:
     // group A (W, q and U rows: step 1's inputs) is issued once step 1 of the previous chunk has
@@ -777,7 +789,8 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
         // all GDN_SC columns (4 n-tiles of 8).
         {
             const int mt = warp & 3;
-            const float* A = (warp < 4 ? ws : qs) + (16 * mt + g) * GDN_KP + t;
+            const unsigned a_at = smem_u32((warp < 4 ? ws : qs) + (16 * mt + a_row) * GDN_KP + a_k);
+            const unsigned b_at = smem_u32((lane < 16 ? sh : sl) + b_row * GDN_KP + b_k);
             float acc[GDN_SC / 8][4], small[GDN_SC / 8][4];
 #pragma unroll
             for (int nt = 0; nt < GDN_SC / 8; nt++)
@@ -785,12 +798,15 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
                 for (int i = 0; i < 4; i++) acc[nt][i] = small[nt][i] = 0.f;
 #pragma unroll
             for (int k0 = 0; k0 < GDN_KDP; k0 += 8) {
-                const Tf32Split a[4] = {gdn_split(A[k0]), gdn_split(A[8 * GDN_KP + k0]), gdn_split(A[k0 + 4]),
-                                        gdn_split(A[8 * GDN_KP + k0 + 4])};
+                unsigned ar[4];
+                ldsm_x4(a_at + 4 * k0, ar);
+                const Tf32Split a[4] = {gdn_split(__uint_as_float(ar[0])), gdn_split(__uint_as_float(ar[1])),
+                                        gdn_split(__uint_as_float(ar[2])), gdn_split(__uint_as_float(ar[3]))};
 #pragma unroll
                 for (int nt = 0; nt < GDN_SC / 8; nt++) {
-                    const int at = (k0 + t) * GDN_SCP + 8 * nt + g;
-                    const Tf32Split b[2] = {{sh[at], sl[at]}, {sh[at + 4 * GDN_SCP], sl[at + 4 * GDN_SCP]}};
+                    unsigned br[4];
+                    ldsm_x4(b_at + 4 * (8 * nt * GDN_KP + k0), br);
+                    const Tf32Split b[2] = {{br[0], br[2]}, {br[1], br[3]}};
                     gdn_mma3(acc[nt], small[nt], a, b);
                 }
             }
@@ -804,8 +820,9 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
                         const float d = us[at] - acc[nt][i];
                         ds[at] = d;
                         const Tf32Split v = gdn_split(ed[r] * d);
-                        dh[at] = v.hi;
-                        dl[at] = v.lo;
+                        const int at_t = (8 * nt + 2 * t + (i & 1)) * GDN_AP + r;
+                        dh[at_t] = v.hi;
+                        dl[at_t] = v.lo;
                     } else {
                         ys[at] = gam[r] * acc[nt][i];
                     }
@@ -868,7 +885,10 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
                     }
                 // All GDN_CH k-steps, unrolled (constant offsets): a short chunk's padding rows
                 // of k and D are zero.
+                // A = K^T is k-major in shared memory (k rows), which ldmatrix cannot transpose at
+                // 32 bits: its four words come by plain loads.
                 const float* A = ks + t * GDN_KP + 16 * mt + g;
+                const unsigned b_at = smem_u32((lane < 16 ? dh : dl) + b_row * GDN_AP + b_k);
 #pragma unroll
                 for (int k0 = 0; k0 < GDN_CH; k0 += 8) {
                     const float* Ak = A + k0 * GDN_KP;
@@ -876,8 +896,9 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
                                             gdn_split(Ak[4 * GDN_KP + 8])};
 #pragma unroll
                     for (int nt = 0; nt < GDN_SC / 8; nt++) {
-                        const int at = (k0 + t) * GDN_SCP + 8 * nt + g;
-                        const Tf32Split b[2] = {{dh[at], dl[at]}, {dh[at + 4 * GDN_SCP], dl[at + 4 * GDN_SCP]}};
+                        unsigned br[4];
+                        ldsm_x4(b_at + 4 * (8 * nt * GDN_AP + k0), br);
+                        const Tf32Split b[2] = {{br[0], br[2]}, {br[1], br[3]}};
                         gdn_mma3(acc[nt], small[nt], a, b);
                     }
                 }
@@ -885,8 +906,7 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
                 for (int nt = 0; nt < GDN_SC / 8; nt++)
 #pragma unroll
                     for (int i = 0; i < 4; i++)
-                        put_s((16 * mt + g + 8 * (i >> 1)) * GDN_SCP + 8 * nt + 2 * t + (i & 1),
-                              acc[nt][i] + small[nt][i]);
+                        put_s(16 * mt + g + 8 * (i >> 1), 8 * nt + 2 * t + (i & 1), acc[nt][i] + small[nt][i]);
             }
         }
         // The next chunk's k rows, P and decay factors go over this chunk's, and it reads all of S.
