@@ -200,20 +200,6 @@ __device__ __forceinline__ void ldsm_x4_trans(unsigned addr, unsigned r[4]) {
                  : "r"(addr));
 }
 
-// c += a (16x16, row) * b (16x8, col); the PTX ISA's m16n8k16 fragment layouts.
-__device__ __forceinline__ void mma_bf16(float c[4], const unsigned a[4], unsigned b0, unsigned b1) {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// Two floats as bf16x2 (round to nearest even), lo in the low half: the element with the lower index.
-__device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
-    unsigned d;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
-    return d;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Decode, split-KV on the tensor cores (flash decoding) with the prefill's helpers above: the

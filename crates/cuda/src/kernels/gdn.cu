@@ -404,9 +404,14 @@ extern "C" __global__ void gdn_prefill_ring(const float* __restrict__ proj, floa
 // puts the 4 rows of a tf32 B fragment on different banks.
 #define GDN_SC 32
 #define GDN_SCP (GDN_SC + 8)
-#define GDN_SCAN_FLOATS                                                                                       \
-    (GDN_KDP * GDN_SCP + 2 * GDN_SC * GDN_KP + 3 * GDN_CH * GDN_KP + GDN_CH * GDN_AP + 3 * GDN_CH * GDN_SCP + \
-     2 * GDN_SC * GDN_AP + 2 * GDN_CH)
+// Row strides (bf16 elements) of gdn_chunk_scan's transposed bf16 halves of S ([GDN_SC][GDN_SBP])
+// and of the decay-weighted D ([GDN_SC][GDN_DBP]): whole 16-byte ldmatrix rows, 8 rows 4 banks
+// apart. Two such planes take GDN_SC * stride floats.
+#define GDN_SBP (GDN_KDP + 8)
+#define GDN_DBP (GDN_CH + 8)
+#define GDN_SCAN_FLOATS                                                                                   \
+    (GDN_KDP * GDN_SCP + GDN_SC * GDN_SBP + 3 * GDN_CH * GDN_KP + GDN_CH * GDN_AP + 3 * GDN_CH * GDN_SCP + \
+     GDN_SC * GDN_DBP + 2 * GDN_CH)
 
 __device__ __forceinline__ float4 gdn_ld4(const float* p) { return *reinterpret_cast<const float4*>(p); }
 __device__ __forceinline__ void gdn_st4(float* p, float a, float b, float c, float d) {
@@ -473,6 +478,24 @@ __device__ __forceinline__ void gdn_mma3(float c[4], float cs[4], const Tf32Spli
     gdn_mma_tf32(cs, a[0].lo, a[1].lo, a[2].lo, a[3].lo, b[0].hi, b[1].hi);
     gdn_mma_tf32(cs, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b[0].lo, b[1].lo);
     gdn_mma_tf32(c, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b[0].hi, b[1].hi);
+}
+
+// The same accuracy class from bf16 halves: x = hi + lo + e with hi = bf16(x), lo = bf16(x - hi),
+// |e| <= 2^-17 |x|, and a b = a_lo b_hi + a_hi b_lo + a_hi b_hi (the dropped a_lo b_lo is below
+// 2^-16 |a b|). A bf16 m16n8k16 op does twice the k of a tf32 m16n8k8 one at twice the rate, and
+// ldmatrix loads 16-bit fragments as they are. A pair of floats (the lower index in the low half).
+struct Bf16Split {
+    unsigned hi, lo;
+};
+__device__ __forceinline__ Bf16Split gdn_split_bf16(float x0, float x1) {
+    const unsigned hi = pack_bf16(x0, x1);
+    return {hi, pack_bf16(x0 - __uint_as_float(hi << 16), x1 - __uint_as_float(hi & 0xffff0000u))};
+}
+__device__ __forceinline__ void gdn_mma3_bf16(float c[4], float cs[4], const unsigned ah[4], const unsigned al[4],
+                                              const unsigned bh[2], const unsigned bl[2]) {
+    mma_bf16(cs, al, bh[0], bh[1]);
+    mma_bf16(cs, ah, bl[0], bl[1]);
+    mma_bf16(c, ah, bh[0], bh[1]);
 }
 
 // grid (ceil(tokens / GDN_CH), V), block GDN_CHUNK_THREADS, dynamic shared memory
@@ -670,12 +693,11 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
 // floats. Sequential over the chunks; the block's columns of S stay in shared memory from the
 // first chunk to the last. Every product runs on the tensor cores: the three with KD in them
 // (W S0, q S0, K^T D) one 16-row tile per warp, the triangle P D two 16 x 8 tiles per warp (the
-// FMAs it took before were a quarter of the kernel's instructions). The kernel is bound by issue
-// (v30: on 16 warps, with more instructions per tensor-core op, it ran 36% longer), so the
-// fragments that need no split come by ldmatrix, 4 registers per instruction: W's and q's rows,
-// and the pre-split S and D, which are kept transposed for it ([column][k]: a B fragment's 8
-// columns are then 8 rows of 4 words, as ldmatrix reads them). Copies of S in and out: 8 x 32
-// threads, tx picks 4 of the block's columns. o: [tokens, V, VD] before the gated norm.
+// FMAs it took before were a quarter of the kernel's instructions). W S0, q S0 and K^T D run on
+// bf16 halves (gdn_mma3_bf16), P D on tf32 halves (gdn_mma3). The pre-split S and D are kept
+// transposed as bf16 ([column][k]: a B fragment's 8 columns are then 8 rows of 8 halves, as
+// ldmatrix reads them). Copies of S in and out: 8 x 32 threads, tx picks 4 of the block's
+// columns. o: [tokens, V, VD] before the gated norm.
 extern "C" __global__ void __launch_bounds__(GDN_CHUNK_THREADS)
 gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const float* __restrict__ w_in,
                const float* __restrict__ u_in, const float* __restrict__ p_in, const float* __restrict__ g_in,
@@ -684,21 +706,21 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
     pdl_launch_next();
     pdl_wait();
     float* ss = gdn_scan_smem;               // S [GDN_KDP][GDN_SCP], rows past KD zero
-    // S's tf32 halves, transposed [GDN_SC][GDN_KP], written with S: step 1's 8 warps read S as
+    // S's bf16 halves, transposed [GDN_SC][GDN_SBP], written with S: step 1's 8 warps read S as
     // their B operand, and splitting it there cost each of them the same ALU work.
-    unsigned* sh = reinterpret_cast<unsigned*>(ss + GDN_KDP * GDN_SCP);
-    unsigned* sl = sh + GDN_SC * GDN_KP;
-    float* ws = reinterpret_cast<float*>(sl + GDN_SC * GDN_KP);  // W rows [GDN_CH][GDN_KP], columns past KD zero
+    bf16* sh = reinterpret_cast<bf16*>(ss + GDN_KDP * GDN_SCP);
+    bf16* sl = sh + GDN_SC * GDN_SBP;
+    float* ws = reinterpret_cast<float*>(sl + GDN_SC * GDN_SBP);  // W rows [GDN_CH][GDN_KP], columns past KD zero
     float* qs = ws + GDN_CH * GDN_KP;        // q rows
     float* ks = qs + GDN_CH * GDN_KP;        // k rows
     float* ps = ks + GDN_CH * GDN_KP;        // P [GDN_CH][GDN_AP]
     float* us = ps + GDN_CH * GDN_AP;        // U [GDN_CH][GDN_SCP]
     float* ds = us + GDN_CH * GDN_SCP;       // D
-    // exp(G_last - G_i) D_i, split into its tf32 halves once (step 3's 8 warps all read it),
-    // transposed [GDN_SC][GDN_AP].
-    unsigned* dh = reinterpret_cast<unsigned*>(ds + GDN_CH * GDN_SCP);
-    unsigned* dl = dh + GDN_SC * GDN_AP;
-    float* ys = reinterpret_cast<float*>(dl + GDN_SC * GDN_AP);  // Gam_i q_i S0
+    // exp(G_last - G_i) D_i, split into its bf16 halves once (step 3's 8 warps all read it),
+    // transposed [GDN_SC][GDN_DBP].
+    bf16* dh = reinterpret_cast<bf16*>(ds + GDN_CH * GDN_SCP);
+    bf16* dl = dh + GDN_SC * GDN_DBP;
+    float* ys = reinterpret_cast<float*>(dl + GDN_SC * GDN_DBP);  // Gam_i q_i S0
     float* gam = ys + GDN_CH * GDN_SCP;      // exp(G_i)
     float* ed = gam + GDN_CH;                // exp(G_last - G_i)
     const int tid = threadIdx.x, tx = tid % 8, ty = tid / 8;
@@ -710,15 +732,15 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
     float* S = state + (long)h * GDN_KEY_DIM * GDN_VALUE_DIM + col0 + c4;
 
     // The padding (rows of S, columns of the k/q/W rows past KD) is zeroed once; no copy writes it.
-    for (int i = tid; i < GDN_KDP * GDN_SCP + 2 * GDN_SC * GDN_KP + 3 * GDN_CH * GDN_KP; i += GDN_CHUNK_THREADS)
+    for (int i = tid; i < GDN_KDP * GDN_SCP + GDN_SC * GDN_SBP + 3 * GDN_CH * GDN_KP; i += GDN_CHUNK_THREADS)
         gdn_scan_smem[i] = 0.f;
     __syncthreads();
-    // S's element (k, column j) and its transposed tf32 halves.
+    // S's element (k, column j) and its transposed bf16 halves.
     auto put_s = [&](int k, int j, float x) {
-        const Tf32Split v = gdn_split(x);
+        const Bf16Split v = gdn_split_bf16(x, 0.f);
         ss[k * GDN_SCP + j] = x;
-        sh[j * GDN_KP + k] = v.hi;
-        sl[j * GDN_KP + k] = v.lo;
+        sh[j * GDN_SBP + k] = (bf16)v.hi;
+        sl[j * GDN_SBP + k] = (bf16)v.lo;
     };
     for (int k = ty; k < GDN_KEY_DIM; k += 32)
         if (live) {
@@ -728,10 +750,10 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
             put_s(k, c4 + 2, v.z);
             put_s(k, c4 + 3, v.w);
         }
-    // ldmatrix rows: lane l gives row l % 16 of a 16-row A tile at k offset 4 (l / 16), and row
-    // l % 8 of a transposed B operand (S or D) at k offset 4 (l / 8 % 2), its hi half for l < 16,
-    // lo above; a B load's registers are then b0.hi, b1.hi, b0.lo, b1.lo.
-    const int a_row = lane & 15, a_k = 4 * (lane >> 4), b_row = lane & 7, b_k = 4 * ((lane >> 3) & 1);
+    // ldmatrix rows of a transposed bf16 B operand (S or D): lane l gives row l % 8 (a column)
+    // at k offset 8 (l / 8 % 2), its hi half for l < 16, lo above; a load's registers are then
+    // b0, b1 of the hi half and b0, b1 of the lo half.
+    const int b_row = lane & 7, b_k = 8 * ((lane >> 3) & 1);
 
     // Staging, in two cp.async groups per chunk so that each loads while the block computes:
     // group A (W, q and U rows: step 1's inputs) is issued once step 1 of the previous chunk has
@@ -789,25 +811,30 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
         // all GDN_SC columns (4 n-tiles of 8).
         {
             const int mt = warp & 3;
-            const unsigned a_at = smem_u32((warp < 4 ? ws : qs) + (16 * mt + a_row) * GDN_KP + a_k);
-            const unsigned b_at = smem_u32((lane < 16 ? sh : sl) + b_row * GDN_KP + b_k);
+            // A's fragment: rows g and g + 8, columns 2t, 2t + 1 and 2t + 8, 2t + 9 of the k-step.
+            const float* A = (warp < 4 ? ws : qs) + (16 * mt + g) * GDN_KP + 2 * t;
+            const unsigned b_at = smem_u32((lane < 16 ? sh : sl) + b_row * GDN_SBP + b_k);
             float acc[GDN_SC / 8][4], small[GDN_SC / 8][4];
 #pragma unroll
             for (int nt = 0; nt < GDN_SC / 8; nt++)
 #pragma unroll
                 for (int i = 0; i < 4; i++) acc[nt][i] = small[nt][i] = 0.f;
 #pragma unroll
-            for (int k0 = 0; k0 < GDN_KDP; k0 += 8) {
-                unsigned ar[4];
-                ldsm_x4(a_at + 4 * k0, ar);
-                const Tf32Split a[4] = {gdn_split(__uint_as_float(ar[0])), gdn_split(__uint_as_float(ar[1])),
-                                        gdn_split(__uint_as_float(ar[2])), gdn_split(__uint_as_float(ar[3]))};
+            for (int k0 = 0; k0 < GDN_KDP; k0 += 16) {
+                unsigned ah[4], al[4];
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    const float2 x = *reinterpret_cast<const float2*>(A + (r & 1) * 8 * GDN_KP + k0 + (r >> 1) * 8);
+                    const Bf16Split v = gdn_split_bf16(x.x, x.y);
+                    ah[r] = v.hi;
+                    al[r] = v.lo;
+                }
 #pragma unroll
                 for (int nt = 0; nt < GDN_SC / 8; nt++) {
                     unsigned br[4];
-                    ldsm_x4(b_at + 4 * (8 * nt * GDN_KP + k0), br);
-                    const Tf32Split b[2] = {{br[0], br[2]}, {br[1], br[3]}};
-                    gdn_mma3(acc[nt], small[nt], a, b);
+                    ldsm_x4(b_at + 2 * (8 * nt * GDN_SBP + k0), br);
+                    const unsigned bh[2] = {br[0], br[1]}, bl[2] = {br[2], br[3]};
+                    gdn_mma3_bf16(acc[nt], small[nt], ah, al, bh, bl);
                 }
             }
 #pragma unroll
@@ -819,10 +846,10 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
                     if (warp < 4) {
                         const float d = us[at] - acc[nt][i];
                         ds[at] = d;
-                        const Tf32Split v = gdn_split(ed[r] * d);
-                        const int at_t = (8 * nt + 2 * t + (i & 1)) * GDN_AP + r;
-                        dh[at_t] = v.hi;
-                        dl[at_t] = v.lo;
+                        const Bf16Split v = gdn_split_bf16(ed[r] * d, 0.f);
+                        const int at_t = (8 * nt + 2 * t + (i & 1)) * GDN_DBP + r;
+                        dh[at_t] = (bf16)v.hi;
+                        dl[at_t] = (bf16)v.lo;
                     } else {
                         ys[at] = gam[r] * acc[nt][i];
                     }
@@ -885,21 +912,26 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
                     }
                 // All GDN_CH k-steps, unrolled (constant offsets): a short chunk's padding rows
                 // of k and D are zero.
-                // A = K^T is k-major in shared memory (k rows), which ldmatrix cannot transpose at
-                // 32 bits: its four words come by plain loads.
-                const float* A = ks + t * GDN_KP + 16 * mt + g;
-                const unsigned b_at = smem_u32((lane < 16 ? dh : dl) + b_row * GDN_AP + b_k);
+                // A = K^T: k is staged token-major, so a register's two halves (tokens 2t and
+                // 2t + 1 of one key row) are two loads a row apart.
+                const float* A = ks + 2 * t * GDN_KP + 16 * mt + g;
+                const unsigned b_at = smem_u32((lane < 16 ? dh : dl) + b_row * GDN_DBP + b_k);
 #pragma unroll
-                for (int k0 = 0; k0 < GDN_CH; k0 += 8) {
-                    const float* Ak = A + k0 * GDN_KP;
-                    const Tf32Split a[4] = {gdn_split(Ak[0]), gdn_split(Ak[8]), gdn_split(Ak[4 * GDN_KP]),
-                                            gdn_split(Ak[4 * GDN_KP + 8])};
+                for (int k0 = 0; k0 < GDN_CH; k0 += 16) {
+                    unsigned ah[4], al[4];
+#pragma unroll
+                    for (int r = 0; r < 4; r++) {
+                        const float* x = A + (k0 + (r >> 1) * 8) * GDN_KP + (r & 1) * 8;
+                        const Bf16Split v = gdn_split_bf16(x[0], x[GDN_KP]);
+                        ah[r] = v.hi;
+                        al[r] = v.lo;
+                    }
 #pragma unroll
                     for (int nt = 0; nt < GDN_SC / 8; nt++) {
                         unsigned br[4];
-                        ldsm_x4(b_at + 4 * (8 * nt * GDN_AP + k0), br);
-                        const Tf32Split b[2] = {{br[0], br[2]}, {br[1], br[3]}};
-                        gdn_mma3(acc[nt], small[nt], a, b);
+                        ldsm_x4(b_at + 2 * (8 * nt * GDN_DBP + k0), br);
+                        const unsigned bh[2] = {br[0], br[1]}, bl[2] = {br[2], br[3]};
+                        gdn_mma3_bf16(acc[nt], small[nt], ah, al, bh, bl);
                     }
                 }
 #pragma unroll

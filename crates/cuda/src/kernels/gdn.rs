@@ -40,18 +40,19 @@ fn solve_shared_bytes(d: &Dims) -> u32 {
 }
 
 /// Dynamic shared memory of gdn_chunk_scan (GDN_SCAN_FLOATS): the block's columns of S (rows
-/// padded to 16, row stride SCAN_COLUMNS + 8) and its two tf32 halves transposed (a row per
-/// column, the k rows' stride), the chunk's W, q and k rows, P, then U, D and Gam q S0, the
-/// decay-weighted D's two tf32 halves transposed (a row per column, P's stride), and two decay
-/// factors per token.
+/// padded to 16, row stride SCAN_COLUMNS + 8) and its two bf16 halves transposed (a row per
+/// column, the padded key dim + 8), the chunk's W, q and k rows, P, then U, D, the
+/// decay-weighted D's two bf16 halves transposed (a row per column, CHUNK + 8) and Gam q S0, and
+/// two decay factors per token.
 fn scan_shared_bytes(d: &Dims) -> u32 {
     let columns = SCAN_COLUMNS + 8;
-    (4 * (d.gdn_key_dim.div_ceil(16) * 16 * columns
-        + 2 * SCAN_COLUMNS * key_row_stride(d)
+    let key_rows = d.gdn_key_dim.div_ceil(16) * 16;
+    (4 * (key_rows * columns
+        + SCAN_COLUMNS * (key_rows + 8)
         + 3 * CHUNK * key_row_stride(d)
         + CHUNK * (CHUNK + 4)
         + 3 * CHUNK * columns
-        + 2 * SCAN_COLUMNS * (CHUNK + 4)
+        + SCAN_COLUMNS * (CHUNK + 8)
         + 2 * CHUNK)) as u32
 }
 
@@ -382,7 +383,7 @@ mod tests {
 
     /// Hopper gives a block at most 227 KB of dynamic shared memory and an SM 228 KB, 1 KB of
     /// it reserved per resident block. At the model's dims the scan runs one block per SM
-    /// with 10.5 KB to spare, and the solve's launch bound promises two blocks per SM: a
+    /// with 34.5 KB to spare, and the solve's launch bound promises two blocks per SM: a
     /// layout change that breaks either fails here, not at the first launch on the GPU.
     #[test]
     fn chunk_kernels_fit_hopper_shared_memory_at_model_dims() {
