@@ -3,8 +3,9 @@
 //! prefill left the state and the conv ring. Bounds on max|gpu - cpu| / max|cpu|:
 //! - out (bf16): 2e-2 (one bf16 rounding, and the CPU's chunked form sums in another order);
 //! - recurrent state and the decode read-out (f32): 1e-3 (fast-math exp/sigmoid in the gating;
-//!   the GPU's chunked delta rule multiplies in 3xTF32, about f32 accuracy, where plain TF32
-//!   would already be ~5e-4 off).
+//!   the GPU's chunked delta rule multiplies split operands, 3xTF32 or three bf16 passes on
+//!   hi/lo halves (~2^-16 per product: the state ~1e-5 off, measured), where plain TF32 would
+//!   already be ~5e-4 off).
 //!
 //! The conv ring starts NaN-poisoned: positions before 0 must read as zero, never from the ring.
 //! Needs a CUDA GPU and NVRTC; prints SKIPPED and passes where there is no driver.
