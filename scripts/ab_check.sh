@@ -7,7 +7,8 @@
 # benchmarks (test binary:test name) run twice per variant, interleaved, into OUTDIR/benches.md.
 # TEST_TIMEOUT (seconds, default 300) bounds each test binary: a kernel that never finishes (a
 # wrong barrier phase) costs that, not the whole call, and its variant is left out of the bench.
-# Writes OUTDIR/tests_<rev>.log and OUTDIR/ab.md; exits non-zero if a test or a bench failed.
+# Writes OUTDIR/tests_<rev>.log (with what the tests print: their measured errors) and
+# OUTDIR/ab.md; exits non-zero if a test or a bench failed.
 set -uo pipefail
 out=${1:?usage: ab_check.sh OUTDIR DIR}
 dir=${2:?usage: ab_check.sh OUTDIR DIR}
@@ -24,7 +25,7 @@ for bin in "$dir"/lily_*; do
     ok=1
     for t in "$dir/tests_$rev"/*; do
         [ -x "$t" ] || continue
-        timeout "${TEST_TIMEOUT:-300}" "$t" --test-threads=1 >>"$out/tests_$rev.log" 2>&1 || {
+        timeout "${TEST_TIMEOUT:-300}" "$t" --test-threads=1 --nocapture >>"$out/tests_$rev.log" 2>&1 || {
             rc=$?
             ok=0
             echo "${t##*/}: failed or timed out (exit $rc)" >>"$out/tests_$rev.log"
