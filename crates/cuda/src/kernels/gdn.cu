@@ -391,8 +391,10 @@ extern "C" __global__ void gdn_prefill_ring(const float* __restrict__ proj, floa
 #define GDN_AP (GDN_CH + 4)
 #define GDN_CHUNK_THREADS 256
 // gdn_chunk_solve's q rows are dead once P is written; T = (I + A)^-1 goes over them, split
-// into its tf32 halves (two [GDN_CH][GDN_AP] arrays).
-#define GDN_QT_FLOATS (GDN_CH * GDN_KP > 2 * GDN_CH * GDN_AP ? GDN_CH * GDN_KP : 2 * GDN_CH * GDN_AP)
+// into its bf16 halves (two [GDN_CH][GDN_TP] planes of bf16, GDN_CH * GDN_TP floats; rows of
+// GDN_CH + 8 halves: ldmatrix's 8 rows of 16 bytes 4 banks apart).
+#define GDN_TP (GDN_CH + 8)
+#define GDN_QT_FLOATS (GDN_CH * GDN_KP > GDN_CH * GDN_TP ? GDN_CH * GDN_KP : GDN_CH * GDN_TP)
 // gdn_chunk_solve's warps take U's first n-tiles (v's columns 0 .. GDN_V0) from registers
 // loaded early; v's columns from GDN_V0 up to the n-tiles' end (GDN_VS of them) it stages in
 // shared memory, row stride GDN_VSP (32 k + 8: the 4 rows of a B fragment on different banks).
@@ -513,14 +515,14 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     pdl_launch_next();
     pdl_wait();
     float* ks = gdn_solve_smem;        // k rows [GDN_CH][GDN_KP]
-    float* qs = ks + GDN_CH * GDN_KP;  // q rows; later T's tf32 halves
+    float* qs = ks + GDN_CH * GDN_KP;  // q rows; later T's bf16 halves
     float* as = qs + GDN_QT_FLOATS;    // A [GDN_CH][GDN_AP]
     float* bs = as + GDN_CH * GDN_AP;  // beta [GDN_CH]
     float* gs = bs + GDN_CH;           // G [GDN_CH]
     float* wsc = gs + GDN_CH;          // beta Gam, W's right-hand side scale per row
     float* vsm = wsc + GDN_CH;         // v's columns GDN_V0 .. [GDN_CH][GDN_VSP]
-    unsigned* th = reinterpret_cast<unsigned*>(qs);
-    unsigned* tl = th + GDN_CH * GDN_AP;
+    bf16* th = reinterpret_cast<bf16*>(qs);
+    bf16* tl = th + GDN_CH * GDN_TP;
     const int tid = threadIdx.x;
     const int h = blockIdx.y, kh = h / (GDN_VALUE_HEADS / GDN_KEY_HEADS);
     const int t0 = blockIdx.x * GDN_CH, n = min(GDN_CH, tokens - t0);
@@ -557,11 +559,13 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
         const int col = 8 * nt + g;
         return j < n && col < GDN_VALUE_DIM ? vv[((long)(t0 + j) * GDN_VALUE_HEADS + h) * GDN_VALUE_DIM + col] : 0.f;
     };
-    float vpre[GDN_CH / 8][2];
+    // A bf16 B fragment's rows for k-step k0: k0 + 2t, k0 + 2t + 1, k0 + 2t + 8, k0 + 2t + 9.
+    auto b_row = [&](int k0, int r) { return k0 + 2 * t + (r & 1) + 8 * (r >> 1); };
+    float vpre[GDN_CH / 16][4];
 #pragma unroll
-    for (int k8 = 0; k8 < GDN_CH / 8; k8++)
+    for (int k16 = 0; k16 < GDN_CH / 16; k16++)
 #pragma unroll
-        for (int r = 0; r < 2; r++) vpre[k8][r] = warp < UT ? v_at(warp, 8 * k8 + t + 4 * r) : 0.f;
+        for (int r = 0; r < 4; r++) vpre[k16][r] = warp < UT ? v_at(warp, b_row(16 * k16, r)) : 0.f;
     cp_async_wait<0>();
     __syncthreads();
     if (tid == 0) {
@@ -573,10 +577,10 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     }
     __syncthreads();
 
-    // k k^T and q k^T on the tensor cores (3xTF32), by 16 x 8 tiles (mt, nt) that reach the
-    // lower triangle (nt <= 2 mt + 1): 20 of them, both products per tile sharing the k_j
-    // fragment, spread over the warps. P is written for every column of those tiles, which covers
-    // the 4-column groups up to the diagonal that gdn_chunk_scan reads.
+    // k k^T and q k^T on the tensor cores (three bf16 passes on hi/lo halves), by 16 x 8 tiles
+    // (mt, nt) that reach the lower triangle (nt <= 2 mt + 1): 20 of them, both products per
+    // tile sharing the k_j fragment, spread over the warps. P is written for every column of
+    // those tiles, which covers the 4-column groups up to the diagonal that gdn_chunk_scan reads.
     {
         constexpr int TRI = MT * (MT + 1);  // the sum over mt of 2 mt + 2
         for (int idx = warp; idx < TRI; idx += GDN_CHUNK_THREADS / 32) {
@@ -584,18 +588,34 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
             while (idx >= (mt + 1) * (mt + 2)) mt++;
             const int nt = idx - mt * (mt + 1);
             float kk[4] = {0.f, 0.f, 0.f, 0.f}, qk[4] = {0.f, 0.f, 0.f, 0.f};
-            const float* Ak = ks + (16 * mt + g) * GDN_KP + t;
-            const float* Aq = qs + (16 * mt + g) * GDN_KP + t;
-            const float* B = ks + (8 * nt + g) * GDN_KP + t;
+            // A's fragment: rows g and g + 8, columns 2t, 2t + 1 and 2t + 8, 2t + 9 of the k-step;
+            // B's (k_j^T): row 8 nt + g, columns 2t, 2t + 1 and 2t + 8, 2t + 9.
+            const float* Ak = ks + (16 * mt + g) * GDN_KP + 2 * t;
+            const float* Aq = qs + (16 * mt + g) * GDN_KP + 2 * t;
+            const float* B = ks + (8 * nt + g) * GDN_KP + 2 * t;
+            auto split_a = [&](const float* A, int k0, unsigned (&ah)[4], unsigned (&al)[4]) {
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    const float2 x = *reinterpret_cast<const float2*>(A + (r & 1) * 8 * GDN_KP + k0 + (r >> 1) * 8);
+                    const Bf16Split v = gdn_split_bf16(x.x, x.y);
+                    ah[r] = v.hi;
+                    al[r] = v.lo;
+                }
+            };
 #pragma unroll 2
-            for (int k0 = 0; k0 < GDN_KDP; k0 += 8) {
-                const Tf32Split b[2] = {gdn_split(B[k0]), gdn_split(B[k0 + 4])};
-                const Tf32Split ak[4] = {gdn_split(Ak[k0]), gdn_split(Ak[8 * GDN_KP + k0]), gdn_split(Ak[k0 + 4]),
-                                         gdn_split(Ak[8 * GDN_KP + k0 + 4])};
-                gdn_mma3(kk, kk, ak, b);
-                const Tf32Split aq[4] = {gdn_split(Aq[k0]), gdn_split(Aq[8 * GDN_KP + k0]), gdn_split(Aq[k0 + 4]),
-                                         gdn_split(Aq[8 * GDN_KP + k0 + 4])};
-                gdn_mma3(qk, qk, aq, b);
+            for (int k0 = 0; k0 < GDN_KDP; k0 += 16) {
+                unsigned bh[2], bl[2], ah[4], al[4];
+#pragma unroll
+                for (int r = 0; r < 2; r++) {
+                    const float2 x = *reinterpret_cast<const float2*>(B + k0 + 8 * r);
+                    const Bf16Split v = gdn_split_bf16(x.x, x.y);
+                    bh[r] = v.hi;
+                    bl[r] = v.lo;
+                }
+                split_a(Ak, k0, ah, al);
+                gdn_mma3_bf16(kk, kk, ah, al, bh, bl);
+                split_a(Aq, k0, ah, al);
+                gdn_mma3_bf16(qk, qk, ah, al, bh, bl);
             }
 #pragma unroll
             for (int e = 0; e < 4; e++) {
@@ -613,7 +633,7 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     // [U | W] = T [beta v | beta Gam k] with T = (I + A)^-1 (unit lower triangular). T comes from
     // forward substitution on the identity's 64 columns (one per thread, held in registers: the
     // loops unroll fully, so x is indexed by constants; four partial sums per row shorten the
-    // chain), stored as tf32 halves; the product runs on the tensor cores. Substituting the 256
+    // chain), stored as bf16 halves; the product runs on the tensor cores. Substituting the 256
     // right-hand columns directly was 4x the FMAs and the kernel's main cost.
     if (tid < GDN_CH) wsc[tid] = bs[tid] * expf(gs[tid]);
     if (tid < GDN_CH) {
@@ -629,16 +649,18 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
         }
 #pragma unroll
         for (int i = 0; i < GDN_CH; i++) {
-            const Tf32Split v = gdn_split(x[i]);
-            th[i * GDN_AP + tid] = v.hi;
-            tl[i * GDN_AP + tid] = v.lo;
+            const Bf16Split v = gdn_split_bf16(x[i], 0.f);
+            th[i * GDN_TP + tid] = (bf16)v.hi;
+            tl[i * GDN_TP + tid] = (bf16)v.lo;
         }
     }
     __syncthreads();
 
     // n-tiles of 8 columns: U's (VD rounded up to 8), then W's (KD rounded up to 16; k's padding
     // columns are zero). Each warp takes whole n-tiles, all four m-tiles of rows; T's zero upper
-    // triangle skips the k-steps right of an m-tile's last row.
+    // triangle skips the k-steps right of an m-tile's last row. Three bf16 passes on hi/lo
+    // halves; T's fragments by ldmatrix (lane l gives row l % 16 of the m-tile at k offset
+    // 8 (l / 16)).
 #pragma unroll 1
     for (int q = 0; q < NQ; q++) {
         const int nt = warp + 8 * q;
@@ -651,27 +673,27 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
 #pragma unroll
             for (int e = 0; e < 4; e++) acc[mt][e] = 0.f;
 #pragma unroll
-        for (int k0 = 0; k0 < GDN_CH; k0 += 8) {
-            float bv[2];
+        for (int k0 = 0; k0 < GDN_CH; k0 += 16) {
+            float bv[4];
 #pragma unroll
-            for (int r = 0; r < 2; r++) {
-                const int j = k0 + t + 4 * r;
+            for (int r = 0; r < 4; r++) {
+                const int j = b_row(k0, r);
                 if (!is_u)
                     bv[r] = wsc[j] * ks[j * GDN_KP + col];
                 else if (q == 0)
-                    bv[r] = bs[j] * vpre[k0 / 8][r];
+                    bv[r] = bs[j] * vpre[k0 / 16][r];
                 else
                     bv[r] = bs[j] * vsm[j * GDN_VSP + col - GDN_V0];
             }
-            const Tf32Split b[2] = {gdn_split(bv[0]), gdn_split(bv[1])};
+            const Bf16Split b0 = gdn_split_bf16(bv[0], bv[1]), b1 = gdn_split_bf16(bv[2], bv[3]);
+            const unsigned bh[2] = {b0.hi, b1.hi}, bl[2] = {b0.lo, b1.lo};
 #pragma unroll
             for (int mt = k0 / 16; mt < MT; mt++) {
-                const int a0 = (16 * mt + g) * GDN_AP + k0 + t;
-                const Tf32Split a[4] = {{th[a0], tl[a0]},
-                                        {th[a0 + 8 * GDN_AP], tl[a0 + 8 * GDN_AP]},
-                                        {th[a0 + 4], tl[a0 + 4]},
-                                        {th[a0 + 8 * GDN_AP + 4], tl[a0 + 8 * GDN_AP + 4]}};
-                gdn_mma3(acc[mt], acc[mt], a, b);
+                const int a0 = (16 * mt + (lane & 15)) * GDN_TP + k0 + 8 * (lane >> 4);
+                unsigned ah[4], al[4];
+                ldsm_x4(smem_u32(th + a0), ah);
+                ldsm_x4(smem_u32(tl + a0), al);
+                gdn_mma3_bf16(acc[mt], acc[mt], ah, al, bh, bl);
             }
         }
 #pragma unroll
@@ -860,7 +882,7 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
         // Step 1's buffers are free: the next chunk's W, q and U load during steps 2 and 3.
         if (more) stage_a(t1, n1);
 
-        // Step 2. O = Y + P D on the tensor cores (3xTF32, as the other products), in 16 x 8 tiles:
+        // Step 2. O = Y + P D on the tensor cores (3xTF32 on the unsplit D), in 16 x 8 tiles:
         // P's lower triangle gives tile row mt 2 mt + 2 k-steps, so a warp takes tile rows mt and
         // 3 - mt of one column tile, 10 k-steps for every warp. P is read up to the diagonal only:
         // further right its rows hold an earlier chunk's values (selected away, never multiplied).

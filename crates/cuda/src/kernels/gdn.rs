@@ -28,10 +28,11 @@ fn key_row_stride(d: &Dims) -> usize {
 }
 
 /// Dynamic shared memory of gdn_chunk_solve (GDN_SOLVE_FLOATS): the chunk's k rows, its q rows
-/// (later T's two tf32 halves, whichever is larger), A, beta, the running log decay and beta
-/// Gam per token, and v's columns past the warps' first n-tiles (GDN_VS, row stride + 8).
+/// (later T's two bf16 halves, rows of CHUNK + 8 halves, whichever is larger), A, beta, the
+/// running log decay and beta Gam per token, and v's columns past the warps' first n-tiles
+/// (GDN_VS, row stride + 8).
 fn solve_shared_bytes(d: &Dims) -> u32 {
-    let q_or_t = (CHUNK * key_row_stride(d)).max(2 * CHUNK * (CHUNK + 4));
+    let q_or_t = (CHUNK * key_row_stride(d)).max(CHUNK * (CHUNK + 8));
     let first_tiles = 8 * CHUNK_THREADS as usize / 32;
     let v_staged = (d.gdn_value_dim.div_ceil(8) * 8).saturating_sub(first_tiles);
     let v_stride = if v_staged > 0 { v_staged + 8 } else { 0 };
