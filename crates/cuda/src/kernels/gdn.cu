@@ -499,6 +499,18 @@ __device__ __forceinline__ void gdn_mma3_bf16(float c[4], float cs[4], const uns
     mma_bf16(cs, ah, bl[0], bl[1]);
     mma_bf16(c, ah, bh[0], bh[1]);
 }
+// A bf16 m16n8k16 A fragment's hi and lo halves from f32 rows (row-major, row stride GDN_KP):
+// `rows` points at row g, column 2t of the tile (g = lane / 4, t = lane % 4); a register holds
+// rows g, g + 8 at columns 2t, 2t + 1, then 2t + 8, 2t + 9, of the k-step at k0.
+__device__ __forceinline__ void gdn_split_rows_bf16(const float* rows, int k0, unsigned ah[4], unsigned al[4]) {
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const float2 x = *reinterpret_cast<const float2*>(rows + (r & 1) * 8 * GDN_KP + k0 + (r >> 1) * 8);
+        const Bf16Split v = gdn_split_bf16(x.x, x.y);
+        ah[r] = v.hi;
+        al[r] = v.lo;
+    }
+}
 
 // grid (ceil(tokens / GDN_CH), V), block GDN_CHUNK_THREADS, dynamic shared memory
 // GDN_SOLVE_FLOATS floats. Inputs as gdn_prefill_prep writes them. Writes, for the chunk's real
@@ -588,20 +600,10 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
             while (idx >= (mt + 1) * (mt + 2)) mt++;
             const int nt = idx - mt * (mt + 1);
             float kk[4] = {0.f, 0.f, 0.f, 0.f}, qk[4] = {0.f, 0.f, 0.f, 0.f};
-            // A's fragment: rows g and g + 8, columns 2t, 2t + 1 and 2t + 8, 2t + 9 of the k-step;
-            // B's (k_j^T): row 8 nt + g, columns 2t, 2t + 1 and 2t + 8, 2t + 9.
+            // B's fragment (k_j^T): row 8 nt + g, columns 2t, 2t + 1 and 2t + 8, 2t + 9.
             const float* Ak = ks + (16 * mt + g) * GDN_KP + 2 * t;
             const float* Aq = qs + (16 * mt + g) * GDN_KP + 2 * t;
             const float* B = ks + (8 * nt + g) * GDN_KP + 2 * t;
-            auto split_a = [&](const float* A, int k0, unsigned (&ah)[4], unsigned (&al)[4]) {
-#pragma unroll
-                for (int r = 0; r < 4; r++) {
-                    const float2 x = *reinterpret_cast<const float2*>(A + (r & 1) * 8 * GDN_KP + k0 + (r >> 1) * 8);
-                    const Bf16Split v = gdn_split_bf16(x.x, x.y);
-                    ah[r] = v.hi;
-                    al[r] = v.lo;
-                }
-            };
 #pragma unroll 2
             for (int k0 = 0; k0 < GDN_KDP; k0 += 16) {
                 unsigned bh[2], bl[2], ah[4], al[4];
@@ -612,9 +614,9 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
                     bh[r] = v.hi;
                     bl[r] = v.lo;
                 }
-                split_a(Ak, k0, ah, al);
+                gdn_split_rows_bf16(Ak, k0, ah, al);
                 gdn_mma3_bf16(kk, kk, ah, al, bh, bl);
-                split_a(Aq, k0, ah, al);
+                gdn_split_rows_bf16(Aq, k0, ah, al);
                 gdn_mma3_bf16(qk, qk, ah, al, bh, bl);
             }
 #pragma unroll
@@ -833,7 +835,6 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
         // all GDN_SC columns (4 n-tiles of 8).
         {
             const int mt = warp & 3;
-            // A's fragment: rows g and g + 8, columns 2t, 2t + 1 and 2t + 8, 2t + 9 of the k-step.
             const float* A = (warp < 4 ? ws : qs) + (16 * mt + g) * GDN_KP + 2 * t;
             const unsigned b_at = smem_u32((lane < 16 ? sh : sl) + b_row * GDN_SBP + b_k);
             float acc[GDN_SC / 8][4], small[GDN_SC / 8][4];
@@ -844,13 +845,7 @@ gdn_chunk_scan(const float* __restrict__ qn, const float* __restrict__ kn, const
 #pragma unroll
             for (int k0 = 0; k0 < GDN_KDP; k0 += 16) {
                 unsigned ah[4], al[4];
-#pragma unroll
-                for (int r = 0; r < 4; r++) {
-                    const float2 x = *reinterpret_cast<const float2*>(A + (r & 1) * 8 * GDN_KP + k0 + (r >> 1) * 8);
-                    const Bf16Split v = gdn_split_bf16(x.x, x.y);
-                    ah[r] = v.hi;
-                    al[r] = v.lo;
-                }
+                gdn_split_rows_bf16(A, k0, ah, al);
 #pragma unroll
                 for (int nt = 0; nt < GDN_SC / 8; nt++) {
                     unsigned br[4];
