@@ -383,9 +383,9 @@ extern "C" __global__ void gdn_prefill_ring(const float* __restrict__ proj, floa
 // gdn_chunk_solve computes A, P, U and W for every chunk at once; gdn_chunk_scan carries S
 // across the chunks. Every exponent is <= 0 (G falls along the chunk), so nothing overflows.
 #define GDN_CH 64
-// KD rounded up to the 16-row tf32 tiles (K^T D in gdn_chunk_scan); the padding is zero.
+// KD rounded up to 16 (the tensor-core tiles' k step, and K^T D's 16-row tiles); the padding is zero.
 #define GDN_KDP ((GDN_KEY_DIM + 15) / 16 * 16)
-// Row stride of the staged k, q and W rows: GDN_KDP plus 4, so that the 8 rows of a tf32 A
+// Row stride of the staged k, q and W rows: GDN_KDP plus 4, so that the 8 rows of a
 // fragment start on different banks.
 #define GDN_KP (GDN_KDP + 4)
 #define GDN_AP (GDN_CH + 4)
