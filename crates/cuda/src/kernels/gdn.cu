@@ -392,11 +392,12 @@ extern "C" __global__ void gdn_prefill_ring(const float* __restrict__ proj, floa
 #define GDN_CHUNK_THREADS 256
 // gdn_chunk_solve holds k's and q's rows as bf16 hi/lo planes ([GDN_CH][GDN_KBP] halves each, two
 // planes in GDN_CH * GDN_KBP floats; rows of GDN_KDP + 8 halves: ldmatrix's 8 rows of 16 bytes
-// 4 banks apart). q's planes are dead once P is written; T = (I + A)^-1 goes over them, split
-// into its bf16 halves (two [GDN_CH][GDN_TP] planes, GDN_CH * GDN_TP floats).
+// 4 banks apart). q's planes are dead once P is written; T = (I + A)^-1 goes over them: its bf16
+// halves (two [GDN_CH][GDN_TP] planes, GDN_CH * GDN_TP floats), and behind them T in f32 as it
+// is built ([GDN_CH][GDN_CH]).
 #define GDN_KBP (GDN_KDP + 8)
 #define GDN_TP (GDN_CH + 8)
-#define GDN_QT_FLOATS (GDN_CH * GDN_KBP > GDN_CH * GDN_TP ? GDN_CH * GDN_KBP : GDN_CH * GDN_TP)
+#define GDN_QT_FLOATS (GDN_CH * GDN_KBP > GDN_CH * (GDN_TP + GDN_CH) ? GDN_CH * GDN_KBP : GDN_CH * (GDN_TP + GDN_CH))
 // gdn_chunk_solve's warps take U's first n-tiles (v's columns 0 .. GDN_V0) from registers
 // loaded early; v's columns from GDN_V0 up to the n-tiles' end (GDN_VS of them) it stages in
 // shared memory, row stride GDN_VSP (32 k + 8: the 4 rows of a B fragment on different banks).
@@ -660,29 +661,77 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     if (tid < n) g_out[(long)(t0 + tid) * GDN_VALUE_HEADS + h] = gs[tid];
     __syncthreads();
 
-    // [U | W] = T [beta v | beta Gam k] with T = (I + A)^-1 (unit lower triangular). T comes from
-    // forward substitution on the identity's 64 columns (one per thread, held in registers: the
-    // loops unroll fully, so x is indexed by constants; four partial sums per row shorten the
-    // chain), stored as bf16 halves; the product runs on the tensor cores. Substituting the 256
-    // right-hand columns directly was 4x the FMAs and the kernel's main cost.
+    // [U | W] = T [beta v | beta Gam k] with T = (I + A)^-1 (unit lower triangular), then the
+    // product on the tensor cores from T's bf16 halves. Substituting the 256 right-hand columns
+    // directly was 4x the FMAs and the kernel's main cost; substituting the identity's 64 columns
+    // (one per thread) kept two warps busy for ~2,000 dependent FMAs while six waited at the
+    // barrier behind it (ncu, v31: a fifth of the kernel's samples). So T goes by 16 x 16 blocks
+    // on every warp: the diagonal blocks T_pp = (I + A_pp)^-1 by substitution (64 columns of 16
+    // rows), then the blocks d below the diagonal, d = 1, 2, 3, from
+    //   T_pq = -T_pp X_pq,  X_pq = sum over r = q .. p - 1 of A_pr T_rq  (p = q + d),
+    // each thread the same element (i, c) of every block of a diagonal. T is built in f32 (Tf,
+    // rows of 64, behind T's halves in q's dead planes); X_pq waits in A's unused upper block
+    // (q, p). Only T's lower blocks are written: the upper ones read as zero.
+    static_assert(GDN_CH == 64, "the blocked inverse is written for 4 x 4 blocks of 16");
+    float* Tf = qs + GDN_CH * GDN_TP;
     if (tid < GDN_CH) wsc[tid] = bs[tid] * expf(gs[tid]);
     if (tid < GDN_CH) {
-        float x[GDN_CH];
+        const int p = tid >> 4, c = tid & 15;
+        const float* a = as + 16 * p * GDN_AP + 16 * p;
+        float x[16];
 #pragma unroll
-        for (int i = 0; i < GDN_CH; i++) x[i] = i == tid ? 1.f : 0.f;
+        for (int i = 0; i < 16; i++) x[i] = i == c ? 1.f : 0.f;
 #pragma unroll
-        for (int i = 1; i < GDN_CH; i++) {
-            float acc[4] = {x[i], 0.f, 0.f, 0.f};
+        for (int i = 1; i < 16; i++) {
+            float acc[2] = {x[i], 0.f};
 #pragma unroll
-            for (int j = 0; j < i; j++) acc[j & 3] = fmaf(-as[i * GDN_AP + j], x[j], acc[j & 3]);
-            x[i] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+            for (int j = 0; j < i; j++) acc[j & 1] = fmaf(-a[i * GDN_AP + j], x[j], acc[j & 1]);
+            x[i] = acc[0] + acc[1];
         }
 #pragma unroll
-        for (int i = 0; i < GDN_CH; i++) {
-            const Bf16Split v = gdn_split_bf16(x[i], 0.f);
-            th[i * GDN_TP + tid] = (bf16)v.hi;
-            tl[i * GDN_TP + tid] = (bf16)v.lo;
+        for (int i = 0; i < 16; i++) Tf[(16 * p + i) * 64 + 16 * p + c] = x[i];
+    }
+    __syncthreads();
+    {
+        const int i = tid >> 4, c = tid & 15;
+#pragma unroll
+        for (int d = 1; d < 4; d++) {
+#pragma unroll
+            for (int q = 0; q + d < 4; q++) {
+                const int p = q + d;
+                float acc[2] = {0.f, 0.f};
+#pragma unroll
+                for (int r = q; r < p; r++)
+#pragma unroll
+                    for (int k = 0; k < 16; k++)
+                        acc[k & 1] = fmaf(as[(16 * p + i) * GDN_AP + 16 * r + k], Tf[(16 * r + k) * 64 + 16 * q + c],
+                                          acc[k & 1]);
+                as[(16 * q + i) * GDN_AP + 16 * p + c] = acc[0] + acc[1];
+            }
+            __syncthreads();
+#pragma unroll
+            for (int q = 0; q + d < 4; q++) {
+                const int p = q + d;
+                // T_pp's diagonal is 1 and its upper triangle zero: k < i, then X_pq's row i.
+                float acc[2] = {-as[(16 * q + i) * GDN_AP + 16 * p + c], 0.f};
+#pragma unroll
+                for (int k = 0; k < 15; k++)
+                    if (k < i)
+                        acc[k & 1] = fmaf(-Tf[(16 * p + i) * 64 + 16 * p + k], as[(16 * q + k) * GDN_AP + 16 * p + c],
+                                          acc[k & 1]);
+                Tf[(16 * p + i) * 64 + 16 * q + c] = acc[0] + acc[1];
+            }
+            __syncthreads();
         }
+    }
+    // T's bf16 halves, a column pair per thread and step.
+#pragma unroll
+    for (int m = 0; m < GDN_CH * GDN_CH / 2 / GDN_CHUNK_THREADS; m++) {
+        const int e = tid + m * GDN_CHUNK_THREADS, i = e / (GDN_CH / 2), j = 2 * (e % (GDN_CH / 2));
+        const float2 v = (i >> 4) < (j >> 4) ? make_float2(0.f, 0.f) : *reinterpret_cast<const float2*>(Tf + i * 64 + j);
+        const Bf16Split b = gdn_split_bf16(v.x, v.y);
+        *reinterpret_cast<unsigned*>(th + i * GDN_TP + j) = b.hi;
+        *reinterpret_cast<unsigned*>(tl + i * GDN_TP + j) = b.lo;
     }
     __syncthreads();
 

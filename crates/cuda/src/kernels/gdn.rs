@@ -29,11 +29,12 @@ fn key_row_stride(d: &Dims) -> usize {
 
 /// Dynamic shared memory of gdn_chunk_solve (GDN_SOLVE_FLOATS): the chunk's k rows as two bf16
 /// planes (rows of the padded key dim + 8 halves), its q rows likewise (later T's two bf16
-/// planes, rows of CHUNK + 8 halves, whichever is larger), A, beta, the running log decay and
+/// planes, rows of CHUNK + 8 halves, and T in f32 as it is built, CHUNK x CHUNK, whichever is
+/// larger), A, beta, the running log decay and
 /// beta Gam per token, and v's columns past the warps' first n-tiles (GDN_VS, row stride + 8).
 fn solve_shared_bytes(d: &Dims) -> u32 {
     let key_planes = CHUNK * (d.gdn_key_dim.div_ceil(16) * 16 + 8);
-    let q_or_t = key_planes.max(CHUNK * (CHUNK + 8));
+    let q_or_t = key_planes.max(CHUNK * (CHUNK + 8 + CHUNK));
     let first_tiles = 8 * CHUNK_THREADS as usize / 32;
     let v_staged = (d.gdn_value_dim.div_ceil(8) * 8).saturating_sub(first_tiles);
     let v_stride = if v_staged > 0 { v_staged + 8 } else { 0 };
