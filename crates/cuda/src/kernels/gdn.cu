@@ -385,23 +385,26 @@ extern "C" __global__ void gdn_prefill_ring(const float* __restrict__ proj, floa
 #define GDN_CH 64
 // KD rounded up to 16 (the tensor-core tiles' k step, and K^T D's 16-row tiles); the padding is zero.
 #define GDN_KDP ((GDN_KEY_DIM + 15) / 16 * 16)
-// Row stride of the staged k, q and W rows: GDN_KDP plus 4, so that the 8 rows of a
+// Row stride of gdn_chunk_scan's staged k, q and W rows: GDN_KDP plus 4, so that the 8 rows of a
 // fragment start on different banks.
 #define GDN_KP (GDN_KDP + 4)
 #define GDN_AP (GDN_CH + 4)
 #define GDN_CHUNK_THREADS 256
-// gdn_chunk_solve's q rows are dead once P is written; T = (I + A)^-1 goes over them, split
-// into its bf16 halves (two [GDN_CH][GDN_TP] planes of bf16, GDN_CH * GDN_TP floats; rows of
-// GDN_CH + 8 halves: ldmatrix's 8 rows of 16 bytes 4 banks apart).
+// gdn_chunk_solve holds k's and q's rows as bf16 hi/lo planes ([GDN_CH][GDN_KBP] halves each, two
+// planes in GDN_CH * GDN_KBP floats; rows of GDN_KDP + 8 halves: ldmatrix's 8 rows of 16 bytes
+// 4 banks apart). q's planes are dead once P is written; T = (I + A)^-1 goes over them: its bf16
+// halves (two [GDN_CH][GDN_TP] planes, GDN_CH * GDN_TP floats), and behind them T in f32 as it
+// is built ([GDN_CH][GDN_CH]).
+#define GDN_KBP (GDN_KDP + 8)
 #define GDN_TP (GDN_CH + 8)
-#define GDN_QT_FLOATS (GDN_CH * GDN_KP > GDN_CH * GDN_TP ? GDN_CH * GDN_KP : GDN_CH * GDN_TP)
+#define GDN_QT_FLOATS (GDN_CH * GDN_KBP > GDN_CH * (GDN_TP + GDN_CH) ? GDN_CH * GDN_KBP : GDN_CH * (GDN_TP + GDN_CH))
 // gdn_chunk_solve's warps take U's first n-tiles (v's columns 0 .. GDN_V0) from registers
 // loaded early; v's columns from GDN_V0 up to the n-tiles' end (GDN_VS of them) it stages in
 // shared memory, row stride GDN_VSP (32 k + 8: the 4 rows of a B fragment on different banks).
 #define GDN_V0 (8 * (GDN_CHUNK_THREADS / 32))
 #define GDN_VS ((GDN_VALUE_DIM + 7) / 8 * 8 > GDN_V0 ? (GDN_VALUE_DIM + 7) / 8 * 8 - GDN_V0 : 0)
 #define GDN_VSP (GDN_VS > 0 ? GDN_VS + 8 : 0)
-#define GDN_SOLVE_FLOATS (GDN_CH * GDN_KP + GDN_QT_FLOATS + GDN_CH * GDN_AP + 3 * GDN_CH + GDN_CH * GDN_VSP)
+#define GDN_SOLVE_FLOATS (GDN_CH * GDN_KBP + GDN_QT_FLOATS + GDN_CH * GDN_AP + 3 * GDN_CH + GDN_CH * GDN_VSP)
 // gdn_chunk_scan: value columns per block, and the row stride of its [.][GDN_SC] tiles, which
 // puts the 4 rows of a tf32 B fragment on different banks.
 #define GDN_SC 32
@@ -526,8 +529,11 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     extern __shared__ __align__(16) float gdn_solve_smem[];
     pdl_launch_next();
     pdl_wait();
-    float* ks = gdn_solve_smem;        // k rows [GDN_CH][GDN_KP]
-    float* qs = ks + GDN_CH * GDN_KP;  // q rows; later T's bf16 halves
+    bf16* kh = reinterpret_cast<bf16*>(gdn_solve_smem);  // k rows' hi halves [GDN_CH][GDN_KBP]
+    bf16* kl = kh + GDN_CH * GDN_KBP;                     // and lo halves
+    float* qs = gdn_solve_smem + GDN_CH * GDN_KBP;        // q's planes likewise; later T's
+    bf16* qh = reinterpret_cast<bf16*>(qs);
+    bf16* ql = qh + GDN_CH * GDN_KBP;
     float* as = qs + GDN_QT_FLOATS;    // A [GDN_CH][GDN_AP]
     float* bs = as + GDN_CH * GDN_AP;  // beta [GDN_CH]
     float* gs = bs + GDN_CH;           // G [GDN_CH]
@@ -536,17 +542,9 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     bf16* th = reinterpret_cast<bf16*>(qs);
     bf16* tl = th + GDN_CH * GDN_TP;
     const int tid = threadIdx.x;
-    const int h = blockIdx.y, kh = h / (GDN_VALUE_HEADS / GDN_KEY_HEADS);
+    const int h = blockIdx.y, key_head = h / (GDN_VALUE_HEADS / GDN_KEY_HEADS);
     const int t0 = blockIdx.x * GDN_CH, n = min(GDN_CH, tokens - t0);
 
-    // Padding rows past the chunk's last token: k = q = beta = g = 0, so their A rows are zero
-    // and their G repeats the last real one. Columns past KD (up to the tf32 tiles) are zero.
-    {
-        const long at = ((long)t0 * GDN_KEY_HEADS + kh) * GDN_KEY_DIM, stride = GDN_KEY_HEADS * GDN_KEY_DIM;
-        auto real_k = [&](int r, int c) { return r < n && c < GDN_KEY_DIM; };
-        gdn_stage_rows<GDN_KDP / 4, true>(ks, GDN_KP, kn + at, stride, real_k);
-        gdn_stage_rows<GDN_KDP / 4, true>(qs, GDN_KP, qn + at, stride, real_k);
-    }
     // VD is a multiple of 4, so each 4 columns are all real or all padding.
     if (GDN_VS > 0)
         gdn_stage_rows<(GDN_VS > 0 ? GDN_VS / 4 : 1), true>(
@@ -578,6 +576,36 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     for (int k16 = 0; k16 < GDN_CH / 16; k16++)
 #pragma unroll
         for (int r = 0; r < 4; r++) vpre[k16][r] = warp < UT ? v_at(warp, b_row(16 * k16, r)) : 0.f;
+    // k's and q's rows, split into their bf16 halves once: every tile that reads an element (as A
+    // along its row of tiles, as B down its column) split it again when the rows were f32 (ncu:
+    // the splits were most of the products' instructions). All loads are issued before the first
+    // split. Padding rows past the chunk's last token are zero (k = q = beta = g = 0: their A
+    // rows are zero and their G repeats the last real one), and so are columns past KD.
+    {
+        constexpr int F4 = GDN_KDP / 4, PER = (GDN_CH * F4 + GDN_CHUNK_THREADS - 1) / GDN_CHUNK_THREADS;
+        const long at = ((long)t0 * GDN_KEY_HEADS + key_head) * GDN_KEY_DIM, stride = GDN_KEY_HEADS * GDN_KEY_DIM;
+        float4 kv[PER], qv[PER];
+#pragma unroll
+        for (int i = 0; i < PER; i++) {
+            const int c = tid + i * GDN_CHUNK_THREADS, r = c / F4, col = 4 * (c % F4);
+            const bool real = c < GDN_CH * F4 && r < n && col < GDN_KEY_DIM;
+            kv[i] = real ? gdn_ld4(kn + at + r * stride + col) : make_float4(0.f, 0.f, 0.f, 0.f);
+            qv[i] = real ? gdn_ld4(qn + at + r * stride + col) : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+        auto put = [&](bf16* hi, bf16* lo, int at, float4 v) {
+            const Bf16Split a = gdn_split_bf16(v.x, v.y), b = gdn_split_bf16(v.z, v.w);
+            *reinterpret_cast<uint2*>(hi + at) = make_uint2(a.hi, b.hi);
+            *reinterpret_cast<uint2*>(lo + at) = make_uint2(a.lo, b.lo);
+        };
+#pragma unroll
+        for (int i = 0; i < PER; i++) {
+            const int c = tid + i * GDN_CHUNK_THREADS, at = c / F4 * GDN_KBP + 4 * (c % F4);
+            if (c < GDN_CH * F4) {
+                put(kh, kl, at, kv[i]);
+                put(qh, ql, at, qv[i]);
+            }
+        }
+    }
     cp_async_wait<0>();
     __syncthreads();
     if (tid == 0) {
@@ -593,30 +621,31 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     // (mt, nt) that reach the lower triangle (nt <= 2 mt + 1): 20 of them, both products per
     // tile sharing the k_j fragment, spread over the warps. P is written for every column of
     // those tiles, which covers the 4-column groups up to the diagonal that gdn_chunk_scan reads.
+    // Fragments by ldmatrix from the planes: lane l gives A's row l % 16 at k offset 8 (l / 16),
+    // one load per plane, and B's (k_j^T: 8 rows of k) row l % 8 at k offset 8 (l / 8 % 2), from
+    // the hi plane for l < 16, so a B load's registers are b0, b1 of hi, then of lo.
     {
         constexpr int TRI = MT * (MT + 1);  // the sum over mt of 2 mt + 2
+        const int a_row = lane & 15, a_k = 8 * (lane >> 4), b_row8 = lane & 7, b_k = 8 * ((lane >> 3) & 1);
         for (int idx = warp; idx < TRI; idx += GDN_CHUNK_THREADS / 32) {
             int mt = 0;
             while (idx >= (mt + 1) * (mt + 2)) mt++;
             const int nt = idx - mt * (mt + 1);
             float kk[4] = {0.f, 0.f, 0.f, 0.f}, qk[4] = {0.f, 0.f, 0.f, 0.f};
-            // B's fragment (k_j^T): row 8 nt + g, columns 2t, 2t + 1 and 2t + 8, 2t + 9.
-            const float* Ak = ks + (16 * mt + g) * GDN_KP + 2 * t;
-            const float* Aq = qs + (16 * mt + g) * GDN_KP + 2 * t;
-            const float* B = ks + (8 * nt + g) * GDN_KP + 2 * t;
+            const int a_at = (16 * mt + a_row) * GDN_KBP + a_k;
+            const unsigned kh_at = smem_u32(kh + a_at), kl_at = smem_u32(kl + a_at);
+            const unsigned qh_at = smem_u32(qh + a_at), ql_at = smem_u32(ql + a_at);
+            const unsigned b_at = smem_u32((lane < 16 ? kh : kl) + (8 * nt + b_row8) * GDN_KBP + b_k);
 #pragma unroll 2
             for (int k0 = 0; k0 < GDN_KDP; k0 += 16) {
-                unsigned bh[2], bl[2], ah[4], al[4];
-#pragma unroll
-                for (int r = 0; r < 2; r++) {
-                    const float2 x = *reinterpret_cast<const float2*>(B + k0 + 8 * r);
-                    const Bf16Split v = gdn_split_bf16(x.x, x.y);
-                    bh[r] = v.hi;
-                    bl[r] = v.lo;
-                }
-                gdn_split_rows_bf16(Ak, k0, ah, al);
+                unsigned br[4], ah[4], al[4];
+                ldsm_x4(b_at + 2 * k0, br);
+                const unsigned bh[2] = {br[0], br[1]}, bl[2] = {br[2], br[3]};
+                ldsm_x4(kh_at + 2 * k0, ah);
+                ldsm_x4(kl_at + 2 * k0, al);
                 gdn_mma3_bf16(kk, kk, ah, al, bh, bl);
-                gdn_split_rows_bf16(Aq, k0, ah, al);
+                ldsm_x4(qh_at + 2 * k0, ah);
+                ldsm_x4(ql_at + 2 * k0, al);
                 gdn_mma3_bf16(qk, qk, ah, al, bh, bl);
             }
 #pragma unroll
@@ -632,29 +661,77 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     if (tid < n) g_out[(long)(t0 + tid) * GDN_VALUE_HEADS + h] = gs[tid];
     __syncthreads();
 
-    // [U | W] = T [beta v | beta Gam k] with T = (I + A)^-1 (unit lower triangular). T comes from
-    // forward substitution on the identity's 64 columns (one per thread, held in registers: the
-    // loops unroll fully, so x is indexed by constants; four partial sums per row shorten the
-    // chain), stored as bf16 halves; the product runs on the tensor cores. Substituting the 256
-    // right-hand columns directly was 4x the FMAs and the kernel's main cost.
+    // [U | W] = T [beta v | beta Gam k] with T = (I + A)^-1 (unit lower triangular), then the
+    // product on the tensor cores from T's bf16 halves. Substituting the 256 right-hand columns
+    // directly was 4x the FMAs and the kernel's main cost; substituting the identity's 64 columns
+    // (one per thread) kept two warps busy for ~2,000 dependent FMAs while six waited at the
+    // barrier behind it (ncu, v31: a fifth of the kernel's samples). So T goes by 16 x 16 blocks
+    // on every warp: the diagonal blocks T_pp = (I + A_pp)^-1 by substitution (64 columns of 16
+    // rows), then the blocks d below the diagonal, d = 1, 2, 3, from
+    //   T_pq = -T_pp X_pq,  X_pq = sum over r = q .. p - 1 of A_pr T_rq  (p = q + d),
+    // each thread the same element (i, c) of every block of a diagonal. T is built in f32 (Tf,
+    // rows of 64, behind T's halves in q's dead planes); X_pq waits in A's unused upper block
+    // (q, p). Only T's lower blocks are written: the upper ones read as zero.
+    static_assert(GDN_CH == 64, "the blocked inverse is written for 4 x 4 blocks of 16");
+    float* Tf = qs + GDN_CH * GDN_TP;
     if (tid < GDN_CH) wsc[tid] = bs[tid] * expf(gs[tid]);
     if (tid < GDN_CH) {
-        float x[GDN_CH];
+        const int p = tid >> 4, c = tid & 15;
+        const float* a = as + 16 * p * GDN_AP + 16 * p;
+        float x[16];
 #pragma unroll
-        for (int i = 0; i < GDN_CH; i++) x[i] = i == tid ? 1.f : 0.f;
+        for (int i = 0; i < 16; i++) x[i] = i == c ? 1.f : 0.f;
 #pragma unroll
-        for (int i = 1; i < GDN_CH; i++) {
-            float acc[4] = {x[i], 0.f, 0.f, 0.f};
+        for (int i = 1; i < 16; i++) {
+            float acc[2] = {x[i], 0.f};
 #pragma unroll
-            for (int j = 0; j < i; j++) acc[j & 3] = fmaf(-as[i * GDN_AP + j], x[j], acc[j & 3]);
-            x[i] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+            for (int j = 0; j < i; j++) acc[j & 1] = fmaf(-a[i * GDN_AP + j], x[j], acc[j & 1]);
+            x[i] = acc[0] + acc[1];
         }
 #pragma unroll
-        for (int i = 0; i < GDN_CH; i++) {
-            const Bf16Split v = gdn_split_bf16(x[i], 0.f);
-            th[i * GDN_TP + tid] = (bf16)v.hi;
-            tl[i * GDN_TP + tid] = (bf16)v.lo;
+        for (int i = 0; i < 16; i++) Tf[(16 * p + i) * 64 + 16 * p + c] = x[i];
+    }
+    __syncthreads();
+    {
+        const int i = tid >> 4, c = tid & 15;
+#pragma unroll
+        for (int d = 1; d < 4; d++) {
+#pragma unroll
+            for (int q = 0; q + d < 4; q++) {
+                const int p = q + d;
+                float acc[2] = {0.f, 0.f};
+#pragma unroll
+                for (int r = q; r < p; r++)
+#pragma unroll
+                    for (int k = 0; k < 16; k++)
+                        acc[k & 1] = fmaf(as[(16 * p + i) * GDN_AP + 16 * r + k], Tf[(16 * r + k) * 64 + 16 * q + c],
+                                          acc[k & 1]);
+                as[(16 * q + i) * GDN_AP + 16 * p + c] = acc[0] + acc[1];
+            }
+            __syncthreads();
+#pragma unroll
+            for (int q = 0; q + d < 4; q++) {
+                const int p = q + d;
+                // T_pp's diagonal is 1 and its upper triangle zero: k < i, then X_pq's row i.
+                float acc[2] = {-as[(16 * q + i) * GDN_AP + 16 * p + c], 0.f};
+#pragma unroll
+                for (int k = 0; k < 15; k++)
+                    if (k < i)
+                        acc[k & 1] = fmaf(-Tf[(16 * p + i) * 64 + 16 * p + k], as[(16 * q + k) * GDN_AP + 16 * p + c],
+                                          acc[k & 1]);
+                Tf[(16 * p + i) * 64 + 16 * q + c] = acc[0] + acc[1];
+            }
+            __syncthreads();
         }
+    }
+    // T's bf16 halves, a column pair per thread and step.
+#pragma unroll
+    for (int m = 0; m < GDN_CH * GDN_CH / 2 / GDN_CHUNK_THREADS; m++) {
+        const int e = tid + m * GDN_CHUNK_THREADS, i = e / (GDN_CH / 2), j = 2 * (e % (GDN_CH / 2));
+        const float2 v = (i >> 4) < (j >> 4) ? make_float2(0.f, 0.f) : *reinterpret_cast<const float2*>(Tf + i * 64 + j);
+        const Bf16Split b = gdn_split_bf16(v.x, v.y);
+        *reinterpret_cast<unsigned*>(th + i * GDN_TP + j) = b.hi;
+        *reinterpret_cast<unsigned*>(tl + i * GDN_TP + j) = b.lo;
     }
     __syncthreads();
 
@@ -681,7 +758,7 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
             for (int r = 0; r < 4; r++) {
                 const int j = b_row(k0, r);
                 if (!is_u)
-                    bv[r] = wsc[j] * ks[j * GDN_KP + col];
+                    bv[r] = wsc[j] * (bf2f(kh[j * GDN_KBP + col]) + bf2f(kl[j * GDN_KBP + col]));
                 else if (q == 0)
                     bv[r] = bs[j] * vpre[k0 / 16][r];
                 else

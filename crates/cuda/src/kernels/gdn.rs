@@ -21,23 +21,24 @@ const CHUNK_THREADS: u32 = 256;
 /// Value columns per block of gdn_chunk_scan (GDN_SC).
 const SCAN_COLUMNS: usize = 32;
 
-/// Row stride (floats) of the k, q and W rows both chunk kernels stage (GDN_KP): the key dim
-/// rounded up to the tensor-core tiles of gdn_chunk_scan, plus 4.
+/// Row stride (floats) of the k, q and W rows gdn_chunk_scan stages (GDN_KP): the key dim
+/// rounded up to its tensor-core tiles, plus 4.
 fn key_row_stride(d: &Dims) -> usize {
     d.gdn_key_dim.div_ceil(16) * 16 + 4
 }
 
-/// Dynamic shared memory of gdn_chunk_solve (GDN_SOLVE_FLOATS): the chunk's k rows, its q rows
-/// (later T's two bf16 halves, rows of CHUNK + 8 halves, whichever is larger), A, beta, the
-/// running log decay and beta Gam per token, and v's columns past the warps' first n-tiles
-/// (GDN_VS, row stride + 8).
+/// Dynamic shared memory of gdn_chunk_solve (GDN_SOLVE_FLOATS): the chunk's k rows as two bf16
+/// planes (rows of the padded key dim + 8 halves), its q rows likewise (later T's two bf16
+/// planes, rows of CHUNK + 8 halves, and T in f32 as it is built, CHUNK x CHUNK, whichever is
+/// larger), A, beta, the running log decay and
+/// beta Gam per token, and v's columns past the warps' first n-tiles (GDN_VS, row stride + 8).
 fn solve_shared_bytes(d: &Dims) -> u32 {
-    let q_or_t = (CHUNK * key_row_stride(d)).max(CHUNK * (CHUNK + 8));
+    let key_planes = CHUNK * (d.gdn_key_dim.div_ceil(16) * 16 + 8);
+    let q_or_t = key_planes.max(CHUNK * (CHUNK + 8 + CHUNK));
     let first_tiles = 8 * CHUNK_THREADS as usize / 32;
     let v_staged = (d.gdn_value_dim.div_ceil(8) * 8).saturating_sub(first_tiles);
     let v_stride = if v_staged > 0 { v_staged + 8 } else { 0 };
-    (4 * (CHUNK * key_row_stride(d) + q_or_t + CHUNK * (CHUNK + 4) + 3 * CHUNK + CHUNK * v_stride))
-        as u32
+    (4 * (key_planes + q_or_t + CHUNK * (CHUNK + 4) + 3 * CHUNK + CHUNK * v_stride)) as u32
 }
 
 /// Dynamic shared memory of gdn_chunk_scan (GDN_SCAN_FLOATS): the block's columns of S (rows
