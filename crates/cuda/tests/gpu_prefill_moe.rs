@@ -11,7 +11,7 @@ mod common;
 use common::*;
 use lily_cpu::{linalg, moe};
 use lily_cuda::dims::Dims;
-use lily_cuda::kernels::gemm::Gemm;
+use lily_cuda::kernels::gemm::{self, Gemm};
 use lily_cuda::kernels::moe::{Moe, MoePrefillArgs, MoeScratch};
 use lily_cuda::tensor::DType;
 
@@ -331,14 +331,24 @@ fn bench_moe_prefill_8k() {
         eprintln!("  {label}: {ms:.3} ms");
     }
     let pairs = (tokens * (d.top_k + 1)) as f64;
-    for (kernel, flops) in [
-        ("gemm_moe_gate_up", 2.0 * pairs * (2 * inter * hid) as f64),
-        ("gemm_moe_down", 2.0 * pairs * (hid * inter) as f64),
+    // Each expert's last tile is partial: the padded rows cost weight traffic and K steps too.
+    let row_tiles = download(&gpu, scratch.row_tiles())[0] as f64;
+    let padded = row_tiles * gemm::TILE_ROWS as f64;
+    eprintln!(
+        "  {row_tiles} row tiles of {} for {pairs} rows ({:.0} tiles' worth, {:.1}% padding)",
+        gemm::TILE_ROWS,
+        pairs / gemm::TILE_ROWS as f64,
+        100.0 * (1.0 - pairs / padded)
+    );
+    for (kernel, per_row) in [
+        ("gemm_moe_gate_up", 2.0 * (2 * inter * hid) as f64),
+        ("gemm_moe_down", 2.0 * (hid * inter) as f64),
     ] {
-        let ms = mean_ms(&times, kernel) as f64;
+        let s = mean_ms(&times, kernel) as f64 / 1e3;
         eprintln!(
-            "  {kernel}: {:.1} TFLOP/s over the real rows",
-            flops / (ms / 1e3) / 1e12
+            "  {kernel}: {:.1} TFLOP/s over the real rows, {:.1} over the padded tiles",
+            pairs * per_row / s / 1e12,
+            padded * per_row / s / 1e12
         );
     }
 }

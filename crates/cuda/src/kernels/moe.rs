@@ -334,4 +334,10 @@ impl MoeScratch {
             pair_out: Tensor::new(gpu, "expert outputs", DType::BF16, &[pairs, d.hidden])?,
         })
     }
+
+    /// I32 [1]: how many row tiles the last prefill's plan made (each expert's rows in tiles
+    /// of gemm::TILE_ROWS, its last one partial), which the expert GEMMs run per column tile.
+    pub fn row_tiles(&self) -> &Tensor {
+        &self.tile_count
+    }
 }
