@@ -21,19 +21,23 @@ const CHUNK_THREADS: u32 = 256;
 /// Value columns per block of gdn_chunk_scan (GDN_SC).
 const SCAN_COLUMNS: usize = 32;
 
-/// Row stride (floats) of the k, q and W rows gdn_chunk_scan stages (GDN_KP): the key dim
-/// rounded up to its tensor-core tiles, plus 4.
+/// The key dim rounded up to the tensor-core tiles' k step (GDN_KDP); the padding is zero.
+fn padded_key_dim(d: &Dims) -> usize {
+    d.gdn_key_dim.div_ceil(16) * 16
+}
+
+/// Row stride (floats) of the k, q and W rows gdn_chunk_scan stages (GDN_KP).
 fn key_row_stride(d: &Dims) -> usize {
-    d.gdn_key_dim.div_ceil(16) * 16 + 4
+    padded_key_dim(d) + 4
 }
 
 /// Dynamic shared memory of gdn_chunk_solve (GDN_SOLVE_FLOATS): the chunk's k rows as two bf16
 /// planes (rows of the padded key dim + 8 halves), its q rows likewise (later T's two bf16
 /// planes, rows of CHUNK + 8 halves, and T in f32 as it is built, CHUNK x CHUNK, whichever is
-/// larger), A, beta, the running log decay and
-/// beta Gam per token, and v's columns past the warps' first n-tiles (GDN_VS, row stride + 8).
+/// larger), A, beta, the running log decay and beta Gam per token, and v's columns past the
+/// warps' first n-tiles (GDN_VS, row stride + 8).
 fn solve_shared_bytes(d: &Dims) -> u32 {
-    let key_planes = CHUNK * (d.gdn_key_dim.div_ceil(16) * 16 + 8);
+    let key_planes = CHUNK * (padded_key_dim(d) + 8);
     let q_or_t = key_planes.max(CHUNK * (CHUNK + 8 + CHUNK));
     let first_tiles = 8 * CHUNK_THREADS as usize / 32;
     let v_staged = (d.gdn_value_dim.div_ceil(8) * 8).saturating_sub(first_tiles);
@@ -48,7 +52,7 @@ fn solve_shared_bytes(d: &Dims) -> u32 {
 /// two decay factors per token.
 fn scan_shared_bytes(d: &Dims) -> u32 {
     let columns = SCAN_COLUMNS + 8;
-    let key_rows = d.gdn_key_dim.div_ceil(16) * 16;
+    let key_rows = padded_key_dim(d);
     (4 * (key_rows * columns
         + SCAN_COLUMNS * (key_rows + 8)
         + 3 * CHUNK * key_row_stride(d)
