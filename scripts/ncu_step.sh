@@ -6,6 +6,11 @@
 #
 #   scripts/ncu_step.sh OUTDIR LILY [CONTEXT]       # CONTEXT defaults to 1024
 #
+# With STALLS=1 it samples where each kernel's warps stall instead (PC sampling, the
+# SourceCounters and WarpStateStats sections, over the same captured step as one graph) and
+# writes OUTDIR/sass.csv.gz and OUTDIR/summary.txt (scripts/ncu_summary.py: stall reasons, the
+# samples by code region, the hottest instructions, per kernel; v33).
+#
 # Writes OUTDIR/step.ncu-rep, OUTDIR/step_samples.csv (every sampled metric with its instance
 # values and their correlation ids), OUTDIR/step_details.txt and OUTDIR/pm_timeline.md (how busy
 # DRAM was in each launch's window, scripts/pm_timeline.py). PM_INTERVAL sets ncu's
@@ -17,6 +22,15 @@ out=${1:?usage: ncu_step.sh OUTDIR LILY [CONTEXT]}
 lily=${2:?usage: ncu_step.sh OUTDIR LILY [CONTEXT]}
 context=${3:-1024}
 mkdir -p "$out"
+if [ "${STALLS:-0}" = 1 ]; then
+    ncu --profile-from-start off --graph-profiling graph --clock-control none \
+        --section WarpStateStats --section SourceCounters -o "$out/step" -f \
+        "$lily" bench --synthetic --contexts "$context" --rounds 1 --steps 8 --profiler-step >"$out/run.log" 2>&1
+    ncu -i "$out/step.ncu-rep" --page source --print-source sass --csv >"$out/sass.csv"
+    python3 "$here/scripts/ncu_summary.py" "$out/sass.csv" --top 5 >"$out/summary.txt"
+    gzip -f "$out/sass.csv"
+    exit 0
+fi
 ncu --profile-from-start off --graph-profiling graph --clock-control none --section PmSampling \
     ${PM_INTERVAL:+--pm-sampling-interval "$PM_INTERVAL"} -o "$out/step" -f \
     "$lily" bench --synthetic --contexts "$context" --rounds 1 --steps 8 --profiler-step >"$out/run.log" 2>&1
