@@ -8,7 +8,7 @@
 #
 # With STALLS=1 it samples where each kernel's warps stall instead (PC sampling, the
 # SourceCounters and WarpStateStats sections, over the same captured step as one graph) and
-# writes OUTDIR/sass.csv.gz and OUTDIR/summary.txt (scripts/ncu_summary.py: stall reasons, the
+# writes OUTDIR/step.ncu-rep, OUTDIR/sass.csv.gz and OUTDIR/summary.txt (scripts/ncu_summary.py: stall reasons, the
 # samples by code region, the hottest instructions, per kernel; v33).
 #
 # Writes OUTDIR/step.ncu-rep, OUTDIR/step_samples.csv (every sampled metric with its instance
@@ -22,18 +22,20 @@ out=${1:?usage: ncu_step.sh OUTDIR LILY [CONTEXT]}
 lily=${2:?usage: ncu_step.sh OUTDIR LILY [CONTEXT]}
 context=${3:-1024}
 mkdir -p "$out"
+# One capture of the step, by what is sampled.
 if [ "${STALLS:-0}" = 1 ]; then
-    ncu --profile-from-start off --graph-profiling graph --clock-control none \
-        --section WarpStateStats --section SourceCounters -o "$out/step" -f \
-        "$lily" bench --synthetic --contexts "$context" --rounds 1 --steps 8 --profiler-step >"$out/run.log" 2>&1
+    sections=(--section WarpStateStats --section SourceCounters)
+else
+    sections=(--section PmSampling ${PM_INTERVAL:+--pm-sampling-interval "$PM_INTERVAL"})
+fi
+ncu --profile-from-start off --graph-profiling graph --clock-control none "${sections[@]}" -o "$out/step" -f \
+    "$lily" bench --synthetic --contexts "$context" --rounds 1 --steps 8 --profiler-step >"$out/run.log" 2>&1
+if [ "${STALLS:-0}" = 1 ]; then
     ncu -i "$out/step.ncu-rep" --page source --print-source sass --csv >"$out/sass.csv"
     python3 "$here/scripts/ncu_summary.py" "$out/sass.csv" --top 5 >"$out/summary.txt"
     gzip -f "$out/sass.csv"
     exit 0
 fi
-ncu --profile-from-start off --graph-profiling graph --clock-control none --section PmSampling \
-    ${PM_INTERVAL:+--pm-sampling-interval "$PM_INTERVAL"} -o "$out/step" -f \
-    "$lily" bench --synthetic --contexts "$context" --rounds 1 --steps 8 --profiler-step >"$out/run.log" 2>&1
 ncu -i "$out/step.ncu-rep" --page raw --csv --print-metric-instances details >"$out/step_samples.csv"
 ncu -i "$out/step.ncu-rep" --page details --print-details all >"$out/step_details.txt"
 python3 "$here/scripts/pm_timeline.py" "$out/step_samples.csv" --launches >"$out/pm_timeline.md"
