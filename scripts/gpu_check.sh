@@ -10,6 +10,8 @@
 # Packed because the GPU machine takes at most 64 MiB of working tree and carried paths: the
 # repository is ~36 MB and the stripped binaries ~28 MB (xz: ~6 MB). The other scripts run
 # from an unpacked DIR: `tar xJf DIR/gpu.tar.xz -C DIR` (or after one gpu_check.sh run).
+# The benchmark runs under scripts/clock_log.sh (OUTDIR/clocks.csv and its .summary: the SM
+# clock and power it ran at).
 # Environment: CONTEXTS (default: the contract's 256 .. 131072), BENCH_FLAGS (e.g. --profile),
 # SKIP_TRANSFORMERS=1, TRANSFORMERS_CONTEXTS (default 1024,8192), SKIP_AGREEMENT=1,
 # AGREEMENT_LAYERS (default 8), GPU_BENCHES=1 (also the kernels' #[ignore]d micro-benchmarks),
@@ -77,7 +79,7 @@ if [ -n "${GPU_BENCHES:-}" ]; then
 fi
 
 echo "== lily bench --synthetic"
-"$bin/lily" bench --synthetic --contexts "${CONTEXTS:-256,512,1024,2048,4096,8192,16384,32768,65536,131072}" --json "$out/bench.json" ${BENCH_FLAGS:-} \
+"$here/scripts/clock_log.sh" "$out/clocks.csv" "$bin/lily" bench --synthetic --contexts "${CONTEXTS:-256,512,1024,2048,4096,8192,16384,32768,65536,131072}" --json "$out/bench.json" ${BENCH_FLAGS:-} \
     2> >(tee "$out/bench.err" >&2) | tee "$out/bench.md" || status=1
 
 if [ -n "${SHAPES_SWEEP:-}" ]; then
