@@ -7,7 +7,7 @@
 set -uo pipefail
 csv=${1:?usage: clock_log.sh CSV COMMAND [ARG ...]}
 shift
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw.instant,temperature.gpu,clocks_event_reasons.active \
     --format=csv,noheader,nounits -lms 200 >"$csv" 2>/dev/null &
 smi=$!
 "$@"

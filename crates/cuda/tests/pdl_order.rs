@@ -71,8 +71,11 @@ fn loads_before_wait(ops: &[Op]) -> (usize, usize) {
             match &ops[i] {
                 Op::Wait => break,
                 Op::Branch { target, always } => {
+                    // Its own scope's label, else the body's.
+                    let plain = target.split('#').next().unwrap_or("");
                     let to = *labels
                         .get(target.as_str())
+                        .or_else(|| labels.get(plain))
                         .unwrap_or_else(|| panic!("branch to unknown target {target}"));
                     stack.push(to);
                     if *always {
@@ -96,11 +99,20 @@ fn loads_before_wait(ops: &[Op]) -> (usize, usize) {
     (loads, read_only)
 }
 
-/// Each `.entry` of a PTX module as ops, by kernel name. An entry's body runs from its name to
-/// the first `}` at the start of a line (inline asm scopes are indented).
+/// Each `.entry` of a PTX module as ops, by kernel name. An entry's body is its `{` .. `}`
+/// scope; inline asm opens scopes of its own (`{` and `}` alone on a line), whose labels are
+/// theirs only (every inlined mbar_wait has a LAB_WAIT), so a label inside one is named with
+/// its scope and a branch looks in its own scope first.
 fn ptx_kernels(ptx: &str) -> HashMap<String, Vec<Op>> {
     let mut kernels = HashMap::new();
     let mut current: Option<(String, Vec<Op>)> = None;
+    // Open scopes of the current entry (the body first), and how many were opened.
+    let mut scopes: Vec<usize> = Vec::new();
+    let mut opened = 0;
+    let scoped = |label: &str, scopes: &[usize]| match scopes {
+        [_] | [] => label.to_string(),
+        [.., inner] => format!("{label}#{inner}"),
+    };
     for raw in ptx.lines() {
         if let Some(rest) = raw.strip_prefix(".visible .entry ") {
             current = Some((
@@ -109,18 +121,28 @@ fn ptx_kernels(ptx: &str) -> HashMap<String, Vec<Op>> {
             ));
             continue;
         }
-        if raw.starts_with('}') {
-            if let Some((name, ops)) = current.take() {
-                kernels.insert(name, ops);
-            }
-            continue;
-        }
         let Some((_, ops)) = current.as_mut() else {
             continue;
         };
+        match raw.trim() {
+            "{" => {
+                opened += 1;
+                scopes.push(opened);
+                continue;
+            }
+            "}" => {
+                scopes.pop();
+                if scopes.is_empty() {
+                    let (name, ops) = current.take().unwrap();
+                    kernels.insert(name, ops);
+                }
+                continue;
+            }
+            _ => {}
+        }
         let line = raw.trim();
         if let Some(label) = line.strip_suffix(':') {
-            ops.push(Op::Label(label.to_string()));
+            ops.push(Op::Label(scoped(label, &scopes)));
             continue;
         }
         let (pred, body) = match line.strip_prefix('@') {
@@ -154,7 +176,7 @@ fn ptx_kernels(ptx: &str) -> HashMap<String, Vec<Op>> {
                 .unwrap_or("")
                 .trim_end_matches(';');
             Op::Branch {
-                target: target.to_string(),
+                target: scoped(target, &scopes),
                 always: !pred,
             }
         } else if word == "ret" || word == "exit" {
@@ -334,4 +356,31 @@ fn the_walk_counts_loads_on_any_path_before_a_wait() {
             "/*0030*/                   ACQBULK",
         );
     assert_eq!(loads_before_wait(&sass_kernels(&hoisted)["k"]), (2, 1));
+}
+
+#[test]
+fn the_reader_takes_inline_asm_scopes_as_part_of_the_body() {
+    // Two inlined mbarrier waits (each its own LAB_WAIT scope, `}` at the start of a line, as
+    // common.cuh writes them) before the wait, then a load after a wgmma-like braced operand:
+    // the body runs to its own `}`, and each scope's branch loops back within itself.
+    let wait_scope = "\t// begin inline asm\n{\n.reg .pred done;\nLAB_WAIT:\nmbarrier.try_wait.parity.shared::cta.b64 done, [%r1], %r2;\n@!done bra LAB_WAIT;\n}\n\t// end inline asm\n";
+    let ptx = format!(
+        ".visible .entry k(\n.param .u64 k_param_0\n)\n{{\n{wait_scope}\tld.global.cg.f32 %f1, [%rd1];\n{wait_scope}\tgriddepcontrol.wait;\n\tmov.b32 {{%r3, %r4}}, %rd5;\n\tld.global.f32 %f2, [%rd2];\n\tret;\n\n}}\n.visible .entry next(\n)\n{{\n\tret;\n}}\n"
+    );
+    let kernels = ptx_kernels(&ptx);
+    assert_eq!(loads_before_wait(&kernels["k"]), (1, 0));
+    assert!(kernels.contains_key("next"));
+    let labels = kernels["k"]
+        .iter()
+        .filter(|op| matches!(op, Op::Label(_)))
+        .count();
+    assert_eq!(labels, 2, "each scope's label is its own");
+    // The load after the wait is in the body: before it, the walk would stop at the first `}`.
+    assert_eq!(
+        kernels["k"]
+            .iter()
+            .filter(|op| matches!(op, Op::Load { .. }))
+            .count(),
+        2
+    );
 }
