@@ -16,9 +16,16 @@ same figures for transformers itself computing in bf16 against its f32 result.
     python scripts/agreement_check.py path/to/lily OUTDIR [--layers 8] [--prefill 2048] [--positions 4096]
 
 Needs a CUDA GPU with ~60 GB free, PyTorch and transformers >= 5.2; writes OUTDIR/agreement.json.
+
+With `--checkpoint DIR` the weights are a checkpoint's instead (a trained one: on seeded random
+weights the reference's top-1 is a near-tie at many positions, which no bf16 implementation
+follows to 99%; transformers' own bf16 path agrees ~88%). DIR is the official vision-language
+layout or the text-only one this script saves; the reference loads it in f32, spread over the
+GPUs by `device_map="auto"` where accelerate is installed: the whole model is ~140 GB in f32.
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -26,24 +33,16 @@ import sys
 import time
 
 import torch
-from transformers import Qwen3_5MoeForCausalLM, Qwen3_5MoeTextConfig
+from transformers import (AutoConfig, Qwen3_5MoeForCausalLM, Qwen3_5MoeForConditionalGeneration,
+                          Qwen3_5MoeTextConfig)
 
 sys.path.insert(0, os.path.dirname(__file__))
 from make_golden_fixtures import randomise  # noqa: E402
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("lily")
-    parser.add_argument("out")
-    parser.add_argument("--work", default="/tmp/lily-agreement")
-    parser.add_argument("--layers", type=int, default=8)
-    parser.add_argument("--prefill", type=int, default=2048)
-    parser.add_argument("--positions", type=int, default=4096)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    os.makedirs(args.work, exist_ok=True)
+def build_random(args):
+    """A model of the real layer shapes with `args.layers` layers and seeded random weights,
+    rounded to bf16 and saved to args.work; returns it (computing in f32) and its layer count."""
     layer_types = ["full_attention" if (i + 1) % 4 == 0 else "linear_attention" for i in range(args.layers)]
     cfg = Qwen3_5MoeTextConfig(
         vocab_size=248320, hidden_size=2048, num_hidden_layers=args.layers, layer_types=layer_types,
@@ -68,29 +67,71 @@ def main():
     model.save_pretrained(args.work, state_dict=state)
     del state
     print(f"built and saved {args.layers} layers in {time.time() - t0:.0f}s", flush=True)
+    return model, args.layers
 
+
+def load_checkpoint(path, dtype):
+    """The checkpoint at `path` for the reference, in `dtype`: the official vision-language
+    wrapper (text fields under text_config) or a text-only model; returns the directory, the
+    model, its layer count and vocabulary size."""
+    t0 = time.time()
+    config = AutoConfig.from_pretrained(path)
+    text = getattr(config, "text_config", None) or config
+    cls = Qwen3_5MoeForConditionalGeneration if hasattr(config, "text_config") else Qwen3_5MoeForCausalLM
+    # Spread over the GPUs where accelerate is there to do it, else on the one.
+    if importlib.util.find_spec("accelerate"):
+        model = cls.from_pretrained(path, dtype=dtype, device_map="auto")
+    else:
+        model = cls.from_pretrained(path, dtype=dtype).to("cuda")
+    model.eval()
+    print(f"loaded {path} ({cls.__name__}, {dtype}) in {time.time() - t0:.0f}s", flush=True)
+    return path, model, text.num_hidden_layers, text.vocab_size
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("lily")
+    parser.add_argument("out")
+    parser.add_argument("--work", default="/tmp/lily-agreement")
+    parser.add_argument("--layers", type=int, default=8)
+    parser.add_argument("--prefill", type=int, default=2048)
+    parser.add_argument("--positions", type=int, default=4096)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--checkpoint", help="a checkpoint directory instead of seeded weights")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    os.makedirs(args.work, exist_ok=True)
+    if args.checkpoint:
+        model_dir, model, layers, vocab = load_checkpoint(args.checkpoint, torch.float32)
+    else:
+        model_dir, model, layers, vocab = args.work, *build_random(args), 248320
     n = args.prefill + args.positions
-    ids = [((i * 2654435761) % 2**32) % cfg.vocab_size for i in range(n)]
+    ids = [((i * 2654435761) % 2**32) % vocab for i in range(n)]
     first = args.prefill - 1  # the last prefill token's position
     t0 = time.time()
     with torch.no_grad():
-        logits = model(torch.tensor([ids], device="cuda")).logits[0, first:].float()
+        logits = model(torch.tensor([ids], device=model.device), use_cache=False).logits[0, first:].float()
         top2 = logits.topk(2, dim=-1)
         ref_argmax = top2.indices[:, 0].tolist()
         gap = (top2.values[:, 0] - top2.values[:, 1]).tolist()
         logp = torch.log_softmax(logits, dim=-1)
-        nxt = torch.tensor(ids[first + 1:], device="cuda")
-        ref_lp = logp[torch.arange(len(nxt), device="cuda"), nxt].tolist()
+        nxt = torch.tensor(ids[first + 1:], device=logits.device)
+        ref_lp = logp[torch.arange(len(nxt), device=logits.device), nxt].tolist()
     print(f"transformers forward of {n} tokens in {time.time() - t0:.1f}s", flush=True)
     del logits, logp
     # For scale: how often transformers itself, computing in bf16 as a user would run it, picks
     # the f32 reference's token on the same weights.
-    model = model.to(torch.bfloat16)
+    if args.checkpoint:
+        del model
+        torch.cuda.empty_cache()
+        model = load_checkpoint(args.checkpoint, torch.bfloat16)[1]
+    else:
+        model = model.to(torch.bfloat16)
     with torch.no_grad():
-        logits = model(torch.tensor([ids], device="cuda")).logits[0, first:].float()
+        logits = model(torch.tensor([ids], device=model.device), use_cache=False).logits[0, first:].float()
         bf16_argmax = logits.argmax(dim=-1).tolist()
         logp = torch.log_softmax(logits, dim=-1)
-        bf16_lp = logp[torch.arange(len(nxt), device="cuda"), nxt].tolist()
+        bf16_lp = logp[torch.arange(len(nxt), device=logits.device), nxt.to(logits.device)].tolist()
     del model, logits, logp
     torch.cuda.empty_cache()
 
@@ -98,7 +139,7 @@ def main():
     with open(ids_file, "w") as f:
         f.write(" ".join(map(str, ids)))
     t0 = time.time()
-    run = subprocess.run([args.lily, "score", "--model", args.work, "--ids", ids_file,
+    run = subprocess.run([args.lily, "score", "--model", model_dir, "--ids", ids_file,
                           "--prefill", str(args.prefill), "--backend", "cuda"],
                          capture_output=True, text=True)
     print(run.stderr[-3000:], flush=True)
@@ -122,7 +163,8 @@ def main():
                 "top1_agreement": sum(picks[i] == ref_argmax[i] for i in kept) / max(1, len(kept))}
 
     result = {
-        "layers": args.layers, "prefill": args.prefill, "positions": len(got),
+        "weights": args.checkpoint or f"seeded ({args.seed})",
+        "layers": layers, "prefill": args.prefill, "positions": len(got),
         "top1_agreement": agree / len(got),
         "prefill_position_agrees": got[0] == ref_argmax[0],
         "mean_nll_lily": lily_nll, "mean_nll_transformers": ref_nll,
