@@ -72,8 +72,8 @@ def build_random(args):
 
 def load_checkpoint(path, dtype):
     """The checkpoint at `path` for the reference, in `dtype`: the official vision-language
-    wrapper (text fields under text_config) or a text-only model; returns the directory, the
-    model, its layer count and vocabulary size."""
+    wrapper (text fields under text_config) or a text-only model; returns the model, its layer
+    count and vocabulary size."""
     t0 = time.time()
     config = AutoConfig.from_pretrained(path)
     text = getattr(config, "text_config", None) or config
@@ -85,7 +85,7 @@ def load_checkpoint(path, dtype):
         model = cls.from_pretrained(path, dtype=dtype).to("cuda")
     model.eval()
     print(f"loaded {path} ({cls.__name__}, {dtype}) in {time.time() - t0:.0f}s", flush=True)
-    return path, model, text.num_hidden_layers, text.vocab_size
+    return model, text.num_hidden_layers, text.vocab_size
 
 
 def main():
@@ -101,10 +101,11 @@ def main():
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     os.makedirs(args.work, exist_ok=True)
+    model_dir = args.checkpoint or args.work
     if args.checkpoint:
-        model_dir, model, layers, vocab = load_checkpoint(args.checkpoint, torch.float32)
+        model, layers, vocab = load_checkpoint(args.checkpoint, torch.float32)
     else:
-        model_dir, model, layers, vocab = args.work, *build_random(args), 248320
+        model, layers, vocab = *build_random(args), 248320
     n = args.prefill + args.positions
     ids = [((i * 2654435761) % 2**32) % vocab for i in range(n)]
     first = args.prefill - 1  # the last prefill token's position
@@ -124,7 +125,7 @@ def main():
     if args.checkpoint:
         del model
         torch.cuda.empty_cache()
-        model = load_checkpoint(args.checkpoint, torch.bfloat16)[1]
+        model = load_checkpoint(args.checkpoint, torch.bfloat16)[0]
     else:
         model = model.to(torch.bfloat16)
     with torch.no_grad():

@@ -124,7 +124,8 @@ fn ptx_kernels(ptx: &str) -> HashMap<String, Vec<Op>> {
         let Some((_, ops)) = current.as_mut() else {
             continue;
         };
-        match raw.trim() {
+        let line = raw.trim();
+        match line {
             "{" => {
                 opened += 1;
                 scopes.push(opened);
@@ -140,7 +141,6 @@ fn ptx_kernels(ptx: &str) -> HashMap<String, Vec<Op>> {
             }
             _ => {}
         }
-        let line = raw.trim();
         if let Some(label) = line.strip_suffix(':') {
             ops.push(Op::Label(scoped(label, &scopes)));
             continue;
