@@ -1,4 +1,5 @@
-"""Turns crates/gate/data/handwritten.txt, blind.txt, blind2.txt, first_person.txt, blind3.txt and blind4.txt
+"""Turns crates/gate/data/handwritten.txt, blind.txt, blind2.txt, first_person.txt, blind3.txt, blind4.txt,
+blind5.txt and blind6.txt
 (inline [text]{category} markup) into crates/gate/data/eval_<name>.jsonl with byte offsets.
 
     python scripts/gate/build_eval.py
@@ -17,7 +18,10 @@ CATEGORIES = {
     "mac_address", "url_credentials", "secret", "crypto_wallet", "date_of_birth", "street_address",
     "medical_record", "insurance_number", "person", "location", "organization",
 }
-TOPICS = {"health", "mental_health", "sexuality", "religion", "politics", "ethnicity", "finances", "legal", "children", "biometrics"}
+TOPICS = {
+    "health", "mental_health", "sexuality", "religion", "politics", "ethnicity", "finances", "legal", "children", "biometrics",
+    "immigration", "criminal_history",
+}
 DECISIONS = {"allow", "mask", "consent", "local", "refuse"}
 
 
@@ -60,6 +64,8 @@ def main():
     build("first_person", "fp")
     build("blind3", "blind3")
     build("blind4", "blind4")
+    build("blind5", "blind5")
+    build("blind6", "blind6")
 
 
 if __name__ == "__main__":
