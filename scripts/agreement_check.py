@@ -1,4 +1,4 @@
-"""Full-width agreement of the CUDA backend with transformers (DESIGN.md §4, rung 3).
+"""Full-width agreement of the CUDA backend with transformers (docs/DESIGN.md §4, rung 3).
 
 A model with the real Qwen3.6-35B-A3B layer shapes (hidden 2048, 256 experts top-8, vocabulary
 248,320, GDN 16x128 keys / 32x128 values, attention 16 heads / 2 KV heads of 256) and

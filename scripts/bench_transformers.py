@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""transformers on the same contract as `lily bench --synthetic` (DESIGN.md section 3), for the
+"""transformers on the same contract as `lily bench --synthetic` (docs/DESIGN.md §3), for the
 side-by-side ratio: Qwen3.5/3.6-35B-A3B text shapes, seeded random bf16 weights on the GPU,
 batch 1, greedy, synthetic prompt token i = ((i * 2654435761) mod 2^32) mod vocab, one
 exact-shape warm-up, then per round one prefill (prompt / time to first token) and exactly 64

@@ -58,7 +58,7 @@ def main():
     model = model.to("cuda" if torch.cuda.is_available() else "cpu")
     print(f"built and saved in {time.time() - t0:.0f}s", flush=True)
 
-    # The benchmark contract's synthetic prompt (DESIGN.md section 3).
+    # The benchmark contract's synthetic prompt (docs/DESIGN.md §3).
     prompt = [((i * 2654435761) % 2**32) % cfg.vocab_size for i in range(PROMPT_LEN)]
     with torch.no_grad():
         ids = torch.tensor([prompt], device=model.device)

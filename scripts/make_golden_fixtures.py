@@ -25,7 +25,7 @@ CONTINUATION = 32
 FIXTURES = [
     dict(
         name="linear3_full1",
-        about="DESIGN.md tiny config: linear x3 then full, GQA 4:1, 8 experts top-2; "
+        about="docs/DESIGN.md §1 tiny config: linear x3 then full, GQA 4:1, 8 experts top-2; "
         "transformers' own text-only save (per-expert tensors), f32",
         config=dict(
             vocab_size=256, hidden_size=64, num_hidden_layers=4,

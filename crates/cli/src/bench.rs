@@ -1,4 +1,4 @@
-//! `lily bench`: the benchmark contract of DESIGN.md §3 on the CUDA backend.
+//! `lily bench`: the benchmark contract of docs/DESIGN.md §3 on the CUDA backend.
 //!
 //! Batch 1, greedy (or, with --temperature, every token drawn on the GPU under that rule with
 //! a fixed uniform 0.5, so rounds still repeat); synthetic prompt token i = ((i * 2654435761) mod 2^32) mod vocab; for each
@@ -455,7 +455,7 @@ mod tests {
 
     #[test]
     fn the_decode_ceiling_at_1k_matches_the_design_estimate() {
-        // DESIGN.md §2: ~712 tok/s at 1K context and 4.3 TB/s.
+        // docs/DESIGN.md §2: ~712 tok/s at 1K context and 4.3 TB/s.
         let ceiling = 4.3e12 / decode_bytes(&Dims::qwen36_35b_a3b(), 1024);
         assert!((700.0..725.0).contains(&ceiling), "{ceiling}");
         let at_128k = 4.3e12 / decode_bytes(&Dims::qwen36_35b_a3b(), 131_072);

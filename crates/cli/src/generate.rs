@@ -302,7 +302,7 @@ mod tests {
     use super::*;
 
     /// transformers' `apply_chat_template` ids for this message with the real tokenizer
-    /// (thinking on: DESIGN.md's known ids).
+    /// (thinking on: the known ids of docs/DESIGN.md §1).
     #[test]
     fn chat_prompt_matches_the_reference_ids() {
         let tokenizer = Tokenizer::qwen3_6();

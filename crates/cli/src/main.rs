@@ -26,7 +26,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Measure prefill and decode speed on the GPU (DESIGN.md §3).
+    /// Measure prefill and decode speed on the GPU (docs/DESIGN.md §3).
     Bench(bench::Args),
     /// Greedy generation from a prompt (CPU reference).
     Generate(generate::GenerateArgs),

@@ -30,7 +30,7 @@ pub struct Dims {
 pub const ATTN_SPLITS: usize = 66;
 
 impl Dims {
-    /// Qwen3.6-35B-A3B (DESIGN.md §1).
+    /// Qwen3.6-35B-A3B (docs/DESIGN.md §1).
     pub fn qwen36_35b_a3b() -> Dims {
         Dims {
             hidden: 2048,
