@@ -6,7 +6,8 @@ use lily_cpu::CpuModel;
 use lily_engine::argmax;
 use lily_model::Backend;
 
-/// The chat prompt for user "Name the two colors of a chessboard." with thinking on (docs/DESIGN.md §1).
+/// The chat prompt for user "Name the two colors of a chessboard." with thinking on
+/// (docs/DESIGN.md §1).
 const CHESSBOARD_PROMPT: [u32; 19] = [
     248045, 846, 198, 657, 279, 1330, 7736, 314, 264, 31634, 2402, 13, 248046, 198, 248045, 74455,
     198, 248068, 198,

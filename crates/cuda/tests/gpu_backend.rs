@@ -1,5 +1,6 @@
 //! The CUDA backend end to end against the CPU reference on the tiny checkpoint of
-//! lily-cpu's golden fixtures (the tiny config of docs/DESIGN.md §1: 3 GDN + 1 attention layer, 8 experts).
+//! lily-cpu's golden fixtures (the tiny config of docs/DESIGN.md §1: 3 GDN + 1 attention layer,
+//! 8 experts).
 //! The checkpoint is f32 and the GPU holds bf16 weights, so the CPU reference runs on a copy of
 //! it rounded to bf16: what remains is the GPU's bf16 activations at matrix inputs and in the
 //! KV cache, compared with max|gpu - cpu| / max|cpu| <= 3e-2.
