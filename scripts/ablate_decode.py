@@ -22,8 +22,8 @@ import sys
 # without them is not their cost. Without the router the expert ids are never written: they
 # keep what the fresh buffer held (evidently one expert in every slot, as zeros would be), so
 # gate|up and down stream one expert's bytes instead of eight, and the step got 0.37-0.41 ms
-# faster than the router's work can explain (v13 and v14 ablations; v14's partial variants put
-# the router's own work at ~1.3 us per launch).
+# faster than the router's work can explain (diagnostic variants that skip parts of the router
+# put its own work at ~1.3 us per launch).
 NOT_ITS_COST = {
     "moe_router": "without it the expert ids are never written (the slots read one expert)",
 }
@@ -85,7 +85,7 @@ def main():
         without, err = bench(a.lily, a.context, ["--leave-out", label])
         if without is None:
             # Some launches cannot be left out (the step then fails its own checks).
-            # The error's own line, not the backtrace's last frame (v13's run showed "9: <unknown>").
+            # The error's own line, not the backtrace's last frame (which can be "9: <unknown>").
             lines = err.strip().splitlines() or ["(no output)"]
             reason = next((l for l in lines if l.startswith("Error")), lines[-1]).replace("|", "/")
             print(f"| {label} | {count} | {eager_us:.2f} | failed: {reason} | | |", flush=True)

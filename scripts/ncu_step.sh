@@ -9,13 +9,14 @@
 # With STALLS=1 it samples where each kernel's warps stall instead (PC sampling, the
 # SourceCounters and WarpStateStats sections, over the same captured step as one graph) and
 # writes OUTDIR/step.ncu-rep, OUTDIR/sass.csv.gz and OUTDIR/summary.txt (scripts/ncu_summary.py: stall reasons, the
-# samples by code region, the hottest instructions, per kernel; v33).
+# samples by code region, the hottest instructions, per kernel).
 #
 # Writes OUTDIR/step.ncu-rep, OUTDIR/step_samples.csv (every sampled metric with its instance
 # values and their correlation ids), OUTDIR/step_details.txt and OUTDIR/pm_timeline.md (how busy
 # DRAM was in each launch's window, scripts/pm_timeline.py). PM_INTERVAL sets ncu's
-# --pm-sampling-interval. Clocks are left alone (METHOD.md); ncu flushes the caches before the
-# step, whose launches then span about what they do unprofiled (1.84 ms at 1K, v20).
+# --pm-sampling-interval. Clocks are left alone (--clock-control none), so the step runs at the
+# clock the benchmark runs at; ncu flushes the caches before the step, whose launches then span
+# about what they do unprofiled.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: ncu_step.sh OUTDIR LILY [CONTEXT]}

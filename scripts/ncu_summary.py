@@ -3,7 +3,7 @@
 Reads the SASS-level CSV that `ncu -i REPORT --page source --print-source sass --csv` prints
 (scripts/ncu_kernels.sh makes it) and prints, per kernel: the sampled stall reasons as shares
 of all samples, the executed instructions by opcode (an issue-bound kernel shows what it spends
-its issue slots on: v15 found cvt.rna.tf32 lowered to FSETP/SEL/LOP3 this way), the samples by
+its issue slots on, e.g. cvt.rna.tf32 lowered to FSETP/SEL/LOP3), the samples by
 twentieths of the kernel's code (which phase of a kernel costs), and the instructions with the
 most samples with their main stall reason.
 

@@ -268,7 +268,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let tokens = prompt(context, d.vocab);
         let mut seq = backend.new_sequence(context + args.steps + 1)?;
         // Exact-shape warm-up, of the token loop too: its steps replay a one-step graph that the
-        // replays' runs do not capture, and capturing it (~2.5 ms, v27) is paid once per
+        // replays' runs do not capture, and capturing it (a few ms) is paid once per
         // sequence and pick path, as a server's worker pays it on its first request.
         backend.set_rule(&mut seq, &rule)?;
         backend.prefill_tokens(&mut seq, &tokens)?;

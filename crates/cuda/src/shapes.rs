@@ -1,11 +1,7 @@
-//! Launch shapes of the decode kernels whose best value was found by measuring (PERFORMANCE.md
-//! v10: moe_down's shape alone moved decode by 2.5%; v11: the defaults are the best of a sweep
-//! of every key around them, `docs/results/2026-11-30-h200-s6/shape_sweep_*`; v13: 16 warps for
-//! the output projections once the row products' weights really stream before the PDL wait,
-//! `docs/results/2026-11-30-h200-s8/shape_*`; v14: moe_down with 8 rows per warp, then 8
-//! warps per gate|up block, `docs/results/2026-11-30-h200-s9/`; v18: the streamed normed
-//! products' 16 warps with one row in registers and two in the ring,
-//! `docs/results/2026-12-01-h200-s13/`; v19: the L2 policy, `docs/results/2026-12-01-h200-s14/`).
+//! Launch shapes of the decode kernels whose best value depends on the machine and on the
+//! other kernels of the step, so it is found by measuring rather than derived: the defaults
+//! below are the best of sweeps around them on the H200 (docs/PERFORMANCE.md's history and
+//! docs/TRIED.md, "launch shapes", say which sweep set which key and by how much).
 //! The kernel sources take them as `-D` constants (with
 //! the model's dimensions, [`crate::dims::Dims::defines`]) and the launchers size their grids
 //! from the same values, so a sweep needs no rebuild:
@@ -28,7 +24,8 @@ pub struct Shapes {
     pub gemv_normed_stages: usize,
     pub gemv_normed_blocks: usize,
     /// Ring rows asked for before the PDL wait (at most the ring's; the others right after the
-    /// norm's reads of the residual). v20: 1 of 2, +2.4% at 1K over all of them before.
+    /// norm's reads of the residual): the norm's residual reads queue behind whatever the
+    /// block has already asked for, so asking for every row first delays the norm.
     pub gemv_normed_early: usize,
     pub gemv_out_warps: usize,
     pub lm_head_warps: usize,

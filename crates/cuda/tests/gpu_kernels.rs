@@ -284,8 +284,8 @@ fn lm_head_with_its_norm_and_greedy_pick_matches_cpu() {
 
 /// GDN in_proj alone (the streamed layer-input product with its norm): microseconds per launch
 /// and the rate over its weights, each launch reading another of four copies (202 MB, four
-/// times L2) so that the weights come from DRAM as in a step. For ncu on the H200 (PERFORMANCE.md
-/// v20: in_proj's window is not bound by its bytes):
+/// times L2) so that the weights come from DRAM as in a step. For ncu on the H200 (inside the
+/// step in_proj takes longer than its bytes at the read rate, so its stalls are worth reading):
 /// scripts/ncu_kernels.sh OUT gemv_hidden_normed .gpu/tests/gpu_kernels --ignored bench_gemv_normed_in_proj
 #[test]
 #[ignore]

@@ -1,7 +1,7 @@
 //! The PDL wait stays where the source puts it, in the machine code (SASS) that runs.
 //!
 //! ptxas treats a read-only-path load (`ld.global.nc`) as reading memory that nothing writes
-//! while the kernel runs, and moves it across `griddepcontrol.wait` either way: in v12 it sank
+//! while the kernel runs, and moves it across `griddepcontrol.wait` either way: it once sank
 //! every row product's weight prefetch below the wait (the prefetch never happened) and hoisted
 //! gdn_decode's read of the position, which the previous step's last kernel writes, above it (a
 //! race). For every kernel of the full model, the tiny test model and the full model under other

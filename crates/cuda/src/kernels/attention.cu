@@ -1,5 +1,14 @@
-// Gated attention decode with partial RoPE. Needs: ATTN_HEADS, ATTN_KV_HEADS, ATTN_HEAD_DIM,
-// ROPE_DIM, ATTN_SPLITS, ATTN_SPLIT_KEYS.
+// Gated attention with partial RoPE, for decode and for prefill. Needs: ATTN_HEADS,
+// ATTN_KV_HEADS, ATTN_HEAD_DIM, ROPE_DIM, ATTN_SPLITS, ATTN_SPLIT_KEYS.
+//
+// Decode, one token: attn_prepare (q/k norms, RoPE, the new key and value into the cache), then
+// the split-KV kernel on the tensor cores (attn_decode_partial: each block one split of the
+// context for one KV head's query group) and attn_decode_combine (merges the splits, applies
+// the gate). Prefill, a chunk of tokens: attn_prefill_prepare (the same preparation for every
+// token of the chunk), then causal flash attention (attn_prefill_flash: on the warpgroup MMA,
+// warp-specialised with TMA loads, for the model's head dim of 256; on mma.sync for the other
+// head dims, the tiny fixtures'). Both write the same KV cache, so decode continues where a
+// prefill ends.
 //
 // `proj` is the output of the concatenated q|k|v projection (f32):
 //   [ per head: query (HD) | gate (HD) ] x H | k (KVH*HD) | v (KVH*HD)
@@ -51,8 +60,7 @@ extern "C" __global__ void attn_prepare(const float* __restrict__ proj, const bf
     const int kvh = b - ATTN_HEADS;
     const float* src = is_q ? proj + b * 2 * HD : proj + Q_ROWS + kvh * HD;
     // A key block's value asked for with its key, not after the norm's barriers (a round trip
-    // on the launch's path: the split-KV decode waits for every block). v26: the path 1.11 us
-    // against 1.18-1.22.
+    // on the launch's path: the split-KV decode waits for every block).
     const float v = is_q ? 0.f : __ldcg(proj + Q_ROWS + ATTN_KV_HEADS * HD + kvh * HD + i);
     const float x = norm_rope(src[i], w, inv_freq, p, eps, xs, scratch);
     if (is_q) {
@@ -209,9 +217,9 @@ __device__ __forceinline__ void ldsm_x4_trans(unsigned addr, unsigned r[4]) {
 
 #define DEC_WARPS 4
 #define DEC_KEYS 16    // keys per tile: one mma k-step of P V
-// Tiles each warp has in flight or in use. v22 (H200, same call): 2 against 3 gave decode 128K
-// 420.7 against 418.5 tok/s and the same at 1K; a block then takes 128 KB of shared memory, as
-// the streamed row products' do, instead of 192 KB.
+// Tiles each warp has in flight or in use: two keep the keys streaming as well as three did
+// (three measured slower at long contexts: docs/TRIED.md, "Decode: attention"), and a block
+// then takes 128 KB of shared memory, as the streamed row products' do, instead of 192 KB.
 #define DEC_STAGES 2
 #define DEC_TILE (DEC_KEYS * HD * 2)  // bytes of one K (or V) tile
 
@@ -416,9 +424,8 @@ attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cach
     __syncthreads();
     // Each warp's weight in a head's merge, once per (warp, head) instead of once per output
     // element: the loop below is then independent loads and FMAs, not 16 serial rounds of
-    // exponentials (v33, H200: that loop held about half of the kernel's PC samples after its
-    // wait; the change took ~0.4 us off its path, +0.05% at 1K). A warp without tiles has
-    // m = -inf and o = 0; its weight is 0 and it adds nothing.
+    // exponentials (that loop held about half of the kernel's stall samples after its wait).
+    // A warp without tiles has m = -inf and o = 0; its weight is 0 and it adds nothing.
     if (threadIdx.x < GROUP) {
         const int h = threadIdx.x;
         float M = -INFINITY, L = 0.f;
@@ -451,8 +458,7 @@ attn_decode_partial(const float* __restrict__ q, const bf16* __restrict__ k_cach
 // grid H, block HD threads; out is the bf16 input of o_proj. The splits' (max, sum) pairs come in
 // through shared memory in one parallel load, asked for with the position and the gate (every
 // split's: those past the split count are stale and never read), so the only chain of global
-// loads left is the accumulators' (independent, 16 in flight). v26: the path 2.35 us against
-// 2.42-2.47, within the decode rate's spread alone.
+// loads left is the accumulators' (independent, 16 in flight).
 extern "C" __global__ void attn_decode_combine(const float* __restrict__ part_acc, const float* __restrict__ part_ml,
                                                const float* __restrict__ proj, const int* __restrict__ pos_ptr,
                                                bf16* __restrict__ out) {

@@ -76,24 +76,24 @@ __device__ __forceinline__ u64 argmax_key(float v, int i) {
 // the position above it. So what is asked for before the wait is read with ld_early (L2, a load
 // ptxas keeps in place), and a value another kernel writes is read after it with __ldcg: not
 // through a plain pointer, whose load may be served by an L1 line that an earlier launch left
-// on this SM (v17, H200: gdn_decode's conv history read with plain loads gave another decode
-// than read at L2, the one the position and the other blocks' writes say; the run's other
-// plain reads of activations gave the same bits at L2, and read there since). Reads through
+// on this SM (on the H200 gdn_decode's conv history, read with plain loads, once gave another
+// decode than read at L2, which is what the position and the other blocks' writes say). Reads through
 // `const __restrict__` pointers (ld.global.nc, also cached in L1) remain in the decode step:
 // the attention kernels' q, partials and position, moe_gate_up's x, the downs' h, the final
 // rmsnorm's x, and argmax's and finish_step's plain reads; moving all of them to L2 gave the
-// same bits and a 7.6% slower step at 1K (v17, one round, branch l2-everywhere), so they stay
-// until one is shown stale. The pdl_order test checks the compiled code (SASS) for the first rule.
+// same bits and a markedly slower step (docs/TRIED.md, "l2-everywhere"), so they stay until one
+// is shown stale. The pdl_order test checks the compiled code (SASS) for the first rule.
 __device__ __forceinline__ uint4 ld_early(const uint4* p) { return __ldcg(p); }
 __device__ __forceinline__ bf16 ld_early(const bf16* p) { return __ldcg(p); }
 __device__ __forceinline__ float ld_early(const float* p) { return __ldcg(p); }
 // L2 eviction priorities (shapes.rs: l2_evict_first, l2_ahead_rows). A decode step streams
 // 6.7 GB through the 50 MB L2; the weights of the products in the mask L2_EVICT_FIRST are read
 // with evict_first, so they pass through without pushing out what is read again (the step's
-// activations, the keys and values, the rows moe_router asks for ahead). v19 (H200, same
-// calls, decode 1K): the experts' gate|up alone +1.9%, with their down +2.1%; the normed
-// products' own streams -0.5% (they are what the ahead rows are for); with the ahead rows, the
-// mask 14 (all but the normed products) was best: +3.5% over no hints. Sites of the mask:
+// activations, the keys and values, the rows moe_router asks for ahead). Most of the gain is
+// the experts' streams (57 MB a layer, more than L2). The normed products are left out of the
+// default mask: the ahead rows are asked into L2 for them, and reading them with evict_first
+// measured slower (the mask's measurements: docs/TRIED.md, "Decode: step structure").
+// Sites of the mask:
 #define L2_NORMED 1  // the layer-input products (gemv_hidden_normed)
 #define L2_GATE_UP 2 // the experts' gate|up (routed and shared)
 #define L2_DOWN 4    // the experts' down (routed and shared)
@@ -113,8 +113,8 @@ __device__ __forceinline__ uint4 ld_stream(const uint4* p) {
         return ld_early(p);
     }
 }
-// `bytes` (a multiple of 16) from p into L2, with L2_AHEAD_LAST evict_last (else normal:
-// -0.6% at 1K, v19).
+// `bytes` (a multiple of 16) from p into L2, with L2_AHEAD_LAST evict_last (else normal, which
+// lets the experts' streams in between push some of the rows out again).
 __device__ __forceinline__ void l2_ahead(const void* p, unsigned bytes) {
     u64 policy;
 #if L2_AHEAD_LAST

@@ -1,4 +1,13 @@
-// Gated DeltaNet decode. Needs: GDN_KEY_HEADS, GDN_VALUE_HEADS, GDN_KEY_DIM, GDN_VALUE_DIM, CONV_K.
+// Gated DeltaNet, for decode and for prefill. Needs: GDN_KEY_HEADS, GDN_VALUE_HEADS,
+// GDN_KEY_DIM, GDN_VALUE_DIM, CONV_K.
+//
+// Decode, one token: gdn_decode (conv, activations, gates, q/k norms and the delta-rule update
+// of the recurrent state, in one launch), then the gated norm (gdn_gated_norm_decode). Prefill, a
+// chunk of tokens (below, "Prefill"): gdn_prefill_prep (conv and activations for every token),
+// gdn_prefill_ring (the conv ring as decode expects it), the chunked gated delta rule on the
+// tensor cores (gdn_chunk_solve within each chunk, gdn_chunk_scan across chunks), then
+// gdn_gated_norm. Both leave the same conv ring and recurrent state, so decode continues where
+// a prefill ends.
 //
 // `proj` is the output of the one concatenated input projection:
 //   [ q (K*KD) | k (K*KD) | v (V*VD) | z (V*VD) | b (V) | a (V) ]   (f32)
@@ -116,7 +125,7 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
     }
     __syncthreads();
     // Every warp sums q.q, k.k and q.k over the whole head itself: no block sums, whose six
-    // barriers were on the path. v21 (H200, same call, decode 1K): 557.9 vs 556.3 tok/s.
+    // barriers were on the path.
     float qq = 0.f, kk = 0.f, kq = 0.f;
     for (int i = threadIdx.x & 31; i < GDN_KEY_DIM; i += 32) {
         qq += qs[i] * qs[i];
@@ -164,8 +173,8 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
 // mostly launch overhead at 8K tokens. Token t's o, proj and out rows follow each other.
 // EARLY (the decode step's): the weight asked for before the PDL wait (at L2) and z with o, so
 // the only round trip after the wait is theirs; the prefill's warps read both after the sum,
-// through L1, where the early loads cost prefill 3% at 8K (v13). v26 (H200, same call, decode
-// 1K): 567.8-568.2 tok/s against 566.9-567.1; its path 0.93 us against 1.06.
+// through L1, since the early loads at L2 slowed the prefill by more than they save a decode
+// step (docs/TRIED.md, "Decode: GDN").
 #define GDN_NORM_WARPS 8
 template <bool EARLY>
 __device__ __forceinline__ void gated_norm_rows(const float* __restrict__ o, const float* __restrict__ proj,
@@ -434,7 +443,7 @@ __device__ __forceinline__ void gdn_zero4(float* p) { gdn_st4(p, 0.f, 0.f, 0.f, 
 // real(r, c) rejects is zeroed instead, or with ZERO false left as it was. Each thread keeps
 // one float4 column and steps by whole rows, so a copy costs a pointer add: dividing the
 // element index for every copy, with its 64-bit address arithmetic, was ~15% of
-// gdn_chunk_scan's instructions (ncu, v15).
+// gdn_chunk_scan's instructions (Nsight Compute).
 template <int F4, bool ZERO, typename Real>
 __device__ __forceinline__ void gdn_stage_rows(float* dst, int dst_stride, const float* src, long src_stride,
                                                Real real) {
@@ -462,7 +471,7 @@ struct Tf32Split {
 // below 2^-21 |x|). cvt.rna.tf32.f32 compiles to 4 instructions for hi and 3 for lo on sm_90
 // (it also handles NaN and infinity, which these finite operands never are): with the address
 // arithmetic, the largest share of the chunked delta rule's instructions when the scan was
-// issue-bound at 2 warps per scheduler (ncu, v15).
+// issue-bound at 2 warps per scheduler (Nsight Compute).
 __device__ __forceinline__ Tf32Split gdn_split(float x) {
     const unsigned hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
     return {hi, __float_as_uint(x - __uint_as_float(hi))};
@@ -561,7 +570,7 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     // the products and the substitution instead of stalling the last product (the kernel's main
     // stall when they were loaded there). More tiles' worth of registers would spill; U's later
     // tiles read v from shared memory (vsm): loaded from global memory in the product, they were
-    // the solve's largest stall left (ncu, v15: FMULs waiting on them).
+    // the solve's largest stall left (Nsight Compute: FMULs waiting on them).
     const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
     constexpr int UT = (GDN_VALUE_DIM + 7) / 8, NT = UT + GDN_KDP / 8, MT = GDN_CH / 16;
     constexpr int NQ = (NT + GDN_CHUNK_THREADS / 32 - 1) / (GDN_CHUNK_THREADS / 32);
@@ -665,7 +674,7 @@ gdn_chunk_solve(const float* __restrict__ qn, const float* __restrict__ kn, cons
     // product on the tensor cores from T's bf16 halves. Substituting the 256 right-hand columns
     // directly was 4x the FMAs and the kernel's main cost; substituting the identity's 64 columns
     // (one per thread) kept two warps busy for ~2,000 dependent FMAs while six waited at the
-    // barrier behind it (ncu, v31: a fifth of the kernel's samples). So T goes by 16 x 16 blocks
+    // barrier behind it (a fifth of the kernel's stall samples). So T goes by 16 x 16 blocks
     // on every warp: the diagonal blocks T_pp = (I + A_pp)^-1 by substitution (64 columns of 16
     // rows), then the blocks d below the diagonal, d = 1, 2, 3, from
     //   T_pq = -T_pp X_pq,  X_pq = sum over r = q .. p - 1 of A_pr T_rq  (p = q + d),

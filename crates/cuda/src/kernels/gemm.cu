@@ -7,8 +7,8 @@
 // (TMA) brings B (the weights) and, where its rows are consecutive, A (the activations): one
 // box per operand and K step, asked for by thread 0 and counted in on the stage's mbarrier.
 // SwiGLU's A rows are tokens picked through a row map and come by cp.async, each thread its
-// chunks. (One TMA box per 8 weight rows ran the expert GEMMs at half the speed of cp.async;
-// one per tile ran them 2-7% faster, and A by TMA another 4% on the down projection.) Each
+// chunks. (One box per tile and operand: boxes of a few rows each ran the expert GEMMs slower
+// than cp.async; the loaders measured: docs/TRIED.md, "Prefill: dense and expert GEMMs".) Each
 // stage holds 128-byte rows in the 128-byte swizzle (16-byte chunk c of row r stored at chunk
 // c ^ (r % 8)), the layout the wgmma descriptors name, so the tensor cores read it without
 // bank conflicts.
@@ -104,8 +104,8 @@ __device__ __forceinline__ void gemm_store_f32(const float d[BN / 2], const Gemm
 // warpgroup's 64 staged rows, then every lane stores 16 consecutive bytes of a row. Stored
 // from registers, a warp's 4-byte pairs covered 8 rows x 16 bytes, half of each 32-byte
 // sector, in 64 stores per thread: in gemm_moe_down (K = 512, 8 steps a tile) that epilogue
-// held ~40% of the kernel's samples (ncu, s24). `staging` is 64 rows of GEMM_OUT_STRIDE<EPI>
-// bytes (gemm_jobs lends it a stage the tile is done with).
+// held ~40% of the kernel's stall samples (Nsight Compute). `staging` is 64 rows of
+// GEMM_OUT_STRIDE<EPI> bytes (gemm_jobs lends it a stage the tile is done with).
 // EPI_SWIGLU: silu(gate) * up of the interleaved gate/up columns, GEMM_BN / 2 units of H's
 // N / 2 columns per tile. EPI_SCALED: the N columns scaled per row (row_scale: this thread's
 // two rows, gemm_row_scales). The launchers check that H's columns are a multiple of 8 (whole

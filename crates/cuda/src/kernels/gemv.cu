@@ -112,8 +112,8 @@ __device__ __forceinline__ void stage_normed(uint4* xs, const Src& src, const No
 }
 
 // With `best` (lm_head: a greedy rule's pick, a draw's max) the product is also the argmax of y: the largest
-// (value, lowest row) key goes to `best` by atomicMax, NaN left out (sampling.cu's rule); the
-// separate argmax launch after it cost 3.6 us of v21's step.
+// (value, lowest row) key goes to `best` by atomicMax, NaN left out (sampling.cu's rule): a
+// separate argmax launch would be one more latency-bound boundary on the step's path.
 template <int COLS, bool NORMED, int WARPS, int ROWS = GEMV_ROWS(COLS)>
 __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16* __restrict__ x,
                                           const float* __restrict__ resid, const bf16* __restrict__ norm_w,
@@ -182,8 +182,8 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
 
 // The layer-input products (GDN in_proj, attention q|k|v: 50.6 and 37.7 MB) streamed by a
 // fixed GEMV_NORMED_BLOCKS blocks per SM (gemv.rs sizes the grid) instead of waves of short
-// blocks: in v17's timeline gemv_rows' last blocks of in_proj started 10.7 us after its PDL
-// release, each wave paying its own norm and the ramp of its loads. Warp g of the grid's G
+// blocks: with waves, the last blocks of in_proj start long after its PDL release, each wave
+// paying its own norm and the ramp of its loads. Warp g of the grid's G
 // takes rows g, g + G, ...: the first GEMV_NORMED_REG_ROWS (0 or 1) into registers, the others
 // through the warp's ring of GEMV_NORMED_STAGES rows in shared memory, where each lane copies
 // its 16-byte chunks of a row (lane + 32 i) with cp.async and reads back only those same
@@ -191,10 +191,10 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
 // no copy engine. Registers and ring are filled before the PDL wait; each ring row consumed
 // asks for the one STAGES rows later. x stays in shared memory (not registers), which keeps a
 // block small enough to become resident beside the previous kernel's blocks.
-// v18 (H200, same call): decode 1K 527.5 vs 508.7 tok/s, 128K 398.7 vs 389.9, same bits. Its
-// own path barely moved; one wave of blocks lets its dependents launch at once (PDL waits for
-// every block's trigger), and gdn_decode's early loads are done by its release. Fewer than
-// two ring stages, or fewer than 16 warps x 3 rows per SM, lost 7-9% (shapes.rs).
+// What it buys is mostly not its own path: one wave of blocks lets its dependents launch at once
+// (PDL waits for every block's trigger), so gdn_decode's early loads are done by its release.
+// The ring needs at least two stages and 16 warps x 3 rows per SM to keep the stream full
+// (the sweeps: docs/TRIED.md, "Decode: row products").
 // Dynamic shared memory: GEMV_NORMED_WARPS * GEMV_NORMED_STAGES rows (gemv.rs: stream_ring_bytes).
 // `make_src` gives the normed input's source once the wait is over (stage_normed's Src).
 template <typename MakeSrc>
@@ -247,10 +247,9 @@ __device__ __forceinline__ void stream_normed(const bf16* W, MakeSrc make_src, c
     }
     // GEMV_NORMED_EARLY ring rows are asked for before the wait, the others once the norm's
     // reads of the residual are on their way: the loads asked before the wait fill the memory
-    // system, and the norm's reads, the first thing after it, queue behind them (ncu, v20: a
-    // fifth of the kernel's stall samples at the first use of the residual). v20 (H200, same
-    // call, decode 1K): 1 of the 2 ring rows early 555.4 tok/s, both 542.4, none 540.5;
-    // 128K 412.3 / 404.8 / 402.1.
+    // system, and the norm's reads, the first thing after it, queue behind them, delaying every
+    // row's use; none early leaves the stream idle during the wait. One of two measured best
+    // (docs/TRIED.md, "Decode: row products").
     constexpr int EARLY = GEMV_NORMED_EARLY < STAGES ? GEMV_NORMED_EARLY : STAGES;
 #pragma unroll
     for (int k = 0; k < EARLY; k++) ask(k);
@@ -276,8 +275,8 @@ gemv_hidden_normed(const bf16* W, const float* resid, const bf16* norm_w, bf16* 
 }
 // The first layer's input product of a decode step with the step's embedding lookup folded in:
 // its input is embed[ids[*pos]], which block 0 also writes to `resid_out` as the residual
-// stream; a token outside the table gives NaN. embed_token's launch before it took 8.3 us of
-// v22's step: its three dependent reads queued behind this kernel's early weight loads.
+// stream; a token outside the table gives NaN. A separate embedding launch before it sat on the
+// step's path: its three dependent reads queued behind this kernel's early weight loads.
 extern "C" __global__ void __launch_bounds__(GEMV_NORMED_WARPS * 32)
 gemv_embed_normed(const bf16* W, const bf16* table, const int* ids, const int* pos, int vocab, float* resid_out,
                   const bf16* norm_w, float eps, float* y, int rows) {
@@ -290,11 +289,11 @@ gemv_embed_normed(const bf16* W, const bf16* table, const int* ids, const int* p
         },
         norm_w, nullptr, eps, y, rows);
 }
-// lm_head with the final norm in its prologue (the rmsnorm launch before it, 4.3 us of v21's
-// step, is gone) and the argmax in its epilogue (argmax's 3.6 us; a draw's sample_max, 2.6
-// us, went the same way in v24): short blocks, each recomputing the norm from L2 (12 KB per 64 KB of weights) while its
-// rows load, rather than v22's streamed ring, whose 132 blocks read lm_head's 1 GB ~4% slower
-// than gemv_hidden's 15,520 (224.8 against 216.1 us on the path).
+// lm_head with the final norm in its prologue and the argmax in its epilogue (a greedy pick, or a
+// draw's max), so neither is a launch of its own on the step's path: short blocks, each
+// recomputing the norm from L2 (12 KB per 64 KB of weights) while its rows load. Short blocks
+// rather than the streamed ring of the layer-input products: 132 ring blocks read lm_head's
+// 1 GB more slowly than many short ones (docs/TRIED.md, "Decode: row products").
 extern "C" __global__ void __launch_bounds__(LM_HEAD_WARPS * 32)
 lm_head_normed(const bf16* W, const float* resid, const bf16* norm_w, u64* best, float eps, float* y, int rows) {
     gemv_rows<HIDDEN, true, LM_HEAD_WARPS>(W, nullptr, resid, norm_w, nullptr, eps, y, rows, 0, best);

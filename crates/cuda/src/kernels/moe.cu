@@ -1,5 +1,11 @@
-// Mixture of experts for decode. Needs: HIDDEN, NUM_EXPERTS, TOP_K, MOE_INTER, and gemv.cu
-// compiled in front of it (the router is a row product with the norm fused).
+// Mixture of experts: decode's kernels, and the routing around prefill's expert GEMMs. Needs:
+// HIDDEN, NUM_EXPERTS, TOP_K, MOE_INTER, and gemv.cu compiled in front of it (the router is a
+// row product with the norm fused).
+// Decode, one token: moe_router (router and the shared expert's gate|up; its last block routes),
+// moe_gate_up (the routed experts' gate|up and the shared expert's down), moe_down (the routed
+// experts' down, summed into the residual). Prefill, a chunk of tokens (below, "Prefill"):
+// moe_route_rows, moe_plan and moe_scatter sort the (token, expert) pairs by expert for gemm.cu's
+// grouped GEMMs, and moe_combine sums each token's pairs.
 // The shared expert is slot TOP_K. It needs no routing, so each of its products runs one launch
 // early, where its weights stream before the PDL wait: its gate|up in the router's launch, its
 // down in the routed experts' gate|up launch.
@@ -146,11 +152,10 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
         // route is worked out and DRAM would idle: the first L2_AHEAD_ROWS rows of every group of
         // GEMV_NORMED_WARPS, which are that product's first warps of each block, so those warps
         // read L2 while the others stream DRAM. Spread over the blocks (block fastest) so that
-        // no one SM's copy engine issues them all. v19 (H200, same calls, decode 1K): asked
-        // before the wait, or after these blocks' own rows, lost 2-3%; 6, 8 and 10 rows of 16
-        // lost 0.5-3.5% against 4 (12.6 MB per GDN layer); the product's last rows instead lost
-        // too (-0.3 to -4%). v23 (same call, 3 rounds): 3 rows (9.5 MB) 562.1-562.6 tok/s at 1K
-        // against 559.6-559.8 for 4 and 560.5-560.9 for 2; 128K 417.5 against 416.1-416.3.
+        // no one SM's copy engine issues them all. Where, when and how much were measured, not
+        // derived: asked before the wait or after these blocks' own rows, more than a few rows of
+        // each 16 (L2_AHEAD_ROWS, a shape), or the product's last rows instead of its first, the
+        // step was slower (docs/TRIED.md, "Decode: step structure").
         if (L2_AHEAD_ROWS > 0 && ahead != nullptr) {
             const int blocks = gridDim.x - ROUTER_BLOCKS, b = blockIdx.x - ROUTER_BLOCKS;
             const int groups = (ahead_rows + GEMV_NORMED_WARPS - 1) / GEMV_NORMED_WARPS;
@@ -180,9 +185,8 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
     __syncthreads();
     if (!last) return;
     // Nothing more may be asked of memory here: a grid retires only once every request it made
-    // is served, and gate|up waits for this one. v26 (H200, decode 1K): the chosen experts'
-    // first gate|up rows asked into L2 from this block made the router's path 19.7 us (bulk
-    // prefetches, 4 MB) or 9.2 us (a line per prefetch, 1 MB) instead of 4.8.
+    // is served, and gate|up waits for this one: asking the chosen experts' rows into L2 from
+    // here lengthened the router's path two- to fourfold (docs/TRIED.md, "expert-ahead").
     if (threadIdx.x < 32) route_warp(logits, ids, weights);
     if (threadIdx.x == 0) *done = 0;
 }
@@ -219,9 +223,9 @@ __device__ __forceinline__ void down_row_load(uint4 (&w)[DOWN_PER_LANE], const b
 #define GU_BLOCKS_Y ((MOE_INTER + MOE_WARPS - 1) / MOE_WARPS)
 #define SHARED_DOWN_ROWS ((HIDDEN + MOE_WARPS * GU_BLOCKS_Y - 1) / (MOE_WARPS * GU_BLOCKS_Y))
 
-// grid (TOP_K + 1, GU_BLOCKS_Y), one warp per intermediate row, MOE_WARPS rows per block (v14,
-// H200, decode 1K with moe_down's 8 rows per warp, same call: 2 / 4 / 8 / 16 warps 471.3 /
-// 486.7 / 492.6 / 477.4 tok/s; at 128K 4 and 8 within 0.1%). Columns x < TOP_K: the 8 chosen
+// grid (TOP_K + 1, GU_BLOCKS_Y), one warp per intermediate row, MOE_WARPS rows per block (a
+// shape: fewer blocks, each with more rows in flight, until too few blocks are left to fill the
+// SMs; docs/TRIED.md, "Decode: MoE"). Columns x < TOP_K: the 8 chosen
 // experts' h[x][r] (the shared expert's h[TOP_K] is the router's). Column TOP_K: the shared
 // expert's down product, weighted, into shared_out [HIDDEN] (SHARED_DOWN_ROWS rows per warp,
 // asked for before the wait: they need neither the route nor h), which moe_down adds as the
@@ -265,11 +269,9 @@ moe_gate_up(const bf16* __restrict__ gate_up, const bf16* __restrict__ shared_do
 // down: [NUM_EXPERTS][HIDDEN][MOE_INTER].
 // A warp per (slot, group of DOWN_WARP_ROWS rows), DOWN_ROWS groups per block; a row's sums are
 // added in slot order (deterministic, unlike atomics), so every shape gives the same bits.
-// v14 (H200, decode 1K, shapes.rs): a warp per (row, slot), 2 rows per block (v10-v13) 482.8
-// tok/s; one group per block of 8 / 4 / 2 rows per warp 493.9 / 489.7 / 479.6 (same call); 16
-// rows 470.4 and two groups of 8 482.5 against 486.9 for one of 8 (another call). With 8 rows
-// the launch's 16.8 MB stream from 2,048 warps in one wave of blocks instead of 16,384 warps in
-// two, each warp asking for all its rows before the first use.
+// Several rows per warp (8 by default, shapes.rs) so that the launch's 16.8 MB stream from
+// 2,048 warps in one wave of blocks instead of 16,384 warps in two, each warp asking for all its
+// rows before the first use (the sweep: docs/TRIED.md, "Decode: MoE").
 // Lanes read h straight from L2 (warps of a block share it through L1).
 #define DOWN_BLOCK_ROWS (DOWN_ROWS * DOWN_WARP_ROWS)
 extern "C" __global__ void __launch_bounds__(TOP_K * DOWN_ROWS * 32)
