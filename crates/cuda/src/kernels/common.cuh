@@ -77,8 +77,8 @@ __device__ __forceinline__ u64 argmax_key(float v, int i) {
 // ptxas keeps in place), and a value another kernel writes is read after it with __ldcg: not
 // through a plain pointer, whose load may be served by an L1 line that an earlier launch left
 // on this SM (on the H200 gdn_decode's conv history, read with plain loads, once gave another
-// decode than read at L2, which is what the position and the other blocks' writes say). Reads through
-// `const __restrict__` pointers (ld.global.nc, also cached in L1) remain in the decode step:
+// decode than read at L2, which is what the position and the other blocks' writes say). Reads
+// through `const __restrict__` pointers (ld.global.nc, also cached in L1) remain in the decode step:
 // the attention kernels' q, partials and position, moe_gate_up's x, the downs' h, the final
 // rmsnorm's x, and argmax's and finish_step's plain reads; moving all of them to L2 gave the
 // same bits and a markedly slower step (docs/TRIED.md, "l2-everywhere"), so they stay until one
