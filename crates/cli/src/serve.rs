@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::backend_choice::{self, BackendKind, RunOn};
 
 /// Where `scripts/make_demo_checkpoint.py` writes the demo checkpoint.
-const DEMO_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/demo");
+pub(crate) const DEMO_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/demo");
 const DEMO_NOTE: &str = "Lily's built-in demo checkpoint: a tiny model of the Qwen3.6 architecture trained for minutes on generated simple English \
                          (see assets/demo/README.md). It shows the whole system working; it is not Qwen3.6.";
 
