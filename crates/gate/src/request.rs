@@ -6,11 +6,14 @@
 //! reasoning, tool-call names and arguments, tool definitions with their parameter schemas,
 //! `user`, `metadata`, stop strings, `response_format` schemas, anything a client adds), and
 //! the keys of free-form objects (`metadata`, schemas), except the structural fields listed in
-//! `STRUCTURAL` whose values are ids or enumerations. What cannot be read (an image, audio or
+//! `STRUCTURAL` whose values are ids or enumerations. Long numbers inside the request's
+//! objects (a card number in `metadata`, an account number as a schema default) are read as
+//! text too; the top-level numbers are sampling settings. What cannot be read (an image, audio or
 //! file part, a content part of an unknown type, a text part whose text is not a string) is
 //! reported as `unreadable`; the policy's `unreadable` rule (default `local`) then decides, so
 //! such a request never leaves the machine.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use serde::Serialize;
@@ -125,7 +128,7 @@ struct Text<'a> {
     /// For a value, its pointer; for a key, the pointer of its entry (parent + key).
     pointer: String,
     slot: Slot,
-    text: &'a str,
+    text: Cow<'a, str>,
 }
 
 #[derive(Default)]
@@ -135,7 +138,14 @@ struct Collected<'a> {
 }
 
 impl<'a> Collected<'a> {
-    fn text(&mut self, message: Option<usize>, pointer: String, slot: Slot, text: &'a str) {
+    fn text(
+        &mut self,
+        message: Option<usize>,
+        pointer: String,
+        slot: Slot,
+        text: impl Into<Cow<'a, str>>,
+    ) {
+        let text = text.into();
         if !text.trim().is_empty() {
             self.texts.push(Text {
                 message,
@@ -173,6 +183,10 @@ impl<'a> Collected<'a> {
                     let free = !keys_are_data && FREE_FORM.contains(&key.as_str());
                     self.walk(message, &here, item, free);
                 }
+            }
+            // Six digits and more can be an account, card or phone number.
+            Value::Number(n) if n.to_string().bytes().filter(u8::is_ascii_digit).count() >= 6 => {
+                self.text(message, pointer.to_string(), Slot::Value, n.to_string())
             }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
@@ -244,7 +258,8 @@ fn collect(request: &Value) -> Result<Collected<'_>, RequestError> {
         }
     }
     for (key, value) in object {
-        if key == "messages" || STRUCTURAL.contains(&key.as_str()) {
+        // Top-level numbers are sampling settings (`seed`, `max_tokens`).
+        if key == "messages" || STRUCTURAL.contains(&key.as_str()) || value.is_number() {
             continue;
         }
         out.walk(
@@ -282,7 +297,7 @@ pub fn inspect_request(
     let mut trace = Vec::new();
     let mut masked: Vec<(&Text, String)> = Vec::new();
     for text in &collected.texts {
-        let verdict = gate.inspect_in(text.text, dest, vault);
+        let verdict = gate.inspect_in(&text.text, dest, vault);
         decision = decision.max(verdict.decision);
         categories.extend(verdict.categories);
         let at = match text.slot {
@@ -332,7 +347,7 @@ pub fn inspect_request(
                 masked.iter().filter(|(t, _)| t.slot == Slot::Key).collect();
             keys.sort_by_key(|(t, _)| std::cmp::Reverse(t.pointer.matches('/').count()));
             for (text, m) in keys {
-                rename_key(&mut copy, &text.pointer, text.text, m.clone());
+                rename_key(&mut copy, &text.pointer, &text.text, m.clone());
             }
             Some(copy)
         } else {
@@ -427,7 +442,7 @@ mod tests {
                 "parameters": {"type": "object", "properties": {"fay@example.com": {"type": "string",
                     "description": "or gus@example.com", "enum": ["hal@example.com"]}}}}}],
             "user": "ivy@example.com",
-            "metadata": {"jon@example.com": "kim@example.com"},
+            "metadata": {"jon@example.com": "kim@example.com", "card": 4111111111111111u64},
             "stop": ["lou@example.com"],
             "response_format": {"type": "json_schema", "json_schema": {"name": "r",
                 "schema": {"type": "object", "properties": {"mo@example.com": {"type": "string"}}}}}

@@ -108,11 +108,7 @@ pub(crate) async fn cloud(app: &Arc<App>, h: &Hybrid, mut ticket: Ticket, body: 
 /// Every placeholder in every string restored (a non-streamed reply).
 fn unmask_strings(value: &mut Value, vault: &Vault) {
     match value {
-        Value::String(s) => {
-            if s.contains('<') {
-                *s = vault.unmask(s);
-            }
-        }
+        Value::String(s) if s.contains('<') => *s = vault.unmask(s),
         Value::Array(items) => items.iter_mut().for_each(|v| unmask_strings(v, vault)),
         Value::Object(map) => map.values_mut().for_each(|v| unmask_strings(v, vault)),
         _ => {}
