@@ -1,7 +1,8 @@
 //! Hybrid compute over real HTTP: the server under test (its local engine the scripted test
-//! model) in front of a recording upstream (support/upstream.rs), a real server process on
-//! loopback that keeps every byte it receives. Every test checks those bytes: no raw value the
-//! gate flagged may arrive.
+//! model) in front of a recording upstream (support/upstream.rs), a real server on loopback
+//! that keeps every byte it receives. Every test checks those bytes: no raw value the gate
+//! flagged may arrive. The labelled "done when" set runs against the real binary with the
+//! demo checkpoint as the local model (crates/cli/tests/hybrid_demo.rs).
 
 mod support;
 
@@ -336,57 +337,6 @@ fn upstream_dying_mid_stream_is_finished_locally_or_ends_with_an_error_event() {
     let error: Value = serde_json::from_str(&data[data.len() - 2]).unwrap();
     assert_eq!(error["error"]["code"], "upstream_error");
     assert_eq!(data.last().map(String::as_str), Some("[DONE]"));
-}
-
-/// The "done when": a labelled set of mixed prompts through the server and an echoing
-/// upstream. Every benign item is served by the cloud; every item the gate flags sends no raw
-/// value upstream; every masked reply reaches the client restored, streamed or not.
-#[test]
-fn labelled_mixed_prompts_never_leak_and_masked_replies_are_restored() {
-    let h = start("labelled", 3, |_| {});
-    let set = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hybrid_prompts.jsonl")).unwrap();
-    let mut misses = Vec::new();
-    let mut n = 0;
-    for line in set.lines().filter(|l| !l.trim().is_empty()) {
-        let item: Value = serde_json::from_str(line).unwrap();
-        let (label, prompt) = (item["label"].as_str().unwrap(), item["prompt"].as_str().unwrap());
-        let values: Vec<&str> = item["values"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
-        for stream in [false, true] {
-            n += 1;
-            let before = h.upstream.count();
-            let r = post(&h, &ask(prompt, stream), &[]);
-            let route = r.header("x-lily-route").unwrap_or("none").to_string();
-            if label == "benign" {
-                assert_eq!((r.status, route.as_str()), (200, "cloud"), "benign item served elsewhere: {prompt}\n{}", r.body);
-                continue;
-            }
-            if route == "cloud" {
-                misses.push(format!("{label}: {prompt}"));
-                continue;
-            }
-            // Flagged: not one raw value reaches the upstream.
-            h.upstream.assert_never_received(before, &values);
-            match route.as_str() {
-                "cloud-masked" => {
-                    let content = if stream {
-                        gather(&r).0
-                    } else {
-                        r.json()["choices"][0]["message"]["content"].as_str().unwrap().to_string()
-                    };
-                    assert_eq!(content, format!("You said: {prompt}"), "masked reply not restored (stream: {stream})");
-                }
-                "local" => assert_eq!(h.upstream.count(), before, "a local item reached the upstream: {prompt}"),
-                _ => {
-                    assert_eq!(r.status, 403, "{}", r.body);
-                    assert_eq!(h.upstream.count(), before);
-                    let code = r.json()["error"]["code"].as_str().unwrap().to_string();
-                    assert!(code == "sensitive_content_refused" || code == "consent_required", "{code}");
-                }
-            }
-        }
-    }
-    assert!(misses.is_empty(), "the gate let these labelled items go to the cloud unmasked: {misses:#?}");
-    assert_eq!(audit_lines(&h).len(), n);
 }
 
 /// The official `openai` Python client as the caller (tests/python/test_hybrid_client.py).

@@ -5,6 +5,7 @@
 //! tool with `{"text": <text>}` as arguments. Streamed replies go out in chunks of
 //! `chunk_bytes` bytes, so placeholders are split across SSE events. It can be told to fail
 //! before its first byte (a 503 or a dropped connection) or to die after some chunks.
+#![allow(dead_code)] // crates/cli/tests/hybrid_demo.rs uses only part of it
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
