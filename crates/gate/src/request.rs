@@ -192,7 +192,7 @@ impl<'a> Collected<'a> {
         }
     }
 
-    /// A message's content parts: text is read, anything else is unreadable.
+    /// A message's content parts: text parts are read whole, any other part is unreadable.
     fn parts(&mut self, index: usize, pointer: &str, parts: &'a [Value]) {
         for (j, part) in parts.iter().enumerate() {
             let here = format!("{pointer}/{j}");
@@ -202,9 +202,8 @@ impl<'a> Collected<'a> {
                 .unwrap_or("untyped");
             match TEXT_PARTS.iter().find(|(t, _)| *t == kind) {
                 Some((_, field)) => match part.get(*field) {
-                    Some(Value::String(s)) => {
-                        self.text(Some(index), format!("{here}/{field}"), Slot::Value, s)
-                    }
+                    // The text and whatever else the part carries (annotations, ...).
+                    Some(Value::String(_)) => self.walk(Some(index), &here, part, false),
                     other => self.unreadable.push(Unreadable {
                         pointer: format!("{here}/{field}"),
                         kind: format!(
@@ -403,7 +402,8 @@ mod tests {
                 {"role": "user", "content": "Mail ann@example.com"},
                 {"role": "assistant", "content": null, "tool_calls": [{"id": "1", "type": "function",
                     "function": {"name": "send", "arguments": "{\"to\": \"ann@example.com\"}"}}]},
-                {"role": "user", "content": [{"type": "text", "text": "and cc bo@example.org"}]}
+                {"role": "user", "content": [{"type": "text", "text": "and cc bo@example.org",
+                                              "annotations": [{"note": "from cy@example.org"}]}]}
             ]
         });
         let mut vault = Vault::new();
@@ -415,16 +415,22 @@ mod tests {
             masked["messages"][2]["tool_calls"][0]["function"]["arguments"],
             "{\"to\": \"<EMAIL_1>\"}"
         );
-        assert_eq!(
-            masked["messages"][3]["content"][0]["text"],
-            "and cc <EMAIL_2>"
-        );
+        // The part's fields are read in map order: the two new addresses get 2 and 3.
+        let text = masked["messages"][3]["content"][0]["text"]
+            .as_str()
+            .unwrap();
+        let note = masked["messages"][3]["content"][0]["annotations"][0]["note"]
+            .as_str()
+            .unwrap();
+        assert!(text.starts_with("and cc <EMAIL_") && note.starts_with("from <EMAIL_"));
+        assert_eq!(vault.unmask(text), "and cc bo@example.org");
+        assert_eq!(vault.unmask(note), "from cy@example.org");
         assert_eq!(masked["model"], "gpt-x");
         assert_eq!(
             v.spans.iter().map(|s| s.message).collect::<Vec<_>>(),
-            [Some(1), Some(2), Some(3)]
+            [Some(1), Some(2), Some(3), Some(3)]
         );
-        assert_eq!(vault.unmask("sent to <EMAIL_2>"), "sent to bo@example.org");
+        assert_eq!(vault.len(), 3);
     }
 
     #[test]
