@@ -33,11 +33,11 @@ pub(crate) fn new_id(prefix: &str) -> String {
     format!("{prefix}{:012x}{n:08x}", start & 0xffff_ffff_ffff)
 }
 
-pub(crate) fn unix_time() -> u64 {
+fn unix_time() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-pub(crate) async fn read_body(body: Body, limit: usize) -> Result<axum::body::Bytes, ApiError> {
+async fn read_body(body: Body, limit: usize) -> Result<axum::body::Bytes, ApiError> {
     axum::body::to_bytes(body, limit).await.map_err(|e| {
         if e.into_inner().downcast::<http_body_util::LengthLimitError>().is_ok() {
             ApiError::too_large(limit)
@@ -155,7 +155,7 @@ fn tool_call_json(index: usize, call: &lily_engine::tool_calls::ToolCall) -> Val
 
 /// Turns engine events into stream chunks.
 pub(crate) struct StreamFormatter {
-    pub meta: Meta,
+    meta: Meta,
     tool_index: usize,
     text_offset: usize,
 }
