@@ -214,49 +214,46 @@ impl Hybrid {
                     format!("This request is not sent: it contains {}, which the privacy policy refuses.", what_was_found(&verdict)),
                 ));
             }
-            Decision::Consent => {
-                let content = content_hash(&content_fingerprint(&value).map_err(|e| ApiError::invalid("messages", e.to_string()))?);
-                match headers.get(CONSENT_HEADER).and_then(|v| v.to_str().ok()) {
-                    Some(id) => {
-                        if let Err(e) = self.consents.redeem(id.trim(), content) {
-                            record.destination = "none";
-                            record.consent = Some(match e {
-                                ConsentError::Unknown => "rejected: unknown or used",
-                                ConsentError::Expired => "rejected: expired",
-                                ConsentError::Mismatch => "rejected: content differs",
-                            });
-                            self.audit(app, record);
-                            return Err(ApiError::forbidden("consent_invalid", format!("Consent not accepted: {e}. Send the request without {CONSENT_HEADER} to ask again.")));
-                        }
-                        record.consent = Some("granted");
-                    }
-                    None => {
-                        let id = self.consents.issue(content).map_err(|e| ApiError::internal(format!("No randomness for a consent id: {e}")))?;
-                        record.destination = "none";
-                        record.consent = Some("asked");
-                        self.audit(app, record);
-                        let preview = outbound(&verdict, &value, &self.config.upstream_model);
-                        let mut extra = Map::new();
-                        extra.insert("consent_id".into(), json!(id));
-                        extra.insert("categories".into(), json!(verdict.categories));
-                        extra.insert("masked_preview".into(), preview);
-                        extra.insert("expires_in".into(), json!(self.consents.ttl().as_secs()));
-                        return Err(ApiError::forbidden(
-                            "consent_required",
-                            format!(
-                                "This request contains {}; it is sent to the upstream model only with consent: send it again with header {CONSENT_HEADER}: {id}.",
-                                what_was_found(&verdict)
-                            ),
-                        )
-                        .with_extra(extra));
-                    }
-                }
-            }
+            Decision::Consent => self.consent(app, headers, &value, &verdict, record)?,
         }
         let route = if verdict.masked_request.is_some() { Route::CloudMasked } else { Route::Cloud };
         record.placeholders = vault.len();
         let body = outbound(&verdict, &value, &self.config.upstream_model);
         relay::cloud(app, self, ticket, body, vault, route).await
+    }
+
+    /// A request held for consent: goes ahead (`Ok`) with a valid `x-lily-consent`, else is
+    /// answered with a new consent id, or with why the one presented is not accepted.
+    fn consent(&self, app: &App, headers: &HeaderMap, value: &Value, verdict: &RequestVerdict, record: &mut AuditRecord) -> Result<(), ApiError> {
+        let content = content_hash(&content_fingerprint(value).map_err(|e| ApiError::invalid("messages", e.to_string()))?);
+        record.destination = "none";
+        let Some(id) = headers.get(CONSENT_HEADER).and_then(|v| v.to_str().ok()) else {
+            let id = self.consents.issue(content).map_err(|e| ApiError::internal(format!("No randomness for a consent id: {e}")))?;
+            record.consent = Some("asked");
+            self.audit(app, record);
+            let mut extra = Map::new();
+            extra.insert("consent_id".into(), json!(id));
+            extra.insert("categories".into(), json!(verdict.categories));
+            extra.insert("masked_preview".into(), outbound(verdict, value, &self.config.upstream_model));
+            extra.insert("expires_in".into(), json!(self.consents.ttl().as_secs()));
+            let message = format!(
+                "This request contains {}; it is sent to the upstream model only with consent: send it again with header {CONSENT_HEADER}: {id}.",
+                what_was_found(verdict)
+            );
+            return Err(ApiError::forbidden("consent_required", message).with_extra(extra));
+        };
+        if let Err(e) = self.consents.redeem(id.trim(), content) {
+            record.consent = Some(match e {
+                ConsentError::Unknown => "rejected: unknown or used",
+                ConsentError::Expired => "rejected: expired",
+                ConsentError::Mismatch => "rejected: content differs",
+            });
+            self.audit(app, record);
+            let message = format!("Consent not accepted: {e}. Send the request without {CONSENT_HEADER} to ask again.");
+            return Err(ApiError::forbidden("consent_invalid", message));
+        }
+        record.consent = Some("granted");
+        Ok(())
     }
 }
 
