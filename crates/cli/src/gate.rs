@@ -9,6 +9,7 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use lily_gate::{inspect_request, is_chat_request, Destination, Gate, Policy, Vault};
+use serde_json::{json, Value};
 
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -51,6 +52,11 @@ pub struct BenchArgs {
     /// Timed runs of every document per configuration.
     #[arg(long, default_value_t = 20)]
     repeat: usize,
+    /// Instead: the in-process cost of the whole gate (all tiers, loaded once) on a realistic
+    /// 4 KB chat request, as `lily serve --upstream` runs it per request, and its ratio to the
+    /// time to first token of the local demo model (CPU) on the same request.
+    #[arg(long)]
+    request: bool,
 }
 
 #[derive(Args)]
@@ -164,6 +170,9 @@ fn time_runs(gate: &Gate, docs: &[String], repeat: usize) -> Vec<f64> {
 }
 
 fn bench(args: BenchArgs) -> anyhow::Result<()> {
+    if args.request {
+        return bench_request(args.repeat.max(200));
+    }
     let text = match &args.corpus {
         Some(p) => {
             std::fs::read_to_string(p).with_context(|| format!("reading corpus {}", p.display()))?
@@ -228,6 +237,149 @@ fn bench(args: BenchArgs) -> anyhow::Result<()> {
                 .fold(f64::INFINITY, f64::min);
             writeln!(out, "{name:<10} {:>8} KB {best:>12.4}", size_kb)?;
         }
+    }
+    Ok(())
+}
+
+/// A chat request of about 4 KB as an assistant client sends it: a system prompt, a tool with
+/// a parameter schema, and a conversation that mentions people, e-mail addresses and phone
+/// numbers among ordinary text.
+fn sample_request() -> Value {
+    let system = "You are a helpful assistant for a small logistics company. Answer briefly and politely, \
+                  use the tools when a shipment must be looked up, and never invent tracking numbers. \
+                  When you draft e-mails, keep them under 120 words and sign them as the operations team.";
+    let turns = [
+        "Hi, can you draft a reply to Jennifer Morales (jennifer.morales@example.com) about the delayed pallet? \
+         She called twice from +1 415 555 0134 and sounded annoyed.",
+        "Sure. Here is a draft: Dear Ms Morales, thank you for your patience. The pallet left our Rotterdam hub \
+         this morning and should reach you on Thursday. We are sorry for the delay. Operations team",
+        "Good, but also mention that Rahul Deshpande from our Hamburg office will call her tomorrow before noon, \
+         and give her the reference number of the shipment so she can quote it.",
+        "Updated draft: Dear Ms Morales, thank you for your patience. The pallet left Rotterdam this morning and \
+         should reach you on Thursday. Rahul Deshpande from our Hamburg office will call you tomorrow before noon.",
+        "Please look up the shipment first, then finish the e-mail, and copy d.okafor@contoso.org on it.",
+    ];
+    let mut messages = vec![json!({"role": "system", "content": system})];
+    let mut request = json!({});
+    'fill: for round in 0.. {
+        for (i, t) in turns.iter().enumerate() {
+            let role = if i % 2 == 0 { "user" } else { "assistant" };
+            messages.push(json!({"role": role, "content": format!("{t} ({})", round + 1)}));
+            request = json!({
+                "model": "auto",
+                "messages": messages,
+                "tools": [{"type": "function", "function": {"name": "lookup_shipment",
+                    "description": "Finds a shipment by the customer's e-mail address and returns its status.",
+                    "parameters": {"type": "object", "properties": {
+                        "email": {"type": "string", "description": "The customer's e-mail address."},
+                        "include_history": {"type": "boolean"}}, "required": ["email"]}}}],
+                "user": "ops-desk-7",
+                "stream": true,
+            });
+            if request.to_string().len() >= 4096 {
+                break 'fill;
+            }
+        }
+    }
+    request
+}
+
+/// Time to first token of the demo checkpoint on the CPU for `request`: rendering, tokenizing
+/// and the prefill that yields the first token's logits (best of 3).
+fn demo_ttft(request: &Value) -> anyhow::Result<(f64, usize)> {
+    use lily_model::{Backend, ChatOptions, ChatTemplate, Message, Tokenizer};
+    let dir = std::path::Path::new(crate::serve::DEMO_DIR);
+    let model = lily_cpu::CpuModel::load(dir).with_context(|| format!("loading the demo checkpoint {}", dir.display()))?;
+    let template = ChatTemplate::from_model_dir(dir)?;
+    let tokenizer = Tokenizer::from_model_dir(dir)?;
+    let messages: Vec<Message> = serde_json::from_value(request["messages"].clone())?;
+    let tools = request["tools"].as_array().cloned().unwrap_or_default();
+    let mut best = f64::INFINITY;
+    let mut tokens = 0;
+    for _ in 0..3 {
+        let start = Instant::now();
+        let text = template.render(&messages, &tools, &ChatOptions::default())?;
+        let prompt = tokenizer.encode(&text);
+        let mut seq = model.new_sequence(prompt.len() + 1)?;
+        std::hint::black_box(model.prefill(&mut seq, &prompt)?);
+        best = best.min(start.elapsed().as_secs_f64() * 1000.0);
+        tokens = prompt.len();
+    }
+    Ok((best, tokens))
+}
+
+/// Nanoseconds this thread has run on a CPU. On a shared machine wall time also counts the
+/// time other processes held the cores; this is the cost of the work itself.
+fn thread_cpu_ns() -> Option<u64> {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec through the valid pointer it is given.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+}
+
+struct RequestTimes {
+    /// Wall time, ms: p50, p95.
+    wall: (f64, f64),
+    /// On-CPU time of the thread, ms: p50, p95 (where the platform tells).
+    cpu: Option<(f64, f64)>,
+    decision: String,
+}
+
+/// `inspect_request` on `request`, after a warm-up (the first runs compile the lazily built
+/// regexes and touch the weights).
+fn time_request(gate: &Gate, request: &Value, runs: usize) -> anyhow::Result<RequestTimes> {
+    let mut wall = Vec::with_capacity(runs);
+    let mut cpu = Vec::with_capacity(runs);
+    let mut decision = String::new();
+    for i in 0..runs + 10 {
+        let (start, cpu_start) = (Instant::now(), thread_cpu_ns());
+        let verdict = inspect_request(gate, std::hint::black_box(request), Destination::Cloud, &mut Vault::new())?;
+        let (elapsed, cpu_end) = (start.elapsed(), thread_cpu_ns());
+        if i >= 10 {
+            wall.push(elapsed.as_secs_f64() * 1000.0);
+            if let (Some(a), Some(b)) = (cpu_start, cpu_end) {
+                cpu.push(b.saturating_sub(a) as f64 / 1e6);
+            }
+        }
+        decision = format!("{} ({} findings)", verdict.decision, verdict.spans.len());
+    }
+    let p = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (percentile(v, 50.0), percentile(v, 95.0))
+    };
+    let cpu = (cpu.len() == runs).then(|| p(&mut cpu));
+    Ok(RequestTimes { wall: p(&mut wall), cpu, decision })
+}
+
+fn bench_request(runs: usize) -> anyhow::Result<()> {
+    let request = sample_request();
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "chat request: {} bytes, {} messages, 1 tool; {runs} timed runs, one thread",
+        request.to_string().len(),
+        request["messages"].as_array().map_or(0, Vec::len)
+    )?;
+    // Where the time goes: the identifier patterns alone, then every tier as the server runs.
+    let mut p50_all = 0.0;
+    for (name, gate) in [
+        ("patterns", Gate::identifiers_only(Policy::default_policy())),
+        ("all tiers", build_gate(Policy::default_policy(), false)?),
+    ] {
+        let t = time_request(&gate, &request, runs)?;
+        let (p50, p95) = t.wall;
+        let cpu = t.cpu.map_or(String::new(), |(c50, c95)| format!(" (on-CPU p50 {c50:.3} ms, p95 {c95:.3} ms)"));
+        writeln!(out, "gate in process, {name:<9}: p50 {p50:.3} ms, p95 {p95:.3} ms{cpu}; decision {}", t.decision)?;
+        p50_all = p50;
+    }
+    match demo_ttft(&request) {
+        Ok((ttft, tokens)) => writeln!(
+            out,
+            "demo model time to first token (CPU, {tokens} prompt tokens): {ttft:.1} ms; gate p50 / TTFT = {:.4} ({:.2}%)",
+            p50_all / ttft,
+            100.0 * p50_all / ttft
+        )?,
+        Err(e) => writeln!(out, "demo model time to first token: not measured ({e:#})")?,
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! `lily serve`: the OpenAI-compatible server over a checkpoint (on the GPU where the CUDA
 //! backend can run it, else on the CPU reference), or, without `--model`, over the small
-//! built-in demo checkpoint in assets/demo.
+//! built-in demo checkpoint in assets/demo. With `--upstream`, also the front of a cloud
+//! model, every request through the privacy gate (see lily_server::hybrid).
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -14,13 +15,15 @@ use lily_cuda::CudaBackend;
 use lily_model::chat::{Content, FunctionCall, ToolCall};
 use lily_model::{ChatOptions, ChatTemplate, Config, Message, Tokenizer};
 use lily_server::request::ChatMessage;
+use lily_gate::{Gate, Policy};
+use lily_server::hybrid::HybridConfig;
 use lily_server::{EngineSpec, ServerConfig, TextModel};
 use serde_json::Value;
 
 use crate::backend_choice::{self, BackendKind, RunOn};
 
 /// Where `scripts/make_demo_checkpoint.py` writes the demo checkpoint.
-const DEMO_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/demo");
+pub(crate) const DEMO_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/demo");
 const DEMO_NOTE: &str = "Lily's built-in demo checkpoint: a tiny model of the Qwen3.6 architecture trained for minutes on generated simple English \
                          (see assets/demo/README.md). It shows the whole system working; it is not Qwen3.6.";
 
@@ -60,6 +63,57 @@ pub struct ServeArgs {
     /// Which backend runs the model.
     #[arg(long, value_enum, default_value_t = BackendKind::Auto)]
     backend: BackendKind,
+    /// Hybrid compute: an OpenAI-compatible base URL (e.g. https://api.openai.com/v1) that
+    /// requests for the model `auto` or --upstream-model go to after the privacy gate. Its
+    /// key is read from LILY_UPSTREAM_API_KEY.
+    #[arg(long, requires = "upstream_model")]
+    upstream: Option<String>,
+    /// The upstream model's name, as sent upstream and as clients may request it.
+    #[arg(long, requires = "upstream")]
+    upstream_model: Option<String>,
+    /// The privacy gate's policy file (JSON); the embedded safe default when absent.
+    #[arg(long, requires = "upstream")]
+    gate_policy: Option<PathBuf>,
+    /// Seconds to wait for the upstream's response headers, and between two chunks of its stream.
+    #[arg(long, default_value_t = 60)]
+    upstream_timeout: u64,
+    /// When the upstream fails, answer 502 instead of falling back to the local model.
+    #[arg(long)]
+    no_fallback: bool,
+    /// Seconds a consent id stays valid.
+    #[arg(long, default_value_t = 600)]
+    consent_ttl: u64,
+    /// Append one JSON line per routed request (decision, categories, destination, upstream
+    /// status and latency; never a value from the request) to this file.
+    #[arg(long, requires = "upstream")]
+    audit_log: Option<PathBuf>,
+}
+
+/// The gate (loaded once, shared by every request) and the upstream, from the flags.
+fn hybrid_config(args: &ServeArgs) -> anyhow::Result<Option<HybridConfig>> {
+    let (Some(url), Some(model)) = (&args.upstream, &args.upstream_model) else { return Ok(None) };
+    if !(url.starts_with("https://") || url.starts_with("http://")) {
+        bail!("--upstream must be an http(s) base URL such as https://host/v1, got {url}");
+    }
+    let policy = match &args.gate_policy {
+        Some(path) => Policy::load(path)?,
+        None => Policy::default_policy(),
+    };
+    let gate = Gate::new(policy).context("loading the privacy gate's learned tiers")?;
+    let upstream_key = std::env::var("LILY_UPSTREAM_API_KEY").ok().filter(|k| !k.is_empty());
+    if upstream_key.is_none() {
+        tracing::warn!("LILY_UPSTREAM_API_KEY is not set: requests go to {url} without a key");
+    }
+    Ok(Some(HybridConfig {
+        upstream_url: url.clone(),
+        upstream_model: model.clone(),
+        upstream_key,
+        gate: Arc::new(gate),
+        upstream_timeout: Duration::from_secs(args.upstream_timeout),
+        fallback: !args.no_fallback,
+        consent_ttl: Duration::from_secs(args.consent_ttl),
+        audit_log: args.audit_log.clone(),
+    }))
 }
 
 /// The Qwen3.6 tokenizer and chat template as the server sees them.
@@ -184,6 +238,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_body_bytes: args.max_body_mib << 20,
         api_key,
         prefix_cache_bytes: args.prefix_cache_mib << 20,
+        hybrid: hybrid_config(&args)?,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
     runtime.block_on(async move {

@@ -12,6 +12,8 @@
 //!   "consent_below": 0.5,           // less sure than this: `local`/`refuse` become `consent`
 //!   "mask_alongside": ["location"], // optional: allowed alone, masked next to other masks
 //!   "max_input_bytes": 16777216,    // larger inputs are refused unread
+//!   "unreadable": "local",          // optional: a request part the gate cannot read (an
+//!                                   // image, audio, a file) for the cloud: `local` or `refuse`
 //!   "destinations": {
 //!     "cloud": { "default": "mask", "categories": { "secret": "refuse", "health": "local" } },
 //!     "local": { "default": "allow" } } }
@@ -110,7 +112,15 @@ pub struct Policy {
     pub mask_alongside: Vec<Category>,
     /// Larger inputs are refused unread: inspecting them would cost unbounded time.
     pub max_input_bytes: usize,
+    /// What a chat request for the cloud with a part the gate cannot read (an image, audio,
+    /// a file, an unknown part type) becomes: `local` or `refuse`, never sent.
+    #[serde(default = "unreadable_default")]
+    pub unreadable: Decision,
     pub destinations: BTreeMap<Destination, DestinationRules>,
+}
+
+fn unreadable_default() -> Decision {
+    Decision::Local
 }
 
 const DEFAULT_POLICY: &str = include_str!("../policy/default.json");
@@ -168,6 +178,15 @@ impl Policy {
                 format!(
                     "must be >= ignore_below ({}), got {}",
                     self.ignore_below, self.consent_below
+                ),
+            ));
+        }
+        if !matches!(self.unreadable, Decision::Local | Decision::Refuse) {
+            return Err(invalid(
+                "unreadable",
+                format!(
+                    "must be `local` or `refuse` (what cannot be read is never sent), got `{}`",
+                    self.unreadable
                 ),
             ));
         }
@@ -303,6 +322,16 @@ mod tests {
             "destinations": {"cloud": {"default": "mask"}, "local": {"default": "allow"}}}"#;
         let err = Policy::from_json(text, "p.json").unwrap_err().to_string();
         assert!(err.contains("consent_below"), "{err}");
+    }
+
+    #[test]
+    fn unreadable_defaults_to_local_and_is_never_sent() {
+        assert_eq!(Policy::default_policy().unreadable, Decision::Local);
+        let text = r#"{"ignore_below": 0.2, "consent_below": 0.6, "max_input_bytes": 10,
+            "unreadable": "mask",
+            "destinations": {"cloud": {"default": "mask"}, "local": {"default": "allow"}}}"#;
+        let err = Policy::from_json(text, "p.json").unwrap_err().to_string();
+        assert!(err.contains("unreadable"), "{err}");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiError {
@@ -14,6 +15,8 @@ pub struct ApiError {
     pub code: Option<&'static str>,
     /// Seconds, for 429 and 503.
     pub retry_after: Option<u64>,
+    /// More fields of the error object, beside OpenAI's four (a consent id, categories).
+    pub extra: Option<Box<Map<String, Value>>>,
 }
 
 #[derive(Serialize)]
@@ -28,11 +31,13 @@ struct ErrorDetail<'a> {
     kind: &'static str,
     param: Option<&'a str>,
     code: Option<&'static str>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    extra: Option<&'a Map<String, Value>>,
 }
 
 impl ApiError {
     fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self { status, message: message.into(), param: None, code: None, retry_after: None }
+        Self { status, message: message.into(), param: None, code: None, retry_after: None, extra: None }
     }
 
     pub fn invalid(param: impl Into<String>, message: impl Into<String>) -> Self {
@@ -94,6 +99,21 @@ impl ApiError {
         Self::new(StatusCode::METHOD_NOT_ALLOWED, "Method not allowed for this path.")
     }
 
+    /// 502: the upstream (cloud) model failed and no local fallback was allowed.
+    pub fn bad_gateway(message: impl Into<String>) -> Self {
+        Self { code: Some("upstream_error"), ..Self::new(StatusCode::BAD_GATEWAY, message) }
+    }
+
+    /// 403 with a code a client can act on (a refusal by the privacy policy, a consent).
+    pub fn forbidden(code: &'static str, message: impl Into<String>) -> Self {
+        Self { code: Some(code), ..Self::new(StatusCode::FORBIDDEN, message) }
+    }
+
+    pub fn with_extra(mut self, extra: Map<String, Value>) -> Self {
+        self.extra = Some(Box::new(extra));
+        self
+    }
+
     fn kind(&self) -> &'static str {
         match self.status.as_u16() {
             401 => "authentication_error",
@@ -107,7 +127,13 @@ impl ApiError {
     /// The JSON body, also used for errors inside a stream.
     pub fn body(&self) -> String {
         let body = ErrorBody {
-            error: ErrorDetail { message: &self.message, kind: self.kind(), param: self.param.as_deref(), code: self.code },
+            error: ErrorDetail {
+                message: &self.message,
+                kind: self.kind(),
+                param: self.param.as_deref(),
+                code: self.code,
+                extra: self.extra.as_deref(),
+            },
         };
         serde_json::to_string(&body).unwrap_or_default()
     }

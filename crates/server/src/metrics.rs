@@ -44,8 +44,16 @@ impl Histogram {
     }
 }
 
+/// Counters with one label, for hybrid routing: (metric, label value) -> count.
+const LABELLED: &[(&str, &str, &str)] = &[
+    ("lily_gate_decisions_total", "decision", "Privacy gate decisions on requests for the cloud."),
+    ("lily_route_requests_total", "route", "Chat requests by where they were served (cloud, cloud-masked, local, none)."),
+    ("lily_upstream_failures_total", "stage", "Upstream (cloud) failures, before the first byte or mid-stream."),
+];
+
 pub struct Metrics {
     requests: Mutex<BTreeMap<(String, u16), u64>>,
+    labelled: Mutex<BTreeMap<(&'static str, &'static str), u64>>,
     queue_depth: AtomicU64,
     ttft: Histogram,
     inter_token: Histogram,
@@ -63,6 +71,7 @@ impl Default for Metrics {
     fn default() -> Self {
         Self {
             requests: Mutex::default(),
+            labelled: Mutex::default(),
             queue_depth: AtomicU64::new(0),
             ttft: Histogram::new(TTFT_BUCKETS),
             inter_token: Histogram::new(INTER_TOKEN_BUCKETS),
@@ -81,6 +90,13 @@ impl Metrics {
     pub fn request(&self, endpoint: &str, status: u16) {
         if let Ok(mut r) = self.requests.lock() {
             *r.entry((endpoint.to_string(), status)).or_insert(0) += 1;
+        }
+    }
+
+    /// Counts one event of a labelled counter named in `LABELLED`.
+    pub fn count(&self, metric: &'static str, label: &'static str) {
+        if let Ok(mut m) = self.labelled.lock() {
+            *m.entry((metric, label)).or_insert(0) += 1;
         }
     }
 
@@ -126,6 +142,14 @@ impl Metrics {
                 let _ = writeln!(out, "lily_requests_total{{endpoint=\"{endpoint}\",status=\"{status}\"}} {n}");
             }
         }
+        if let Ok(m) = self.labelled.lock() {
+            for (name, label, help) in LABELLED {
+                let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+                for ((_, value), n) in m.range((*name, "")..).take_while(|((metric, _), _)| metric == name) {
+                    let _ = writeln!(out, "{name}{{{label}=\"{value}\"}} {n}");
+                }
+            }
+        }
         let counter = |out: &mut String, name: &str, help: &str, v: &AtomicU64| {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}", v.load(Ordering::Relaxed));
         };
@@ -159,6 +183,9 @@ mod tests {
         m.request("/v1/chat/completions", 200);
         m.request("/v1/chat/completions", 200);
         m.request("/v1/chat/completions", 429);
+        m.count("lily_route_requests_total", "cloud-masked");
+        m.count("lily_route_requests_total", "cloud-masked");
+        m.count("lily_gate_decisions_total", "mask");
         m.first_token(Duration::from_millis(7));
         m.first_token(Duration::from_secs(100));
         let text = m.render();
@@ -168,5 +195,7 @@ mod tests {
         assert!(text.contains("lily_time_to_first_token_seconds_bucket{le=\"0.01\"} 1"));
         assert!(text.contains("lily_time_to_first_token_seconds_bucket{le=\"+Inf\"} 2"));
         assert!(text.contains("lily_time_to_first_token_seconds_count 2"));
+        assert!(text.contains("lily_route_requests_total{route=\"cloud-masked\"} 2"));
+        assert!(text.contains("lily_gate_decisions_total{decision=\"mask\"} 1"));
     }
 }

@@ -9,7 +9,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -20,13 +20,13 @@ use tokio::sync::mpsc::{self, UnboundedReceiver};
 
 use crate::error::ApiError;
 use crate::output::{Delta, LogprobEntry};
-use crate::request::{parse_chat, parse_completion, GenerationParams, Prompt};
+use crate::request::{parse_chat, parse_completion, ChatRequest, GenerationParams, Prompt};
 use crate::worker::{Event, FinishReason, Job, JobKind, PushError, Usage};
 use crate::App;
 
 /// Unique enough for response and tool-call ids: a process-wide counter mixed with the start
 /// time, so ids from two server runs do not collide in a client's logs.
-fn new_id(prefix: &str) -> String {
+pub(crate) fn new_id(prefix: &str) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let start = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
@@ -96,13 +96,13 @@ impl App {
 
 /// The parts of a response every chunk repeats.
 #[derive(Clone)]
-struct Meta {
-    id: String,
-    created: u64,
-    model: String,
-    chat: bool,
-    logprobs: bool,
-    include_usage: bool,
+pub(crate) struct Meta {
+    pub id: String,
+    pub created: u64,
+    pub model: String,
+    pub chat: bool,
+    pub logprobs: bool,
+    pub include_usage: bool,
 }
 
 fn usage_json(u: &Usage) -> Value {
@@ -154,13 +154,17 @@ fn tool_call_json(index: usize, call: &lily_engine::tool_calls::ToolCall) -> Val
 }
 
 /// Turns engine events into stream chunks.
-struct StreamFormatter {
+pub(crate) struct StreamFormatter {
     meta: Meta,
     tool_index: usize,
     text_offset: usize,
 }
 
 impl StreamFormatter {
+    pub fn new(meta: Meta) -> Self {
+        Self { meta, tool_index: 0, text_offset: 0 }
+    }
+
     fn chunk(&self, choice: Value) -> Value {
         let object = if self.meta.chat { "chat.completion.chunk" } else { "text_completion" };
         json!({"id": self.meta.id, "object": object, "created": self.meta.created, "model": self.meta.model, "choices": [choice]})
@@ -170,7 +174,7 @@ impl StreamFormatter {
         self.meta.chat.then(|| self.chunk(json!({"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": null, "finish_reason": null})))
     }
 
-    fn delta(&mut self, d: &Delta) -> Value {
+    pub fn delta(&mut self, d: &Delta) -> Value {
         if !self.meta.chat {
             let logprobs = if self.meta.logprobs { completion_logprobs(&d.logprobs, &mut self.text_offset) } else { Value::Null };
             return self.chunk(json!({"index": 0, "text": d.content, "logprobs": logprobs, "finish_reason": null}));
@@ -197,7 +201,7 @@ impl StreamFormatter {
         self.chunk(json!({"index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": null}))
     }
 
-    fn finish(&self, reason: FinishReason) -> Value {
+    pub fn finish(&self, reason: FinishReason) -> Value {
         if self.meta.chat {
             self.chunk(json!({"index": 0, "delta": {}, "logprobs": null, "finish_reason": reason.as_str()}))
         } else {
@@ -205,7 +209,7 @@ impl StreamFormatter {
         }
     }
 
-    fn usage(&self, usage: &Usage) -> Value {
+    pub fn usage(&self, usage: &Usage) -> Value {
         let object = if self.meta.chat { "chat.completion.chunk" } else { "text_completion" };
         json!({"id": self.meta.id, "object": object, "created": self.meta.created, "model": self.meta.model, "choices": [], "usage": usage_json(usage)})
     }
@@ -213,7 +217,7 @@ impl StreamFormatter {
 
 fn event_stream(mut rx: UnboundedReceiver<Event>, meta: Meta) -> impl Stream<Item = Result<SseEvent, Infallible>> {
     let data = |v: Value| SseEvent::default().data(v.to_string());
-    let mut f = StreamFormatter { meta, tool_index: 0, text_offset: 0 };
+    let mut f = StreamFormatter::new(meta);
     let mut pending: VecDeque<SseEvent> = f.first().map(data).into_iter().collect();
     let mut done = false;
     futures_util::stream::poll_fn(move |cx| loop {
@@ -290,7 +294,7 @@ async fn collect(mut rx: UnboundedReceiver<Event>, meta: Meta) -> Result<Respons
     }
 }
 
-async fn respond(rx: UnboundedReceiver<Event>, meta: Meta, stream: bool) -> Result<Response, ApiError> {
+pub(crate) async fn respond(rx: UnboundedReceiver<Event>, meta: Meta, stream: bool) -> Result<Response, ApiError> {
     if stream {
         Ok(Sse::new(event_stream(rx, meta)).keep_alive(KeepAlive::default()).into_response())
     } else {
@@ -302,21 +306,39 @@ fn reply(result: Result<Response, ApiError>) -> Response {
     result.unwrap_or_else(IntoResponse::into_response)
 }
 
-pub async fn chat_completions(State(app): State<Arc<App>>, body: Body) -> Response {
-    reply(chat(app, body).await)
+pub async fn chat_completions(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
+    let bytes = match read_body(body, app.config.max_body_bytes).await {
+        Ok(b) => b,
+        Err(e) => return e.into_response(),
+    };
+    if let Some(hybrid) = &app.hybrid {
+        return hybrid.chat(&app, &headers, bytes).await;
+    }
+    reply(chat(&app, &bytes).await)
 }
 
-async fn chat(app: Arc<App>, body: Body) -> Result<Response, ApiError> {
-    let bytes = read_body(body, app.config.max_body_bytes).await?;
-    let req = parse_chat(&bytes)?;
+async fn chat(app: &Arc<App>, bytes: &[u8]) -> Result<Response, ApiError> {
+    let req = parse_chat(bytes)?;
     app.check_model(&req.model)?;
-    let text = app
+    let stream = req.stream;
+    let (rx, meta) = start_chat(app, req, None)?;
+    respond(rx, meta, stream).await
+}
+
+/// Queues a chat request on the local engine. With `assistant_prefix`, the assistant turn
+/// starts with that text (thinking closed) and the engine continues it.
+pub(crate) fn start_chat(app: &App, req: ChatRequest, assistant_prefix: Option<&str>) -> Result<(UnboundedReceiver<Event>, Meta), ApiError> {
+    let enable_thinking = req.enable_thinking && assistant_prefix.is_none();
+    let mut text = app
         .model
-        .render_chat(&req.messages, &req.tools, req.enable_thinking)
+        .render_chat(&req.messages, &req.tools, enable_thinking)
         .map_err(|m| ApiError::invalid("messages", m))?;
-    let prompt = app.model.encode(&text);
     // The template decides whether the assistant turn opens inside <think>.
     let thinking = text.ends_with("<think>\n");
+    if let Some(prefix) = assistant_prefix {
+        text.push_str(prefix);
+    }
+    let prompt = app.model.encode(&text);
     let tools = (!req.tools.is_empty()).then(|| lily_engine::tool_calls::parameter_types(&req.tools));
     let logprobs = req.params.logprobs.is_some();
     let rx = app.submit(prompt, req.params, JobKind::Chat { thinking, tools, forced_tool_call: req.forced_tool_call })?;
@@ -328,7 +350,7 @@ async fn chat(app: Arc<App>, body: Body) -> Result<Response, ApiError> {
         logprobs,
         include_usage: req.include_usage,
     };
-    respond(rx, meta, req.stream).await
+    Ok((rx, meta))
 }
 
 pub async fn completions(State(app): State<Arc<App>>, body: Body) -> Response {
@@ -362,7 +384,11 @@ pub async fn models(State(app): State<Arc<App>>) -> Response {
         model["demo"] = json!(true);
         model["description"] = json!(note);
     }
-    Json(json!({"object": "list", "data": [model]})).into_response()
+    let mut data = vec![model];
+    if let Some(hybrid) = &app.hybrid {
+        data.extend(hybrid.models(app.started));
+    }
+    Json(json!({"object": "list", "data": data})).into_response()
 }
 
 pub async fn health(State(app): State<Arc<App>>) -> Response {

@@ -8,6 +8,8 @@
 //! containing `[slow]` makes every decode step take 20 ms.
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+pub mod upstream;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
