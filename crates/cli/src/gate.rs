@@ -248,7 +248,7 @@ mod tests {
 
     #[test]
     fn text_verdict_has_decision_spans_mask_and_trace() {
-        let (raw, v) = verdict(b"write to eve@example.org");
+        let (raw, v) = verdict(b"write to eve@acme.org");
         assert!(
             raw.trim_start().starts_with("{\n  \"decision\""),
             "decision comes first: {raw}"
@@ -264,7 +264,7 @@ mod tests {
     #[test]
     fn chat_request_is_detected_and_masked() {
         let (_, v) = verdict(
-            br#"{"model": "m", "messages": [{"role": "user", "content": "mail eve@example.org"}]}"#,
+            br#"{"model": "m", "messages": [{"role": "user", "content": "mail eve@acme.org"}]}"#,
         );
         assert_eq!(v["spans"][0]["message"], 0);
         assert_eq!(
@@ -275,7 +275,7 @@ mod tests {
 
     #[test]
     fn json_that_is_not_a_chat_request_is_text() {
-        let (_, v) = verdict(br#"{"email": "eve@example.org"}"#);
+        let (_, v) = verdict(br#"{"email": "eve@acme.org"}"#);
         assert_eq!(v["masked_text"], r#"{"email": "<EMAIL_1>"}"#);
     }
 }

@@ -174,10 +174,10 @@ mod tests {
             "model": "gpt-x",
             "messages": [
                 {"role": "system", "content": "Be brief."},
-                {"role": "user", "content": "Mail ann@example.com"},
+                {"role": "user", "content": "Mail ann@acme.io"},
                 {"role": "assistant", "content": null, "tool_calls": [{"id": "1", "type": "function",
-                    "function": {"name": "send", "arguments": "{\"to\": \"ann@example.com\"}"}}]},
-                {"role": "user", "content": [{"type": "text", "text": "and cc bo@example.org"},
+                    "function": {"name": "send", "arguments": "{\"to\": \"ann@acme.io\"}"}}]},
+                {"role": "user", "content": [{"type": "text", "text": "and cc bo@acme.org"},
                                               {"type": "image_url", "image_url": {"url": "https://x/y.png"}}]}
             ]
         });
@@ -199,13 +199,13 @@ mod tests {
             v.spans.iter().map(|s| s.message).collect::<Vec<_>>(),
             [1, 2, 3]
         );
-        assert_eq!(vault.unmask("sent to <EMAIL_2>"), "sent to bo@example.org");
+        assert_eq!(vault.unmask("sent to <EMAIL_2>"), "sent to bo@acme.org");
     }
 
     #[test]
     fn strictest_message_decides() {
         let request = json!({"messages": [
-            {"role": "user", "content": "mail ann@example.com"},
+            {"role": "user", "content": "mail ann@acme.io"},
             {"role": "user", "content": "key: sk-proj-4fT9xQ2mL8vN3bR7kW1zY6hJ0cD5sA2e"}
         ]});
         let v = inspect_request(&gate(), &request, Destination::Cloud, &mut Vault::new()).unwrap();
