@@ -114,14 +114,20 @@ mod tests {
                 "Send it to 350 Fifth Avenue, New York, NY 10118",
                 "350 Fifth Avenue, New York, NY 10118",
             ),
-            ("221B Baker Street London NW1 6XE", "221B Baker Street London NW1 6XE"),
+            (
+                "221B Baker Street London NW1 6XE",
+                "221B Baker Street London NW1 6XE",
+            ),
             // The next word of the prompt is not part of the address.
             (
                 "I live at 221B Baker Street Please send the parcel",
                 "221B Baker Street",
             ),
             ("Adresse Hauptstraße 5 Bitte schnell", "Hauptstraße 5"),
-            ("Lieferung Hauptstraße 5, 10115 Berlin Danke", "Hauptstraße 5, 10115 Berlin"),
+            (
+                "Lieferung Hauptstraße 5, 10115 Berlin Danke",
+                "Hauptstraße 5, 10115 Berlin",
+            ),
             ("Wohnung Lindenstraße 12 Morgen", "Lindenstraße 12"),
             ("ship to 10 Downing St. Tomorrow works", "10 Downing St."),
         ] {

@@ -314,8 +314,7 @@ pub fn tr_kimlik(id: &str) -> bool {
     }
     let odd: i64 = [0, 2, 4, 6, 8].iter().map(|&i| d[i] as i64).sum();
     let even: i64 = [1, 3, 5, 7].iter().map(|&i| d[i] as i64).sum();
-    (odd * 7 - even).rem_euclid(10) == d[9] as i64
-        && d[..10].iter().sum::<u32>() % 10 == d[10]
+    (odd * 7 - even).rem_euclid(10) == d[9] as i64 && d[..10].iter().sum::<u32>() % 10 == d[10]
 }
 
 /// Russian SNILS: nine digits weighted 9..1; the sum (below 100), 0 (100 or 101), or the sum
@@ -327,7 +326,11 @@ pub fn ru_snils(id: &str) -> bool {
     if d.len() != 11 {
         return false;
     }
-    let sum: u32 = d[..9].iter().enumerate().map(|(i, &x)| x * (9 - i as u32)).sum();
+    let sum: u32 = d[..9]
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| x * (9 - i as u32))
+        .sum();
     let check = match sum {
         0..=99 => sum,
         100 | 101 => 0,
@@ -345,9 +348,7 @@ pub fn ru_inn(id: &str) -> bool {
     let Some(d) = digit_values(id) else {
         return false;
     };
-    let check = |weights: &[u32]| {
-        weights.iter().zip(&d).map(|(w, x)| w * x).sum::<u32>() % 11 % 10
-    };
+    let check = |weights: &[u32]| weights.iter().zip(&d).map(|(w, x)| w * x).sum::<u32>() % 11 % 10;
     match d.len() {
         10 => check(&[2, 4, 10, 3, 5, 9, 4, 6, 8]) == d[9],
         12 => {

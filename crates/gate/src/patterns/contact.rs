@@ -40,7 +40,13 @@ pub fn scan_email(text: &str, out: &mut Vec<Span>) {
         } else {
             ("email", 0.99)
         };
-        out.push(span(m.start(), m.end(), Category::Email, detector, confidence));
+        out.push(span(
+            m.start(),
+            m.end(),
+            Category::Email,
+            detector,
+            confidence,
+        ));
     }
 }
 
@@ -158,7 +164,10 @@ pub fn scan_phone(text: &str, out: &mut Vec<Span>) {
             push(m.start(), m.end(), "phone_cn_mobile", 0.85, 11);
         }
     }
-    for (re, detector) in [(&*RU_TRUNK, "phone_ru_trunk"), (&*AREA_IN_PARENS, "phone_area_code")] {
+    for (re, detector) in [
+        (&*RU_TRUNK, "phone_ru_trunk"),
+        (&*AREA_IN_PARENS, "phone_area_code"),
+    ] {
         for m in re.find_iter(text) {
             push(m.start(), m.end(), detector, 0.85, 10);
         }
@@ -179,8 +188,10 @@ static CN_MOBILE: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// Russian trunk prefix 8 and the 3-2-2 tail: "8 (495) 123-45-67", "8 916 123 45 67".
 static RU_TRUNK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?-u:\b)8[ \-]?(?:\([0-9]{3}\)|[0-9]{3})[ \-]?[0-9]{3}[ \-][0-9]{2}[ \-][0-9]{2}(?-u:\b)")
-        .expect("phone regex")
+    Regex::new(
+        r"(?-u:\b)8[ \-]?(?:\([0-9]{3}\)|[0-9]{3})[ \-]?[0-9]{3}[ \-][0-9]{2}[ \-][0-9]{2}(?-u:\b)",
+    )
+    .expect("phone regex")
 });
 /// A two-digit area code in parentheses (Brazil, Argentina...): "(11) 91234-5678".
 static AREA_IN_PARENS: LazyLock<Regex> = LazyLock::new(|| {
@@ -323,8 +334,14 @@ mod tests {
         assert!(phones("version 10.0.19041").is_empty());
         assert!(phones("it costs 1234567 dollars").is_empty());
         assert!(phones("population 8 045 311 447 in 2023").is_empty());
-        assert!(phones("the sum is 612 34 56 78 units").is_empty(), "no phone word");
-        assert!(phones("ticket 13812345678 closed").is_empty(), "bare, no cue");
+        assert!(
+            phones("the sum is 612 34 56 78 units").is_empty(),
+            "no phone word"
+        );
+        assert!(
+            phones("ticket 13812345678 closed").is_empty(),
+            "bare, no cue"
+        );
         assert!(phones("订单号 13812345678").is_empty(), "an order number");
         assert!(phones("построено в 1985-1990 годах").is_empty());
         assert!(

@@ -115,19 +115,64 @@ pub fn placeholder_value(v: &str) -> bool {
             .chars()
             .all(|c| matches!(c, '*' | 'x' | '.' | '-' | '_' | '•' | '…' | '0'))
         || [
-            "your", "example", "redacted", "placeholder", "changeme", "change_me", "change-me",
-            "changeit", "replace", "insert", "dummy", "xxxx", "todo", "fixme", "secret_here",
+            "your",
+            "example",
+            "redacted",
+            "placeholder",
+            "changeme",
+            "change_me",
+            "change-me",
+            "changeit",
+            "replace",
+            "insert",
+            "dummy",
+            "xxxx",
+            "todo",
+            "fixme",
+            "secret_here",
         ]
         .iter()
         .any(|w| trimmed.contains(w))
         || matches!(
             trimmed,
-            "password" | "passwort" | "pass" | "passwd" | "pwd" | "secret" | "none" | "null"
-                | "nil" | "required" | "optional" | "true" | "false" | "hidden" | "test"
-                | "token" | "apikey" | "api_key" | "key" | "value" | "string" | "foo"
-                | "bar" | "foobar" | "empty" | "unset" | "undefined" | "mypassword"
-                | "mysecret" | "secret123" | "password123" | "pass123" | "..." | "str"
-                | "text" | "varchar" | "bytes" | "secretstr"
+            "password"
+                | "passwort"
+                | "pass"
+                | "passwd"
+                | "pwd"
+                | "secret"
+                | "none"
+                | "null"
+                | "nil"
+                | "required"
+                | "optional"
+                | "true"
+                | "false"
+                | "hidden"
+                | "test"
+                | "token"
+                | "apikey"
+                | "api_key"
+                | "key"
+                | "value"
+                | "string"
+                | "foo"
+                | "bar"
+                | "foobar"
+                | "empty"
+                | "unset"
+                | "undefined"
+                | "mypassword"
+                | "mysecret"
+                | "secret123"
+                | "password123"
+                | "pass123"
+                | "..."
+                | "str"
+                | "text"
+                | "varchar"
+                | "bytes"
+                | "secretstr"
         )
 }
 

@@ -20,9 +20,8 @@ fn re(pattern: &str) -> Regex {
 static BASIC_AUTH: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)(?-u:\b)basic\s+([A-Za-z0-9+/]{6,}={0,2})"));
 /// `curl -u user:pass`, `--user user:pass`, `-u 'user:pass'` (group 1 is user:pass).
-static CLI_USER: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#"(?:^|\s)(?:-u|--user|--proxy-user)(?:\s+|=)['"]?([^\s'":]+:[^\s'"]+)"#)
-});
+static CLI_USER: LazyLock<Regex> =
+    LazyLock::new(|| re(r#"(?:^|\s)(?:-u|--user|--proxy-user)(?:\s+|=)['"]?([^\s'":]+:[^\s'"]+)"#));
 /// Options whose argument is a password or token (group 1), and MySQL's glued `-pSECRET`.
 static CLI_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
@@ -35,7 +34,9 @@ static CLI_PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
 /// `NAME=value` / `NAME: value` where NAME ends in a secret's word (group 1 the name, 2 the
 /// value): .env files, shell exports, YAML and INI config, PowerShell `$env:`.
 static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#"(?i)(?-u:\b)((?:[a-z0-9]+[_.\-])*(?:key|secret|token|pass|password|passwd|pwd|passphrase|credentials?))["']?[ \t]*(?:=|:)[ \t]*["']?([^\s"'#,;]{4,256})"#)
+    re(
+        r#"(?i)(?-u:\b)((?:[a-z0-9]+[_.\-])*(?:key|secret|token|pass|password|passwd|pwd|passphrase|credentials?))["']?[ \t]*(?:=|:)[ \t]*["']?([^\s"'#,;]{4,256})"#,
+    )
 });
 /// A token shape: base64, base64url or hex, 20 characters or more.
 static TOKEN: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Za-z0-9+/_\-]{20,256}={0,2}"));
@@ -50,7 +51,9 @@ static KEY_WORD: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// Words that make a hex or base64 run a digest or an identifier rather than a secret.
 static DIGEST_WORD: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)sha|md5|hash|digest|checksum|etag|integrity|fingerprint|commit|uuid|guid|(?-u:\b)rev|nonce|salt|(?-u:\b)id(?-u:\b)|public")
+    re(
+        r"(?i)sha|md5|hash|digest|checksum|etag|integrity|fingerprint|commit|uuid|guid|(?-u:\b)rev|nonce|salt|(?-u:\b)id(?-u:\b)|public",
+    )
 });
 /// How far before a token its key word may stand.
 const KEY_WINDOW: usize = 48;
@@ -75,8 +78,7 @@ fn scan_basic_auth(text: &str, out: &mut Vec<Span>) {
             continue;
         };
         let printable = decoded.chars().all(|c| !c.is_control());
-        if printable && !user.is_empty() && !password.is_empty() && !placeholder_value(password)
-        {
+        if printable && !user.is_empty() && !password.is_empty() && !placeholder_value(password) {
             out.push(span(
                 value.start(),
                 value.end(),
@@ -227,11 +229,23 @@ mod tests {
                 "cli_user_password",
                 "deploy:p@ssW0rd!",
             ),
-            ("sshpass -p 'Xk92!lmQ' ssh root@host", "cli_password", "Xk92!lmQ"),
+            (
+                "sshpass -p 'Xk92!lmQ' ssh root@host",
+                "cli_password",
+                "Xk92!lmQ",
+            ),
             ("mysql -u root -pS3cretPw db", "cli_password", "S3cretPw"),
             ("mysql -uroot -p'R00t!pw' -h db", "cli_password", "R00t!pw"),
-            ("tool --password=Zebra123 --verbose", "cli_password", "Zebra123"),
-            ("MYSQL_ROOT_PASSWORD=rootpass", "secret_assignment", "rootpass"),
+            (
+                "tool --password=Zebra123 --verbose",
+                "cli_password",
+                "Zebra123",
+            ),
+            (
+                "MYSQL_ROOT_PASSWORD=rootpass",
+                "secret_assignment",
+                "rootpass",
+            ),
             (
                 "export STRIPE_SECRET=q8Jd7Lm2Zx4Vb9Nc1Rt6Yp3",
                 "secret_assignment",

@@ -73,9 +73,8 @@ static WIF: LazyLock<Regex> = LazyLock::new(|| {
 static EXTENDED_PRIVATE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?-u:\b)[xyzt]prv[1-9A-HJ-NP-Za-km-z]{100,112}(?-u:\b)").expect("xprv regex")
 });
-static HEX_KEY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?-u:\b)(?:0x)?[0-9a-fA-F]{64}(?-u:\b)").expect("hex key regex")
-});
+static HEX_KEY: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?-u:\b)(?:0x)?[0-9a-fA-F]{64}(?-u:\b)").expect("hex key regex"));
 /// Words for a private key, a wallet or a seed, in the gate's locales.
 static PRIVATE_KEY_WORD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
@@ -91,14 +90,19 @@ static HASH_WORD: LazyLock<Regex> = LazyLock::new(|| {
 const KEY_WORD_WINDOW: usize = 48;
 
 /// The BIP-39 English wordlist, in order (a word's index is its 11-bit value).
-static BIP39: LazyLock<(Vec<&'static str>, std::collections::HashMap<&'static str, u16>)> =
-    LazyLock::new(|| {
-        let words: Vec<&str> = include_str!("bip39_english.txt").lines().collect();
-        let index = words.iter().enumerate().map(|(i, &w)| (w, i as u16)).collect();
-        (words, index)
-    });
-static WORD: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"[A-Za-z]+").expect("word regex"));
+static BIP39: LazyLock<(
+    Vec<&'static str>,
+    std::collections::HashMap<&'static str, u16>,
+)> = LazyLock::new(|| {
+    let words: Vec<&str> = include_str!("bip39_english.txt").lines().collect();
+    let index = words
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| (w, i as u16))
+        .collect();
+    (words, index)
+});
+static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[A-Za-z]+").expect("word regex"));
 
 /// The checksum of a BIP-39 phrase: the first n/3 bits after the entropy are the first bits
 /// of SHA-256 of the entropy.
@@ -133,9 +137,9 @@ fn scan_mnemonic(text: &str, out: &mut Vec<Span>) {
     let flush = |run: &mut Vec<(usize, usize, u16)>, out: &mut Vec<Span>| {
         if run.len() >= 12 {
             let indices: Vec<u16> = run.iter().map(|&(_, _, i)| i).collect();
-            let valid = [24, 21, 18, 15, 12].iter().any(|&n| {
-                n <= indices.len() && indices.windows(n).any(bip39_checksum)
-            });
+            let valid = [24, 21, 18, 15, 12]
+                .iter()
+                .any(|&n| n <= indices.len() && indices.windows(n).any(bip39_checksum));
             let (start, end) = (run[0].0, run[run.len() - 1].1);
             let (detector, confidence) = if valid {
                 ("bip39_mnemonic", 0.99)
@@ -150,9 +154,9 @@ fn scan_mnemonic(text: &str, out: &mut Vec<Span>) {
         let gap_ok = run.last().is_some_and(|&(_, end, _)| {
             let gap = &text[end..m.start()];
             gap.len() <= 8
-                && gap
-                    .bytes()
-                    .all(|b| b.is_ascii_whitespace() || b.is_ascii_digit() || b".,;:)(-#|/\"'".contains(&b))
+                && gap.bytes().all(|b| {
+                    b.is_ascii_whitespace() || b.is_ascii_digit() || b".,;:)(-#|/\"'".contains(&b)
+                })
         });
         if !gap_ok {
             flush(&mut run, out);
@@ -175,12 +179,24 @@ fn scan_mnemonic(text: &str, out: &mut Vec<Span>) {
 fn scan_private_keys(text: &str, out: &mut Vec<Span>) {
     for m in WIF.find_iter(text) {
         if wif_key(m.as_str()) {
-            out.push(span(m.start(), m.end(), Category::Secret, "wallet_wif_key", 0.99));
+            out.push(span(
+                m.start(),
+                m.end(),
+                Category::Secret,
+                "wallet_wif_key",
+                0.99,
+            ));
         }
     }
     for m in EXTENDED_PRIVATE.find_iter(text) {
         if base58check_payload(m.as_str(), 82).is_some() {
-            out.push(span(m.start(), m.end(), Category::Secret, "bip32_private_key", 0.99));
+            out.push(span(
+                m.start(),
+                m.end(),
+                Category::Secret,
+                "bip32_private_key",
+                0.99,
+            ));
         }
     }
     for m in HEX_KEY.find_iter(text) {

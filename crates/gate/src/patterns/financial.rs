@@ -136,7 +136,13 @@ pub fn scan_card(text: &str, out: &mut Vec<Span>) {
                     } else {
                         (format!("card_luhn_{network}"), confidence)
                     };
-                    out.push(span(start, end, Category::PaymentCard, &detector, confidence));
+                    out.push(span(
+                        start,
+                        end,
+                        Category::PaymentCard,
+                        &detector,
+                        confidence,
+                    ));
                     i = j;
                     taken = true;
                     break;

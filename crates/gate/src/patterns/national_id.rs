@@ -90,12 +90,10 @@ static ELEVEN: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u:\b)[0-9]{11}(?-u:\b)
 static KIMLIK_WORD: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)kimlik|(?-u:\b)t\.?c\.?(?-u:\b)|tckn|n[üu]fus|vatanda[şs]l[ıi]k|turkish id")
 });
-static SNILS: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?-u:\b)[0-9]{3}([\- ]?)[0-9]{3}[\- ]?[0-9]{3}[\- ]?[0-9]{2}(?-u:\b)")
-});
+static SNILS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?-u:\b)[0-9]{3}([\- ]?)[0-9]{3}[\- ]?[0-9]{3}[\- ]?[0-9]{2}(?-u:\b)"));
 static SNILS_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)снилс|snils|страхов"));
-static INN: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?-u:\b)(?:[0-9]{10}|[0-9]{12})(?-u:\b)"));
+static INN: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u:\b)(?:[0-9]{10}|[0-9]{12})(?-u:\b)"));
 static INN_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"ИНН|инн|(?-u:\b)INN(?-u:\b)"));
 
 fn id(out: &mut Vec<Span>, start: usize, end: usize, detector: &str, confidence: f32) {
@@ -314,10 +312,18 @@ mod tests {
     fn more_positives() {
         found("my PAN is ABCPE1234F", "in_pan", "ABCPE1234F");
         found("पैन कार्ड AAACB1234C", "in_pan", "AAACB1234C");
-        found("आधार 2341 2341 2346", "in_aadhaar_verhoeff", "2341 2341 2346");
+        found(
+            "आधार 2341 2341 2346",
+            "in_aadhaar_verhoeff",
+            "2341 2341 2346",
+        );
         found("주민등록번호 800101-1234560", "kr_rrn", "800101-1234560");
         found("번호 800101-1234560 입니다", "kr_rrn", "800101-1234560");
-        found("マイナンバーは1234 5678 9018です", "jp_my_number", "1234 5678 9018");
+        found(
+            "マイナンバーは1234 5678 9018です",
+            "jp_my_number",
+            "1234 5678 9018",
+        );
         found("TC Kimlik No: 10000000146", "tr_kimlik", "10000000146");
         found("СНИЛС 112-233-445 95", "ru_snils", "112-233-445 95");
         found("снилс 11223344595", "ru_snils", "11223344595");

@@ -36,7 +36,9 @@ static MAC: LazyLock<Regex> = LazyLock::new(|| {
 /// `scheme://user:password@host...` or `scheme://token@host...` (a token as the user name:
 /// "https://ghp_...@github.com/org/repo.git"); group 1 is the password, group 2 the token.
 static URL_CREDENTIALS: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)(?-u:\b)[a-z][a-z0-9+.\-]{1,15}://(?:[^\s/?#@:]*:([^\s/?@]+)|([A-Za-z0-9_\-.~%]{16,}))@[^\s/?#@]+[^\s]*")
+    re(
+        r"(?i)(?-u:\b)[a-z][a-z0-9+.\-]{1,15}://(?:[^\s/?#@:]*:([^\s/?@]+)|([A-Za-z0-9_\-.~%]{16,}))@[^\s/?#@]+[^\s]*",
+    )
 });
 
 pub fn scan_ip(text: &str, out: &mut Vec<Span>) {
@@ -69,7 +71,13 @@ pub fn scan_ip(text: &str, out: &mut Vec<Span>) {
         } else {
             ("ipv4", 0.9)
         };
-        out.push(span(m.start(), m.end(), Category::IpAddress, detector, confidence));
+        out.push(span(
+            m.start(),
+            m.end(),
+            Category::IpAddress,
+            detector,
+            confidence,
+        ));
     }
     for m in IPV6.find_iter(text) {
         let s = m.as_str();
@@ -93,7 +101,13 @@ pub fn scan_ip(text: &str, out: &mut Vec<Span>) {
         } else {
             ("ipv6", 0.9)
         };
-        out.push(span(m.start(), m.end(), Category::IpAddress, detector, confidence));
+        out.push(span(
+            m.start(),
+            m.end(),
+            Category::IpAddress,
+            detector,
+            confidence,
+        ));
     }
 }
 
@@ -263,7 +277,10 @@ mod tests {
             "amqp://guest2:Rabb1tPw@mq.internal:5672/vhost",
             "redis://:p4ssW0rdR3dis@cache.local:6379/0",
         ] {
-            assert_eq!(run(scan_url_credentials, &format!("clone {url} now")), [url]);
+            assert_eq!(
+                run(scan_url_credentials, &format!("clone {url} now")),
+                [url]
+            );
         }
         for t in [
             "https://maintainers-team@git.host.org/x",

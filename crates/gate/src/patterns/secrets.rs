@@ -186,8 +186,8 @@ fn scan_jwt(text: &str, out: &mut Vec<Span>) {
             .chars()
             .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
             .collect();
-        let is_jwt = decode_base64(&header)
-            .is_some_and(|h| String::from_utf8_lossy(&h).contains("\"alg\""));
+        let is_jwt =
+            decode_base64(&header).is_some_and(|h| String::from_utf8_lossy(&h).contains("\"alg\""));
         if is_jwt {
             out.push(span(m.start(), m.end(), Category::Secret, "jwt", 0.98));
         }
@@ -216,7 +216,9 @@ fn scan_password(text: &str, out: &mut Vec<Span>) {
             (None, Some(v)) => (v, false),
             (None, None) => continue,
         };
-        let v = value.as_str().trim_end_matches(['.', ',', ';', ')', ':', '。', '，']);
+        let v = value
+            .as_str()
+            .trim_end_matches(['.', ',', ';', ')', ':', '。', '，']);
         if !plausible_password(v, pin, separated) {
             continue;
         }
@@ -431,7 +433,8 @@ mod tests {
         ] {
             let got = secrets(t);
             assert!(
-                got.iter().any(|(d, v)| d == "password_in_context" && v == value),
+                got.iter()
+                    .any(|(d, v)| d == "password_in_context" && v == value),
                 "{t}: {got:?}"
             );
         }
