@@ -162,12 +162,17 @@ fn scan_mnemonic(text: &str, out: &mut Vec<Span>) {
             flush(&mut run, out);
         }
         let word = m.as_str();
-        let found = (3..=8).contains(&word.len())
-            && index
-                .get(word.to_ascii_lowercase().as_str())
-                .copied()
+        // List words are 3 to 8 lowercase letters: lowercased on the stack, no allocation.
+        let mut lower = [0u8; 8];
+        let found = (3..=8).contains(&word.len()) && {
+            lower[..word.len()].copy_from_slice(word.as_bytes());
+            lower[..word.len()].make_ascii_lowercase();
+            std::str::from_utf8(&lower[..word.len()])
+                .ok()
+                .and_then(|w| index.get(w).copied())
                 .map(|i| run.push((m.start(), m.end(), i)))
-                .is_some();
+                .is_some()
+        };
         if !found {
             flush(&mut run, out);
         }
