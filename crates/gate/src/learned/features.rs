@@ -7,6 +7,32 @@
 //! trained with and refuse to load under another.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// FNV-1a as a `Hasher` for the word lists: their keys are short words looked up once per
+/// token, where SipHash's setup costs more than the lookup.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01B3);
+        }
+        self.0 = h;
+    }
+}
+
+type WordSet = HashSet<String, BuildHasherDefault<Fnv>>;
 
 pub const FEATURE_VERSION: u32 = 4;
 
@@ -94,10 +120,10 @@ fn entries(list: &str) -> impl Iterator<Item = &str> {
 
 /// Word lists the tagger uses as features and the gazetteer detector uses directly.
 pub struct Gazetteers {
-    first: HashSet<String>,
-    last: HashSet<String>,
-    org: HashSet<String>,
-    titles: HashSet<String>,
+    first: WordSet,
+    last: WordSet,
+    org: WordSet,
+    titles: WordSet,
     places: SeqSet,
     public: SeqSet,
     org_names: SeqSet,
@@ -105,12 +131,13 @@ pub struct Gazetteers {
 
 /// Token sequences, indexed by their first token, matched longest first.
 struct SeqSet {
-    by_first: HashMap<String, Vec<Vec<String>>>,
+    by_first: HashMap<String, Vec<Vec<String>>, BuildHasherDefault<Fnv>>,
 }
 
 impl SeqSet {
     fn new(list: &str) -> Self {
-        let mut by_first: HashMap<String, Vec<Vec<String>>> = HashMap::new();
+        let mut by_first: HashMap<String, Vec<Vec<String>>, BuildHasherDefault<Fnv>> =
+            HashMap::default();
         for e in entries(list) {
             let seq: Vec<String> = tokenize(e).iter().map(|t| t.text.to_lowercase()).collect();
             if let Some(first) = seq.first() {
@@ -200,7 +227,7 @@ impl Gazetteers {
     ) -> Self {
         // Multi-word given names and surnames ("de Jong") contribute their capitalised words only,
         // so that particles like "de" or "van" do not look like names.
-        let token_set = |list: &str| -> HashSet<String> {
+        let token_set = |list: &str| -> WordSet {
             entries(list)
                 .flat_map(tokenize)
                 .filter(|t| t.text.chars().next().is_some_and(char::is_uppercase))
@@ -316,7 +343,11 @@ fn each_name_feature(tokens: &[Token<'_>], gaz: &Gazetteers, mut emit: impl FnMu
         let t = i as usize;
         let mut emit = |parts: &[&str]| emit(t, parts);
         let word = w(i);
-        let cap = tokens[t].text.chars().next().is_some_and(char::is_uppercase);
+        let cap = tokens[t]
+            .text
+            .chars()
+            .next()
+            .is_some_and(char::is_uppercase);
         let first = i == 0 || starts_sentence(tokens[t - 1].text);
         emit(&["b"]);
         emit(&["w=", word]);

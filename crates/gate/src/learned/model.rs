@@ -188,14 +188,16 @@ impl LinearModel {
     /// strings, written into `out` (length `n_labels`).
     pub fn score_hashes(&self, hashes: impl IntoIterator<Item = u32>, out: &mut [f32]) {
         let n = self.n_labels();
-        let mut acc = vec![0i32; n];
+        // On the stack: this runs once per token.
+        let mut acc = [0i32; MAX_LABELS as usize];
+        let acc = &mut acc[..n];
         for h in hashes {
             let row = (h & self.mask) as usize * n;
             for (a, &w) in acc.iter_mut().zip(&self.weights[row..row + n]) {
                 *a += i32::from(w);
             }
         }
-        for ((o, a), b) in out.iter_mut().zip(acc).zip(&self.bias) {
+        for ((o, &a), b) in out.iter_mut().zip(acc.iter()).zip(&self.bias) {
             *o = a as f32 * self.scale + b;
         }
     }

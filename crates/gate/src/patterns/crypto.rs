@@ -89,20 +89,41 @@ static HASH_WORD: LazyLock<Regex> = LazyLock::new(|| {
 });
 const KEY_WORD_WINDOW: usize = 48;
 
-/// The BIP-39 English wordlist, in order (a word's index is its 11-bit value).
-static BIP39: LazyLock<(
-    Vec<&'static str>,
-    std::collections::HashMap<&'static str, u16>,
-)> = LazyLock::new(|| {
-    let words: Vec<&str> = include_str!("bip39_english.txt").lines().collect();
-    let index = words
-        .iter()
-        .enumerate()
-        .map(|(i, &w)| (w, i as u16))
-        .collect();
-    (words, index)
-});
-static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[A-Za-z]+").expect("word regex"));
+/// The BIP-39 English wordlist, in order: a word's index is its 11-bit value, and the list is
+/// sorted, so a binary search finds it.
+static BIP39: LazyLock<Vec<&'static str>> =
+    LazyLock::new(|| include_str!("bip39_english.txt").lines().collect());
+
+/// The list index of an ASCII word of any case, if it is on the list (3 to 8 letters).
+fn bip39_index(word: &[u8]) -> Option<u16> {
+    if !(3..=8).contains(&word.len()) {
+        return None;
+    }
+    let mut lower = [0u8; 8];
+    lower[..word.len()].copy_from_slice(word);
+    lower[..word.len()].make_ascii_lowercase();
+    let lower = &lower[..word.len()];
+    BIP39
+        .binary_search_by(|w| w.as_bytes().cmp(lower))
+        .ok()
+        .map(|i| i as u16)
+}
+
+/// (start, end) of every run of ASCII letters.
+fn ascii_words(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let b = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() && !b[i].is_ascii_alphabetic() {
+            i += 1;
+        }
+        let start = i;
+        while i < b.len() && b[i].is_ascii_alphabetic() {
+            i += 1;
+        }
+        (start < i).then_some((start, i))
+    })
+}
 
 /// The checksum of a BIP-39 phrase: the first n/3 bits after the entropy are the first bits
 /// of SHA-256 of the entropy.
@@ -132,7 +153,6 @@ fn bip39_checksum(indices: &[u16]) -> bool {
 /// and numbering ("1. abandon 2. ability ..."). Outside a phrase the list is rare in a row: it
 /// holds none of the commonest English words (the, a, of, to, and, is, in, for...).
 fn scan_mnemonic(text: &str, out: &mut Vec<Span>) {
-    let (_, index) = &*BIP39;
     let mut run: Vec<(usize, usize, u16)> = Vec::new();
     let flush = |run: &mut Vec<(usize, usize, u16)>, out: &mut Vec<Span>| {
         if run.len() >= 12 {
@@ -150,31 +170,20 @@ fn scan_mnemonic(text: &str, out: &mut Vec<Span>) {
         }
         run.clear();
     };
-    for m in WORD.find_iter(text) {
-        let gap_ok = run.last().is_some_and(|&(_, end, _)| {
-            let gap = &text[end..m.start()];
+    for (start, end) in ascii_words(text) {
+        let gap_ok = run.last().is_some_and(|&(_, last_end, _)| {
+            let gap = &text.as_bytes()[last_end..start];
             gap.len() <= 8
-                && gap.bytes().all(|b| {
+                && gap.iter().all(|&b| {
                     b.is_ascii_whitespace() || b.is_ascii_digit() || b".,;:)(-#|/\"'".contains(&b)
                 })
         });
         if !gap_ok {
             flush(&mut run, out);
         }
-        let word = m.as_str();
-        // List words are 3 to 8 lowercase letters: lowercased on the stack, no allocation.
-        let mut lower = [0u8; 8];
-        let found = (3..=8).contains(&word.len()) && {
-            lower[..word.len()].copy_from_slice(word.as_bytes());
-            lower[..word.len()].make_ascii_lowercase();
-            std::str::from_utf8(&lower[..word.len()])
-                .ok()
-                .and_then(|w| index.get(w).copied())
-                .map(|i| run.push((m.start(), m.end(), i)))
-                .is_some()
-        };
-        if !found {
-            flush(&mut run, out);
+        match bip39_index(&text.as_bytes()[start..end]) {
+            Some(i) => run.push((start, end, i)),
+            None => flush(&mut run, out),
         }
     }
     flush(&mut run, out);
@@ -403,6 +412,15 @@ mod tests {
                 "{t}: {out:?}"
             );
         }
+    }
+
+    #[test]
+    fn wordlist_is_sorted_and_complete() {
+        assert_eq!(BIP39.len(), 2048);
+        assert!(BIP39.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(bip39_index(b"Abandon"), Some(0));
+        assert_eq!(bip39_index(b"zoo"), Some(2047));
+        assert_eq!(bip39_index(b"the"), None);
     }
 
     #[test]
