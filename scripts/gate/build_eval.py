@@ -1,4 +1,5 @@
-"""Turns crates/gate/data/handwritten.txt, blind.txt, blind2.txt, first_person.txt, blind3.txt and blind4.txt
+"""Turns crates/gate/data/handwritten.txt, blind.txt, blind2.txt, first_person.txt, blind3.txt, blind4.txt and
+dev_identifiers.txt
 (inline [text]{category} markup) into crates/gate/data/eval_<name>.jsonl with byte offsets.
 
     python scripts/gate/build_eval.py
@@ -60,6 +61,7 @@ def main():
     build("first_person", "fp")
     build("blind3", "blind3")
     build("blind4", "blind4")
+    build("dev_identifiers", "devid")
 
 
 if __name__ == "__main__":

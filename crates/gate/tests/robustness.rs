@@ -275,3 +275,65 @@ fn random_tricky_text_never_panics_and_spans_are_valid() {
         }
     }
 }
+
+#[test]
+fn identifiers_in_other_scripts_digits_and_split_by_invisible_characters_are_masked_whole() {
+    for (text, category, value) in [
+        (
+            "آدهار ٢٣٤١ ٢٣٤١ ٢٣٤٦ aadhaar",
+            Category::NationalId,
+            "٢٣٤١ ٢٣٤١ ٢٣٤٦",
+        ),
+        (
+            "आधार २३४१ २३४१ २३४६",
+            Category::NationalId,
+            "२३४१ २३४१ २३४६",
+        ),
+        (
+            "身份证 １１０１０５１９４９１２３１００２Ｘ",
+            Category::NationalId,
+            "１１０１０５１９４９１２３１００２Ｘ",
+        ),
+        (
+            "CPF 529.982\u{00AD}.247-25",
+            Category::NationalId,
+            "529.982\u{00AD}.247-25",
+        ),
+        (
+            "tel \u{202E}+44 20 7946\u{200B} 0958\u{202C}!",
+            Category::Phone,
+            "+44 20 7946\u{200B} 0958\u{202C}",
+        ),
+        (
+            "手机 ①③⑨ １２３４ ５６７８",
+            Category::Phone,
+            "①③⑨ １２３４ ５６７８",
+        ),
+    ] {
+        let v = inspect(text);
+        let f = v
+            .findings
+            .iter()
+            .find(|f| f.span.category == category)
+            .unwrap_or_else(|| panic!("{text}: {:?}", v.findings));
+        assert_eq!(&text[f.span.start..f.span.end], value, "{text}");
+        assert!(v.masked_text.is_some_and(|m| !m.contains(value)), "{text}");
+    }
+}
+
+#[test]
+fn one_value_in_two_spellings_gets_one_placeholder() {
+    let v = inspect(
+        "call +44 20 7946 0958 or ＋４４ ２０ ７９４６ ０９５８ or +44 20 79\u{200B}46 0958",
+    );
+    assert_eq!(
+        v.masked_text.as_deref(),
+        Some("call <PHONE_1> or <PHONE_1> or <PHONE_1>")
+    );
+}
+
+#[test]
+fn cyrillic_words_stay_cyrillic_but_mixed_tokens_fold() {
+    let n = lily_gate::normalize::Normalized::from_text("Сергей из Москвы, ключ ѕk-рrоj-abc");
+    assert_eq!(n.text, "Сергей из Москвы, ключ sk-proj-abc");
+}

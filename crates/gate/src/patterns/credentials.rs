@@ -150,7 +150,11 @@ fn scan_assignments(text: &str, out: &mut Vec<Span>) {
                 && !super::secrets::looks_like_identifier(v)
                 && !names_a_digest(&n, v)
         };
-        if plausible && !placeholder_value(v) && !v.starts_with(['$', '%', '@']) {
+        if plausible
+            && !placeholder_value(v)
+            && !super::secrets::looks_like_code(v)
+            && !v.starts_with(['$', '%', '@'])
+        {
             out.push(span(
                 value.start(),
                 value.end(),
@@ -300,6 +304,8 @@ mod tests {
             "SORT_KEY=created_at",
             "MAX_TOKENS=4096",
             "PRIMARY_KEY: user_id",
+            "password = request.form['password']",
+            "self.api_key = config.get_secret()",
             "API_KEY=your-api-key-here",
             "DB_PASSWORD=${DB_PASSWORD}",
             "PASSWORD=changeme",

@@ -253,7 +253,7 @@ fn plausible_password(v: &str, pin: bool, separated: bool) -> bool {
 }
 
 /// Calls, indexing, paths and member access: code on the right of `password =`.
-fn looks_like_code(v: &str) -> bool {
+pub(crate) fn looks_like_code(v: &str) -> bool {
     static MEMBER: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.|::|->)[A-Za-z_]").expect("member regex")
     });
