@@ -93,11 +93,12 @@ fn scan_basic_auth(text: &str, out: &mut Vec<Span>) {
 fn scan_command_lines(text: &str, out: &mut Vec<Span>) {
     for caps in CLI_USER.captures_iter(text) {
         let pair = caps.get(1).expect("group 1");
-        let password = pair.as_str().split_once(':').map_or("", |(_, p)| p);
+        let p = trim_prose(pair.as_str());
+        let password = p.split_once(':').map_or("", |(_, p)| p);
         if !placeholder_value(password) && !password.starts_with('$') {
             out.push(span(
                 pair.start(),
-                pair.end(),
+                pair.start() + p.len(),
                 Category::Secret,
                 "cli_user_password",
                 0.95,
@@ -108,17 +109,26 @@ fn scan_command_lines(text: &str, out: &mut Vec<Span>) {
         let Some(value) = (1..=4).find_map(|i| caps.get(i)) else {
             continue;
         };
-        let v = value.as_str();
-        if v.len() >= 3 && !placeholder_value(v) && !v.starts_with(['$', '-']) {
+        let v = trim_prose(value.as_str());
+        if v.len() >= 3
+            && v.bytes().any(|b| b.is_ascii_alphanumeric())
+            && !placeholder_value(v)
+            && !v.starts_with(['$', '-'])
+        {
             out.push(span(
                 value.start(),
-                value.end(),
+                value.start() + v.len(),
                 Category::Secret,
                 "cli_password",
                 0.95,
             ));
         }
     }
+}
+
+/// A command quoted in prose ends in its closing backtick or the sentence's punctuation.
+fn trim_prose(v: &str) -> &str {
+    v.trim_end_matches(['`', ',', ';', '.', ')', '\'', '"'])
 }
 
 fn scan_assignments(text: &str, out: &mut Vec<Span>) {
@@ -297,6 +307,7 @@ mod tests {
             "a basic understanding of algorithms",
             "curl -u $USER:$TOKEN https://x",
             "curl -u user:password https://x",
+            "passwords on command lines (`curl -u user:pass`, `mysql -p...`)",
             "mysql -u root -p mydb",
             "mysql -u root -P 3306 -p",
             "tool --password=$PASSWORD",
