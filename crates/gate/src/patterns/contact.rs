@@ -109,59 +109,89 @@ static DATE_LIKE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 pub fn scan_phone(text: &str, out: &mut Vec<Span>) {
-    let mut push =
-        |start: usize, end: usize, detector: &str, confidence: f32, min_digits: usize| {
-            let s = &text[start..end];
-            let digits = ascii_digits(s);
-            let phone_word = near(text, start, end, &PHONE_WORD, CUE_WINDOW, 0);
-            // One ten-digit number in eleven passes the ISBN-10 check: only without a phone
-            // word does that make it a book.
-            if digits.len() < min_digits
-                || digits.len() > 15
-                || !digit_bounded(text, start, end)
-                || inside_digit_groups(text, start, end)
-                || DATE_LIKE.is_match(s)
-                || (isbn(&digits) && !phone_word)
-            {
-                return;
-            }
-            if !phone_word && (looks_like_reference(text, start) || before(text, start, 1) == "v") {
-                return;
-            }
-            out.push(span(
-                start,
-                end,
-                Category::Phone,
-                detector,
-                if phone_word {
-                    confidence.max(0.95)
-                } else {
-                    confidence
-                },
-            ));
-        };
+    // `whole`: the candidate is a whole match, so a digit group right after it means it is
+    // part of a longer number; a candidate cut shorter at a space is followed by one by design.
+    let mut push = |start: usize,
+                    end: usize,
+                    detector: &str,
+                    confidence: f32,
+                    min_digits: usize,
+                    whole: bool| {
+        let s = &text[start..end];
+        let digits = ascii_digits(s);
+        let phone_word = near(text, start, end, &PHONE_WORD, CUE_WINDOW, 0);
+        // One ten-digit number in eleven passes the ISBN-10 check: only without a phone
+        // word does that make it a book.
+        if digits.len() < min_digits
+            || digits.len() > 15
+            || !digit_bounded(text, start, end)
+            || continues_before(text, start)
+            || (whole && continues_after(text, end))
+            || DATE_LIKE.is_match(s)
+            || (isbn(&digits) && !phone_word)
+        {
+            return false;
+        }
+        if !phone_word && (looks_like_reference(text, start) || before(text, start, 1) == "v") {
+            return false;
+        }
+        out.push(span(
+            start,
+            end,
+            Category::Phone,
+            detector,
+            if phone_word {
+                confidence.max(0.95)
+            } else {
+                confidence
+            },
+        ));
+        true
+    };
     for m in INTERNATIONAL.find_iter(text) {
-        let end = trim_closing(text, m.start(), m.end());
-        push(m.start(), end, "phone_international", 0.95, 8);
+        let mut end = trim_closing(text, m.start(), m.end());
+        let mut whole = true;
+        // No numbering plan ends in a one-digit group: "+49 30 1234567 8 times".
+        if let Some(last_space) = text[m.start()..end].rfind(' ') {
+            if end - (m.start() + last_space) == 2 {
+                end = trim_closing(text, m.start(), m.start() + last_space);
+                whole = false;
+            }
+        }
+        if push(m.start(), end, "phone_international", 0.95, 8, whole) {
+            continue;
+        }
+        // Up to fifteen digits may run into a number after the phone number ("+49 30 1234567
+        // 8 times", "... 0958 2024"): the longest prefix that ends at a space and is valid.
+        let cuts: Vec<usize> = text[m.start()..end]
+            .match_indices(' ')
+            .map(|(i, _)| m.start() + i)
+            .collect();
+        for &cut in cuts.iter().rev() {
+            let cut = trim_closing(text, m.start(), cut);
+            if push(m.start(), cut, "phone_international", 0.95, 8, false) {
+                break;
+            }
+        }
     }
     for m in NANP.find_iter(text) {
-        push(m.start(), m.end(), "phone_nanp", 0.9, 10);
+        push(m.start(), m.end(), "phone_nanp", 0.9, 10, true);
     }
     for m in TRUNK.find_iter(text) {
         if m.as_str().contains([' ', '.', '-', '/']) {
-            push(m.start(), m.end(), "phone_national", 0.85, 9);
+            push(m.start(), m.end(), "phone_national", 0.85, 9, true);
         }
     }
     for m in BARE.find_iter(text) {
         if near(text, m.start(), m.end(), &PHONE_WORD, CUE_WINDOW, 0) {
-            push(m.start(), m.end(), "phone_in_context", 0.85, 7);
+            push(m.start(), m.end(), "phone_in_context", 0.85, 7, true);
         }
     }
     for m in CN_MOBILE.find_iter(text) {
         // Grouped 3-4-4 it is a mobile number on its own; eleven bare digits need a cue.
         let grouped = m.as_str().len() > 11;
         if grouped || near(text, m.start(), m.end(), &PHONE_CUE, CUE_WINDOW, 0) {
-            push(m.start(), m.end(), "phone_cn_mobile", 0.85, 11);
+            push(m.start(), m.end(), "phone_cn_mobile", 0.85, 11, true);
         }
     }
     for (re, detector) in [
@@ -169,12 +199,12 @@ pub fn scan_phone(text: &str, out: &mut Vec<Span>) {
         (&*AREA_IN_PARENS, "phone_area_code"),
     ] {
         for m in re.find_iter(text) {
-            push(m.start(), m.end(), detector, 0.85, 10);
+            push(m.start(), m.end(), detector, 0.85, 10, true);
         }
     }
     for m in LOCAL.find_iter(text) {
         if near(text, m.start(), m.end(), &PHONE_CUE, CUE_WINDOW, 0) {
-            push(m.start(), m.end(), "phone_local_in_context", 0.85, 8);
+            push(m.start(), m.end(), "phone_local_in_context", 0.85, 8, true);
         }
     }
 }
@@ -204,13 +234,18 @@ static LOCAL: LazyLock<Regex> = LazyLock::new(|| {
         .expect("phone regex")
 });
 
-/// "8 045 311 447": the candidate continues a longer grouped number on either side.
-fn inside_digit_groups(text: &str, start: usize, end: usize) -> bool {
+/// "8 045 311 447": the candidate continues a longer grouped number before it...
+fn continues_before(text: &str, start: usize) -> bool {
     static BEFORE: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"[0-9][ .\-/]$").expect("group regex"));
+    BEFORE.is_match(before(text, start, 2))
+}
+
+/// ... or after it.
+fn continues_after(text: &str, end: usize) -> bool {
     static AFTER: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"^[ .\-/][0-9]").expect("group regex"));
-    BEFORE.is_match(before(text, start, 2)) || AFTER.is_match(after(text, end, 2))
+    AFTER.is_match(after(text, end, 2))
 }
 
 /// A match may end in ")" from "(0)"-style groups; keep the span on the last digit.
@@ -283,6 +318,15 @@ mod tests {
             assert_eq!(phones(&format!("reach me on {intl}.")), [intl]);
         }
         assert_eq!(phones("Tel (020) 7946 0958"), ["(020) 7946 0958"]);
+    }
+
+    #[test]
+    fn a_phone_number_does_not_take_the_number_after_it() {
+        assert_eq!(
+            phones("call +44 20 7946 0958 2024 was the year"),
+            ["+44 20 7946 0958"]
+        );
+        assert_eq!(phones("ruf +49 30 1234567 8 mal an"), ["+49 30 1234567"]);
     }
 
     #[test]
