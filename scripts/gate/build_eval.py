@@ -1,5 +1,5 @@
-"""Turns crates/gate/data/handwritten.txt, blind.txt, blind2.txt, first_person.txt, blind3.txt, blind4.txt,
-blind5.txt and blind6.txt
+"""Turns the hand-written sets of crates/gate/data (handwritten.txt, blind.txt .. blind6.txt, first_person.txt,
+dev_identifiers.txt)
 (inline [text]{category} markup) into crates/gate/data/eval_<name>.jsonl with byte offsets.
 
     python scripts/gate/build_eval.py
@@ -66,6 +66,7 @@ def main():
     build("blind4", "blind4")
     build("blind5", "blind5")
     build("blind6", "blind6")
+    build("dev_identifiers", "devid")
 
 
 if __name__ == "__main__":

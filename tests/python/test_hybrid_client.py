@@ -14,7 +14,7 @@ import openai
 BASE_URL = os.environ["LILY_BASE_URL"]
 MODEL = os.environ["LILY_MODEL"]
 UPSTREAM = os.environ["LILY_UPSTREAM_MODEL"]
-EMAIL = "maria.gonzalez@example.com"
+EMAIL = "maria.gonzalez@acme.io"
 MASKED = f"Please write to {EMAIL} and call +1 415 555 0134 about the delivery."
 
 

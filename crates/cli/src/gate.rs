@@ -1,8 +1,11 @@
 //! `lily gate`: the privacy gate on stdin. Text or an OpenAI chat request (a JSON object with
 //! `messages`) comes in; a JSON verdict goes out: decision, spans, categories, masked text or
-//! request, and a trace. `lily gate bench` measures its latency.
+//! request, and a trace. With `--jsonl`, many inputs per process: one JSON object per line in
+//! (`{"text": ...}` or a chat request, optional `"id"` and `"destination"`), one verdict per
+//! line out, in order; a bad line gets an error object and the rest go on. `lily gate bench`
+//! measures its latency.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -42,6 +45,10 @@ pub struct InspectArgs {
     /// Run only the identifier patterns (no learned tiers).
     #[arg(long)]
     patterns_only: bool,
+    /// JSON lines: one input object per line (`{"id": .., "text": ..}` or a chat request),
+    /// one verdict per line with its `line` number and `id`; each line its own conversation.
+    #[arg(long)]
+    jsonl: bool,
 }
 
 #[derive(Args)]
@@ -109,6 +116,15 @@ fn build_gate(policy: Policy, patterns_only: bool) -> anyhow::Result<Gate> {
 fn inspect(args: InspectArgs) -> anyhow::Result<()> {
     let policy = load_policy(&args.policy)?;
     let dest: Destination = args.destination.parse()?;
+    if args.jsonl {
+        let gate = build_gate(policy, args.patterns_only)?;
+        return inspect_lines(
+            &gate,
+            dest,
+            std::io::stdin().lock(),
+            std::io::stdout().lock(),
+        );
+    }
     // Read one byte past the limit so an oversized input is refused, not read without end.
     let limit = policy.max_input_bytes as u64 + 1;
     let mut input = Vec::new();
@@ -145,6 +161,74 @@ fn write_verdict(
         None => serde_json::to_writer_pretty(out, &gate.inspect_bytes(input, dest, &mut vault))?,
     }
     Ok(())
+}
+
+/// `--jsonl`: every line of `input` to one line of `out`. Only I/O errors stop it; a line
+/// that cannot be inspected becomes `{"line": n, "id": .., "error": ".."}`.
+fn inspect_lines(
+    gate: &Gate,
+    dest: Destination,
+    input: impl BufRead,
+    mut out: impl Write,
+) -> anyhow::Result<()> {
+    for (i, line) in input.split(b'\n').enumerate() {
+        let line = line.context("reading stdin")?;
+        let line = line.strip_suffix(b"\r").unwrap_or(&line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let number = i + 1;
+        let (id, result) = match serde_json::from_slice::<serde_json::Value>(line) {
+            Ok(value) => {
+                let id = value.get("id").cloned().unwrap_or(serde_json::Value::Null);
+                (id, line_verdict(gate, &value, dest))
+            }
+            Err(e) => (
+                serde_json::Value::Null,
+                Err(anyhow::anyhow!("line is not JSON: {e}")),
+            ),
+        };
+        let id = serde_json::to_string(&id)?;
+        match result {
+            // The verdict's own fields follow, in the order `lily gate` prints them.
+            Ok(verdict) => writeln!(out, "{{\"line\":{number},\"id\":{id},{}", &verdict[1..])?,
+            Err(e) => writeln!(
+                out,
+                "{{\"line\":{number},\"id\":{id},\"error\":{}}}",
+                serde_json::to_string(&format!("{e:#}"))?
+            )?,
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// The verdict on one `--jsonl` object as a JSON object (never `{}`: a verdict has fields).
+fn line_verdict(
+    gate: &Gate,
+    value: &serde_json::Value,
+    default_dest: Destination,
+) -> anyhow::Result<String> {
+    let dest = match value.get("destination") {
+        None => default_dest,
+        Some(serde_json::Value::String(d)) => d.parse()?,
+        Some(_) => anyhow::bail!("\"destination\" must be a string"),
+    };
+    let mut vault = Vault::new();
+    if is_chat_request(value) {
+        return Ok(serde_json::to_string(&inspect_request(
+            gate, value, dest, &mut vault,
+        )?)?);
+    }
+    match value.get("text") {
+        Some(serde_json::Value::String(text)) => Ok(serde_json::to_string(&gate.inspect_bytes(
+            text.as_bytes(),
+            dest,
+            &mut vault,
+        ))?),
+        Some(_) => anyhow::bail!("\"text\" must be a string"),
+        None => anyhow::bail!("a line needs \"text\" or a chat request's \"messages\""),
+    }
 }
 
 const BUILTIN_CORPUS: &str = include_str!("../../gate/benches/latency_corpus.txt");
@@ -400,7 +484,7 @@ mod tests {
 
     #[test]
     fn text_verdict_has_decision_spans_mask_and_trace() {
-        let (raw, v) = verdict(b"write to eve@example.org");
+        let (raw, v) = verdict(b"write to eve@acme.org");
         assert!(
             raw.trim_start().starts_with("{\n  \"decision\""),
             "decision comes first: {raw}"
@@ -416,7 +500,7 @@ mod tests {
     #[test]
     fn chat_request_is_detected_and_masked() {
         let (_, v) = verdict(
-            br#"{"model": "m", "messages": [{"role": "user", "content": "mail eve@example.org"}]}"#,
+            br#"{"model": "m", "messages": [{"role": "user", "content": "mail eve@acme.org"}]}"#,
         );
         assert_eq!(v["spans"][0]["message"], 0);
         assert_eq!(
@@ -426,8 +510,41 @@ mod tests {
     }
 
     #[test]
+    fn jsonl_gives_one_verdict_or_error_per_line() {
+        let gate = Gate::identifiers_only(Policy::default_policy());
+        let input = concat!(
+            "{\"id\": 7, \"text\": \"mail eve@acme.org\"}\n",
+            "\n",
+            "not json\r\n",
+            "{\"id\": \"b\", \"text\": 5}\n",
+            "{\"text\": \"hello\", \"destination\": \"local\"}\n",
+        );
+        let mut out = Vec::new();
+        inspect_lines(&gate, Destination::Cloud, input.as_bytes(), &mut out).unwrap();
+        let lines: Vec<Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert_eq!(
+            (lines[0]["line"].as_u64(), &lines[0]["id"]),
+            (Some(1), &Value::from(7))
+        );
+        assert_eq!(lines[0]["masked_text"], "mail <EMAIL_1>");
+        assert_eq!(lines[1]["line"], 3);
+        assert!(lines[1]["error"].as_str().unwrap().contains("not JSON"));
+        assert_eq!(lines[2]["id"], "b");
+        assert!(lines[2]["error"]
+            .as_str()
+            .unwrap()
+            .contains("must be a string"));
+        assert_eq!(lines[3]["decision"], "allow");
+    }
+
+    #[test]
     fn json_that_is_not_a_chat_request_is_text() {
-        let (_, v) = verdict(br#"{"email": "eve@example.org"}"#);
+        let (_, v) = verdict(br#"{"email": "eve@acme.org"}"#);
         assert_eq!(v["masked_text"], r#"{"email": "<EMAIL_1>"}"#);
     }
 }

@@ -235,10 +235,14 @@ impl Vault {
     }
 }
 
-/// What makes two mentions "the same value": case never matters; for identifiers neither do
-/// separators ("4111 1111" and "4111-1111").
+/// What makes two mentions "the same value": case never matters, nor do the spellings the
+/// detectors read through (fullwidth or other-script digits, zero-width characters,
+/// compatibility forms: see `normalize`); for identifiers neither do separators ("4111 1111"
+/// and "4111-1111").
 fn canonical(category: Category, original: &str) -> String {
-    let lower = original.trim().to_lowercase();
+    let lower = crate::normalize::Normalized::from_text(original.trim())
+        .text
+        .to_lowercase();
     match category.tier() {
         Tier::Identifier
             if category != Category::StreetAddress && category != Category::DateOfBirth =>
@@ -365,6 +369,25 @@ mod tests {
         assert_eq!(
             vault.unmask("<PERSON_2> wrote to <EMAIL_1>."),
             "Bob Ray wrote to ann@example.com."
+        );
+    }
+
+    #[test]
+    fn one_identifier_in_two_spellings_gets_one_placeholder() {
+        let mut vault = Vault::new();
+        let t = "card 4111 1111 1111 1111, again ４１１１-１１１１-１１１１-\u{200B}１１１１ and ٤١١١١١١١١١١١١١١١";
+        let spans = [
+            span(t, "4111 1111 1111 1111", Category::PaymentCard),
+            span(
+                t,
+                "４１１１-１１１１-１１１１-\u{200B}１１１１",
+                Category::PaymentCard,
+            ),
+            span(t, "٤١١١١١١١١١١١١١١١", Category::PaymentCard),
+        ];
+        assert_eq!(
+            vault.mask(t, &spans),
+            "card <CARD_1>, again <CARD_1> and <CARD_1>"
         );
     }
 

@@ -1,12 +1,16 @@
 //! Normalisation before matching, keeping a map back to byte offsets of the original input.
 //!
 //! Detectors see a cleaned text: invalid UTF-8 decoded lossily (one U+FFFD per invalid
-//! sequence), invisible characters removed (zero-width, bidi controls, soft hyphen), fullwidth
-//! and other-script digits and ASCII folded to ASCII, Unicode spaces and dashes folded to ' '
-//! and '-', control characters to ' ', and Cyrillic/Greek lookalike letters folded to Latin
+//! sequence), invisible characters removed (zero-width, bidi controls and marks, soft hyphen,
+//! tag characters, variation selectors), fullwidth and other-script digits and ASCII folded to
+//! ASCII, every other character through its NFKC form (circled and mathematical digits,
+//! ligatures, compatibility forms), Unicode spaces and dashes folded to ' ' and '-', control
+//! characters to ' ', and Cyrillic/Greek lookalike letters folded to Latin
 //! inside tokens that also contain ASCII letters or digits (a mixed-script token is an evasion;
 //! a Russian word is not). Every output byte remembers where its character began in the
 //! input, so a span found in the clean text maps back to the original bytes. One pass, linear.
+
+use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
 /// The cleaned text and, for every byte of it, the input offset of the character it came from.
 pub struct Normalized {
@@ -60,6 +64,20 @@ impl Normalized {
                 self.push(s, at);
             }
             Folded::Char(f) => token.push((f, at)),
+            // A compatibility character ("①", "𝟘", "ﬁ", "㈠"): its NFKC form, each character
+            // of it folded again (it may hold a space or a fullwidth digit), all from `at`.
+            Folded::Compatibility(c) => {
+                for d in std::iter::once(c).nfkc() {
+                    match fold_plain(d) {
+                        Folded::Separator(s) => {
+                            self.flush(token);
+                            self.push(s, at);
+                        }
+                        Folded::Char(f) | Folded::Compatibility(f) => token.push((f, at)),
+                        Folded::Drop => {}
+                    }
+                }
+            }
         }
     }
 
@@ -88,11 +106,31 @@ enum Folded {
     Drop,
     Separator(char),
     Char(char),
+    /// A character whose NFKC form differs from it.
+    Compatibility(char),
 }
 
 fn fold(c: char) -> Folded {
+    if c.is_ascii() {
+        return match c {
+            '\t' | '\n' | '\r' | ' ' => Folded::Separator(c),
+            c if c.is_ascii_control() => Folded::Separator(' '),
+            c => Folded::Char(c),
+        };
+    }
+    match fold_plain(c) {
+        Folded::Char(c) if is_nfkc_quick(std::iter::once(c)) != IsNormalized::Yes => {
+            Folded::Compatibility(c)
+        }
+        folded => folded,
+    }
+}
+
+/// `fold` without the NFKC step.
+fn fold_plain(c: char) -> Folded {
     match c {
-        // Zero-width, joiners, bidi controls, word joiner and invisible operators, BOM, soft hyphen.
+        // Zero-width, joiners, bidi controls and marks, word joiner and invisible operators,
+        // BOM, soft hyphen, Hangul fillers, variation selectors, tag characters.
         '\u{200B}'..='\u{200F}'
         | '\u{202A}'..='\u{202E}'
         | '\u{2060}'..='\u{2064}'
@@ -100,8 +138,16 @@ fn fold(c: char) -> Folded {
         | '\u{FEFF}'
         | '\u{00AD}'
         | '\u{180E}'
-        | '\u{034F}' => Folded::Drop,
+        | '\u{034F}'
+        | '\u{061C}'
+        | '\u{115F}'
+        | '\u{1160}'
+        | '\u{3164}'
+        | '\u{FFA0}'
+        | '\u{FE00}'..='\u{FE0F}'
+        | '\u{E0000}'..='\u{E007F}' => Folded::Drop,
         '\t' | '\n' | '\r' | ' ' => Folded::Separator(c),
+        '\u{2028}' | '\u{2029}' => Folded::Separator('\n'),
         c if c.is_control() => Folded::Separator(' '),
         '\u{00A0}'
         | '\u{1680}'
@@ -119,10 +165,14 @@ fn fold(c: char) -> Folded {
     }
 }
 
-/// Decimal digits of other scripts (Arabic-Indic, Devanagari, Bengali, math bold...) as ASCII.
+/// Decimal digits of other scripts as ASCII: Arabic-Indic, Eastern Arabic, N'Ko, the scripts
+/// of India, Thai, Lao, Tibetan, Myanmar, Khmer, Mongolian, and the mathematical digits (bold,
+/// double-struck, sans-serif, sans-serif bold, monospace). NFKC folds only the last group.
 fn other_script_digit(c: char) -> Option<char> {
-    const ZEROS: [u32; 8] = [
-        0x0660, 0x06F0, 0x0966, 0x09E6, 0x0E50, 0x1D7CE, 0x1D7D8, 0x1D7E2,
+    const ZEROS: [u32; 24] = [
+        0x0660, 0x06F0, 0x07C0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66, 0x0CE6,
+        0x0D66, 0x0DE6, 0x0E50, 0x0ED0, 0x0F20, 0x1040, 0x17E0, 0x1810, 0x1D7CE, 0x1D7D8, 0x1D7E2,
+        0x1D7EC, 0x1D7F6,
     ];
     let u = c as u32;
     ZEROS
@@ -193,6 +243,29 @@ mod tests {
         let (a, b) = n.original_range(s, s + "bob@example.com".len());
         assert_eq!(&input[a..b], b"bob@example.com");
         assert!(n.text.ends_with('\u{FFFD}'));
+    }
+
+    #[test]
+    fn compatibility_forms_and_more_digit_scripts_fold() {
+        let input = "id ①②③ 𝟒𝟓 𝟼𝟽 ৮৯ ௧௨ ๓๔ ㈠ ﬁle";
+        let n = Normalized::from_text(input);
+        assert_eq!(n.text, "id 123 45 67 89 12 34 (一) file");
+        assert_eq!(back(&n, input, "123"), "①②③");
+        assert_eq!(back(&n, input, "67"), "𝟼𝟽");
+    }
+
+    #[test]
+    fn bidi_marks_tags_and_fillers_are_dropped() {
+        let input = "tel \u{202E}+44\u{061C} 20\u{E0041} 7946\u{FE0F} 0958\u{202C}";
+        let n = Normalized::from_text(input);
+        assert_eq!(n.text, "tel +44 20 7946 0958");
+        assert_eq!(back(&n, input, "+44 20"), "+44\u{061C} 20\u{E0041}");
+    }
+
+    #[test]
+    fn cyrillic_words_and_accents_are_kept() {
+        let input = "Привет, Сергей! Solène écrit à Zoë.";
+        assert_eq!(Normalized::from_text(input).text, input);
     }
 
     #[test]

@@ -338,7 +338,7 @@ mod tests {
 
     #[test]
     fn identifiers_are_masked_for_cloud_and_allowed_locally() {
-        let text = "Email bob@example.com about card 4111 1111 1111 1111";
+        let text = "Email bob@acme.io about card 4111 1111 1111 1111";
         let v = gate().inspect(text, Destination::Cloud);
         assert_eq!(v.decision, Decision::Mask);
         assert_eq!(
@@ -360,7 +360,7 @@ mod tests {
 
     #[test]
     fn learned_tiers_only_make_it_stricter() {
-        let text = "Email bob@example.com please";
+        let text = "Email bob@acme.io please";
         let base = gate().inspect(text, Destination::Cloud);
         let extra = [
             (Category::Person, 0.9, Decision::Mask),
@@ -412,7 +412,7 @@ mod tests {
             ]
         );
         let v = gate.inspect(
-            "Write to bob@example.com about the invoice.",
+            "Write to bob@acme.io about the invoice.",
             Destination::Cloud,
         );
         assert!(v
@@ -438,7 +438,7 @@ mod tests {
             .with_tier(Box::new(place(alone, "Lisbon")))
             .inspect(alone, Destination::Cloud);
         assert_eq!(v.decision, Decision::Allow);
-        let with_mail = "Mail ann@example.com in Lisbon";
+        let with_mail = "Mail ann@acme.io in Lisbon";
         let v = gate()
             .with_tier(Box::new(place(with_mail, "Lisbon")))
             .inspect(with_mail, Destination::Cloud);
@@ -458,10 +458,10 @@ mod tests {
 
     #[test]
     fn binary_input_offsets_index_original_bytes() {
-        let input = b"\xff\x00\xfe mail eve@example.org \x80\x81";
+        let input = b"\xff\x00\xfe mail eve@acme.org \x80\x81";
         let v = gate().inspect_bytes(input, Destination::Cloud, &mut Vault::new());
         let s = &v.findings[0].span;
-        assert_eq!(&input[s.start..s.end], b"eve@example.org");
+        assert_eq!(&input[s.start..s.end], b"eve@acme.org");
         assert!(v.masked_text.unwrap().contains("<EMAIL_1>"));
     }
 }

@@ -399,11 +399,11 @@ mod tests {
             "model": "gpt-x",
             "messages": [
                 {"role": "system", "content": "Be brief."},
-                {"role": "user", "content": "Mail ann@example.com"},
+                {"role": "user", "content": "Mail ann@acme.io"},
                 {"role": "assistant", "content": null, "tool_calls": [{"id": "1", "type": "function",
-                    "function": {"name": "send", "arguments": "{\"to\": \"ann@example.com\"}"}}]},
-                {"role": "user", "content": [{"type": "text", "text": "and cc bo@example.org",
-                                              "annotations": [{"note": "from cy@example.org"}]}]}
+                    "function": {"name": "send", "arguments": "{\"to\": \"ann@acme.com\"}"}}]},
+                {"role": "user", "content": [{"type": "text", "text": "and cc bo@acme.org",
+                                              "annotations": [{"note": "from cy@acme.org"}]}]}
             ]
         });
         let mut vault = Vault::new();
@@ -423,8 +423,8 @@ mod tests {
             .as_str()
             .unwrap();
         assert!(text.starts_with("and cc <EMAIL_") && note.starts_with("from <EMAIL_"));
-        assert_eq!(vault.unmask(text), "and cc bo@example.org");
-        assert_eq!(vault.unmask(note), "from cy@example.org");
+        assert_eq!(vault.unmask(text), "and cc bo@acme.org");
+        assert_eq!(vault.unmask(note), "from cy@acme.org");
         assert_eq!(masked["model"], "gpt-x");
         assert_eq!(
             v.spans.iter().map(|s| s.message).collect::<Vec<_>>(),
@@ -438,20 +438,20 @@ mod tests {
         let request = json!({
             "model": "gpt-x",
             "messages": [
-                {"role": "user", "name": "zed@example.net", "content": "hi"},
-                {"role": "assistant", "content": "ok", "reasoning_content": "ask cy@example.com",
+                {"role": "user", "name": "zed@acme.net", "content": "hi"},
+                {"role": "assistant", "content": "ok", "reasoning_content": "ask cy@acme.com",
                  "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]},
-                {"role": "tool", "tool_call_id": "call_1", "content": "found dee@example.com"}
+                {"role": "tool", "tool_call_id": "call_1", "content": "found dee@acme.com"}
             ],
             "tools": [{"type": "function", "function": {"name": "lookup",
-                "description": "Looks up eve@example.com",
-                "parameters": {"type": "object", "properties": {"fay@example.com": {"type": "string",
-                    "description": "or gus@example.com", "enum": ["hal@example.com"]}}}}}],
-            "user": "ivy@example.com",
-            "metadata": {"jon@example.com": "kim@example.com", "card": 4111111111111111u64},
-            "stop": ["lou@example.com"],
+                "description": "Looks up eve@acme.com",
+                "parameters": {"type": "object", "properties": {"fay@acme.com": {"type": "string",
+                    "description": "or gus@acme.com", "enum": ["hal@acme.com"]}}}}}],
+            "user": "ivy@acme.com",
+            "metadata": {"jon@acme.com": "kim@acme.com", "card": 4111111111111111u64},
+            "stop": ["lou@acme.com"],
             "response_format": {"type": "json_schema", "json_schema": {"name": "r",
-                "schema": {"type": "object", "properties": {"mo@example.com": {"type": "string"}}}}}
+                "schema": {"type": "object", "properties": {"mo@acme.com": {"type": "string"}}}}}
         });
         let mut vault = Vault::new();
         let v = inspect_request(&gate(), &request, Destination::Cloud, &mut vault).unwrap();
@@ -473,7 +473,7 @@ mod tests {
             .next()
             .unwrap()
             .clone();
-        assert_eq!(vault.unmask(&key), "fay@example.com");
+        assert_eq!(vault.unmask(&key), "fay@acme.com");
     }
 
     #[test]
@@ -500,7 +500,7 @@ mod tests {
     #[test]
     fn strictest_message_decides() {
         let request = json!({"messages": [
-            {"role": "user", "content": "mail ann@example.com"},
+            {"role": "user", "content": "mail ann@acme.io"},
             {"role": "user", "content": "key: sk-proj-4fT9xQ2mL8vN3bR7kW1zY6hJ0cD5sA2e"}
         ]});
         let v = inspect_request(&gate(), &request, Destination::Cloud, &mut Vault::new()).unwrap();

@@ -134,3 +134,63 @@ fn hard_negatives_are_allowed() {
         assert_eq!(decision, Decision::Allow, "{text}: {cats:?}");
     }
 }
+
+#[test]
+fn public_test_values_and_placeholders_are_allowed() {
+    for text in [
+        "Send the invite to alice@example.com, bob@docs.example.org and carol@app.test",
+        "Stripe test card 4242 4242 4242 4242 is declined in my sandbox checkout",
+        "Testkarte 5555 5555 5555 4444 im Sandbox-Modus",
+        "the docs use 192.0.2.10, 198.51.100.7, 203.0.113.99 and 2001:db8::1",
+        "Set API_KEY=your-api-key-here and DB_PASSWORD=changeme in .env.example",
+        "password: <password>, token: ***, secret: xxx",
+        "image sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "uuid 123e4567-e89b-12d3-a456-426614174000 and commit a94a8fe5ccb19ba61c4c0873d391e987982fbbd3",
+        "curl -u $USER:$TOKEN https://api.github.com/user",
+        "mysql -u root -p mydb",
+        "Mein Passwort ist zu kurz, was tun?",
+        "我忘记密码了",
+    ] {
+        let (decision, cats) = categories(text);
+        assert_eq!(decision, Decision::Allow, "{text}: {cats:?}");
+    }
+}
+
+#[test]
+fn secrets_outside_provider_formats_are_refused() {
+    for text in [
+        "git clone https://ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R@github.com/acme/api.git",
+        "Authorization: Basic YWxpY2U6UzNjcmV0UGFzcyE=",
+        "curl -u deploy:Xk92!lmQz https://ci.internal/job",
+        "sshpass -p 'Xk92!lmQ' ssh root@host",
+        "mysql -uroot -pS3cretPw shop",
+        "mongodb+srv://app:K8s9xQw2Lm@cluster0.ab1cd.mongodb.net/db",
+        "DB_PASSWORD=rootpass42",
+        "Passwort für den Router: Sommer2024#",
+        "パスワードは Sakura2024! です",
+        "كلمة المرور: Nour2024$",
+        "seed: legal winner thank year wave sausage worth useful legal winner thank yellow",
+        "KwDiBf89QgGbjEhKnhXJuH7LrciVrZi3qYjgd9M7rFU73sVHnoWn",
+        "my AWS secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq81kLmn0p for the bucket",
+    ] {
+        let (decision, cats) = categories(text);
+        assert_eq!(decision, Decision::Refuse, "{text}: {cats:?}");
+    }
+}
+
+#[test]
+fn national_ids_and_local_phones_are_masked() {
+    for text in [
+        "TC kimlik numaram 10000000146",
+        "Мой СНИЛС 112-233-445 95",
+        "주민등록번호 800101-1234560",
+        "マイナンバーは1234 5678 9018です",
+        "my PAN is ABCPE1234F",
+        "我的手机号是13912345678",
+        "mi móvil es 612 34 56 78",
+        "मेरा मोबाइल ९८७६५ ४३२११ है",
+    ] {
+        let (decision, cats) = categories(text);
+        assert_eq!(decision, Decision::Mask, "{text}: {cats:?}");
+    }
+}

@@ -101,9 +101,9 @@ fn assert_audit_clean(h: &Hybrid, values: &[&str]) {
     }
 }
 
-const EMAIL: &str = "maria.gonzalez@example.com";
+const EMAIL: &str = "maria.gonzalez@acme.io";
 const PHONE: &str = "+1 415 555 0134";
-const MASKED_PROMPT: &str = "Please write to maria.gonzalez@example.com and call +1 415 555 0134 about the delivery.";
+const MASKED_PROMPT: &str = "Please write to maria.gonzalez@acme.io and call +1 415 555 0134 about the delivery.";
 
 #[test]
 fn masked_round_trip_not_streamed() {
@@ -154,18 +154,18 @@ fn tools_schemas_and_every_field_are_masked_and_tool_arguments_unmasked() {
     let h = start("tools", 2, |_| {});
     let body = json!({
         "model": CLOUD, "stream": true, "max_tokens": 8,
-        "messages": [{"role": "user", "content": "Book a table for maria.gonzalez@example.com", "name": "quinn.ash@example.org"}],
-        "tools": [{"type": "function", "function": {"name": "book", "description": "Confirmations go to ops.desk@example.com",
-                   "parameters": {"type": "object", "properties": {"text": {"type": "string", "description": "e.g. lee.v@example.com"}}}}}],
-        "user": "user.42@example.net",
-        "metadata": {"owner": "sam.k@example.org"},
-        "stop": ["stop.at@example.com"],
+        "messages": [{"role": "user", "content": "Book a table for maria.gonzalez@acme.io", "name": "quinn.ash@acme.org"}],
+        "tools": [{"type": "function", "function": {"name": "book", "description": "Confirmations go to ops.desk@acme.io",
+                   "parameters": {"type": "object", "properties": {"text": {"type": "string", "description": "e.g. lee.v@acme.io"}}}}}],
+        "user": "user.42@acme.net",
+        "metadata": {"owner": "sam.k@acme.org"},
+        "stop": ["stop.at@acme.io"],
     });
     let r = post(&h, &body, &[]);
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.header("x-lily-route"), Some("cloud-masked"));
     let (_, _, args, _) = gather(&r);
-    assert_eq!(serde_json::from_str::<Value>(&args).unwrap()["text"], "Book a table for maria.gonzalez@example.com");
+    assert_eq!(serde_json::from_str::<Value>(&args).unwrap()["text"], "Book a table for maria.gonzalez@acme.io");
     h.upstream.assert_never_received(
         0,
         &[EMAIL, "quinn.ash", "ops.desk", "lee.v@", "user.42", "sam.k", "stop.at"],
@@ -176,7 +176,7 @@ fn tools_schemas_and_every_field_are_masked_and_tool_arguments_unmasked() {
     let r = post(&h, &body, &[]);
     let v = r.json();
     let args = v["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"].as_str().unwrap();
-    assert_eq!(serde_json::from_str::<Value>(args).unwrap()["text"], "Book a table for maria.gonzalez@example.com");
+    assert_eq!(serde_json::from_str::<Value>(args).unwrap()["text"], "Book a table for maria.gonzalez@acme.io");
     h.upstream.assert_never_received(0, &[EMAIL, "quinn.ash", "ops.desk", "lee.v@", "user.42", "sam.k", "stop.at"]);
 }
 
@@ -241,7 +241,7 @@ fn forced_local_by_header_or_model_name() {
     assert_eq!(post(&h, &unknown, &[]).status, 404);
 }
 
-const FINANCE: &str = "My salary is 85,000 a year and I have 12,000 of credit card debt and a personal loan; should I consolidate my debt? Reply to maria.gonzalez@example.com";
+const FINANCE: &str = "My salary is 85,000 a year and I have 12,000 of credit card debt and a personal loan; should I consolidate my debt? Reply to maria.gonzalez@acme.io";
 
 #[test]
 fn consent_round_trip_single_use_bound_and_expiring() {
@@ -313,7 +313,7 @@ fn upstream_dying_mid_stream_is_finished_locally_or_ends_with_an_error_event() {
     let h = start("midstream", 4, |c| c.upstream_timeout = Duration::from_secs(2));
     // The upstream sends the role chunk, the reasoning and a few content chunks, then dies;
     // the scripted local model answers with the text after `say:`.
-    let prompt = "Tell me about maria.gonzalez@example.com say:LOCAL-END";
+    let prompt = "Tell me about maria.gonzalez@acme.io say:LOCAL-END";
     let reasoning_chunks = "thinking about ".len() / 4 + 1 + prompt.len() / 4;
     h.upstream.set(Behaviour::DieAfter(1 + reasoning_chunks + 3));
     let mut body = ask(prompt, true);

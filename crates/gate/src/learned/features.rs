@@ -7,6 +7,32 @@
 //! trained with and refuse to load under another.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// FNV-1a as a `Hasher` for the word lists: their keys are short words looked up once per
+/// token, where SipHash's setup costs more than the lookup.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01B3);
+        }
+        self.0 = h;
+    }
+}
+
+type WordSet = HashSet<String, BuildHasherDefault<Fnv>>;
 
 pub const FEATURE_VERSION: u32 = 4;
 
@@ -83,12 +109,7 @@ pub fn shape(token: &str) -> String {
 
 /// 32-bit FNV-1a: tiny, fast on short strings, and trivially identical in Python.
 pub fn fnv1a(s: &str) -> u32 {
-    let mut h: u32 = 0x811C_9DC5;
-    for &b in s.as_bytes() {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    h
+    fnv1a_parts(&[s])
 }
 
 fn entries(list: &str) -> impl Iterator<Item = &str> {
@@ -99,10 +120,10 @@ fn entries(list: &str) -> impl Iterator<Item = &str> {
 
 /// Word lists the tagger uses as features and the gazetteer detector uses directly.
 pub struct Gazetteers {
-    first: HashSet<String>,
-    last: HashSet<String>,
-    org: HashSet<String>,
-    titles: HashSet<String>,
+    first: WordSet,
+    last: WordSet,
+    org: WordSet,
+    titles: WordSet,
     places: SeqSet,
     public: SeqSet,
     org_names: SeqSet,
@@ -110,12 +131,13 @@ pub struct Gazetteers {
 
 /// Token sequences, indexed by their first token, matched longest first.
 struct SeqSet {
-    by_first: HashMap<String, Vec<Vec<String>>>,
+    by_first: HashMap<String, Vec<Vec<String>>, BuildHasherDefault<Fnv>>,
 }
 
 impl SeqSet {
     fn new(list: &str) -> Self {
-        let mut by_first: HashMap<String, Vec<Vec<String>>> = HashMap::new();
+        let mut by_first: HashMap<String, Vec<Vec<String>>, BuildHasherDefault<Fnv>> =
+            HashMap::default();
         for e in entries(list) {
             let seq: Vec<String> = tokenize(e).iter().map(|t| t.text.to_lowercase()).collect();
             if let Some(first) = seq.first() {
@@ -205,7 +227,7 @@ impl Gazetteers {
     ) -> Self {
         // Multi-word given names and surnames ("de Jong") contribute their capitalised words only,
         // so that particles like "de" or "van" do not look like names.
-        let token_set = |list: &str| -> HashSet<String> {
+        let token_set = |list: &str| -> WordSet {
             entries(list)
                 .flat_map(tokenize)
                 .filter(|t| t.text.chars().next().is_some_and(char::is_uppercase))
@@ -260,8 +282,35 @@ fn starts_sentence(prev: &str) -> bool {
     )
 }
 
-/// Feature strings of every token, for the names tagger.
+/// Feature strings of every token, for the names tagger (what the Python trainer computes;
+/// the tagger itself uses `name_feature_hashes`, which builds no strings).
 pub fn name_features(tokens: &[Token<'_>], gaz: &Gazetteers) -> Vec<Vec<String>> {
+    let mut out = vec![Vec::new(); tokens.len()];
+    each_name_feature(tokens, gaz, |i, parts| out[i].push(parts.concat()));
+    out
+}
+
+/// The FNV-1a hash of every name feature of every token: the same values as hashing the
+/// strings of `name_features`, computed over their parts as they are produced.
+pub fn name_feature_hashes(tokens: &[Token<'_>], gaz: &Gazetteers) -> Vec<Vec<u32>> {
+    let mut out = vec![Vec::with_capacity(32); tokens.len()];
+    each_name_feature(tokens, gaz, |i, parts| out[i].push(fnv1a_parts(parts)));
+    out
+}
+
+/// FNV-1a of the concatenation of `parts` (the hash is a byte stream, so no string is needed).
+fn fnv1a_parts(parts: &[&str]) -> u32 {
+    let mut h: u32 = 0x811C_9DC5;
+    for &b in parts.iter().flat_map(|p| p.as_bytes()) {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+/// Calls `emit(token index, parts)` for every name feature, the feature being the
+/// concatenation of the parts, token by token in order.
+fn each_name_feature(tokens: &[Token<'_>], gaz: &Gazetteers, mut emit: impl FnMut(usize, &[&str])) {
     let lower: Vec<String> = tokens.iter().map(|t| t.text.to_lowercase()).collect();
     let shapes: Vec<String> = tokens.iter().map(|t| shape(t.text)).collect();
     let flags = gaz.flags(&lower);
@@ -290,75 +339,89 @@ pub fn name_features(tokens: &[Token<'_>], gaz: &Gazetteers) -> Vec<Vec<String>>
         }
     };
 
-    (0..n)
-        .map(|i| {
-            let word = w(i);
-            let cap = tokens[i as usize]
-                .text
-                .chars()
-                .next()
-                .is_some_and(char::is_uppercase);
-            let first = i == 0 || starts_sentence(tokens[i as usize - 1].text);
-            let mut f = vec![
-                "b".to_string(),
-                format!("w={word}"),
-                format!("p3={}", prefix(word, 3)),
-                format!("s3={}", suffix(word, 3)),
-                format!("s2={}", suffix(word, 2)),
-                format!("sh={}", sh(i)),
-                format!("w-1={}", w(i - 1)),
-                format!("w+1={}", w(i + 1)),
-                format!("w-2={}", w(i - 2)),
-                format!("w+2={}", w(i + 2)),
-                format!("sh-1={}", sh(i - 1)),
-                format!("sh+1={}", sh(i + 1)),
-                format!("w-1|sh={}|{}", w(i - 1), sh(i)),
-                format!("sh+1|w+1={}|{}", sh(i), w(i + 1)),
-                format!("shs={}|{}|{}", sh(i - 1), sh(i), sh(i + 1)),
-                format!("w-2|w-1={}|{}", w(i - 2), w(i - 1)),
-            ];
+    for i in 0..n {
+        let t = i as usize;
+        let mut emit = |parts: &[&str]| emit(t, parts);
+        let word = w(i);
+        let cap = tokens[t]
+            .text
+            .chars()
+            .next()
+            .is_some_and(char::is_uppercase);
+        let first = i == 0 || starts_sentence(tokens[t - 1].text);
+        emit(&["b"]);
+        emit(&["w=", word]);
+        emit(&["p3=", prefix(word, 3)]);
+        emit(&["s3=", suffix(word, 3)]);
+        emit(&["s2=", suffix(word, 2)]);
+        emit(&["sh=", sh(i)]);
+        emit(&["w-1=", w(i - 1)]);
+        emit(&["w+1=", w(i + 1)]);
+        emit(&["w-2=", w(i - 2)]);
+        emit(&["w+2=", w(i + 2)]);
+        emit(&["sh-1=", sh(i - 1)]);
+        emit(&["sh+1=", sh(i + 1)]);
+        emit(&["w-1|sh=", w(i - 1), "|", sh(i)]);
+        emit(&["sh+1|w+1=", sh(i), "|", w(i + 1)]);
+        emit(&["shs=", sh(i - 1), "|", sh(i), "|", sh(i + 1)]);
+        emit(&["w-2|w-1=", w(i - 2), "|", w(i - 1)]);
+        if first {
+            emit(&["first|sh=", sh(i)]);
+        }
+        let cap_name = if cap { "True" } else { "False" };
+        for x in g(i).names() {
+            emit(&["g=", x]);
+            emit(&["g=", x, "|cap=", cap_name]);
             if first {
-                f.push(format!("first|sh={}", sh(i)));
+                emit(&["g=", x, "|first"]);
             }
-            let cap_name = if cap { "True" } else { "False" };
-            for x in g(i).names() {
-                f.push(format!("g={x}"));
-                f.push(format!("g={x}|cap={cap_name}"));
-                if first {
-                    f.push(format!("g={x}|first"));
-                }
+        }
+        for (offset, key) in [(-1, "g-1="), (1, "g+1="), (-2, "g-2="), (2, "g+2=")] {
+            for x in g(i + offset).names() {
+                emit(&[key, x]);
             }
-            for (offset, key) in [(-1, "g-1"), (1, "g+1"), (-2, "g-2"), (2, "g+2")] {
-                for x in g(i + offset).names() {
-                    f.push(format!("{key}={x}"));
-                }
-            }
-            f
-        })
-        .collect()
+        }
+    }
 }
 
 /// Feature strings of one text for the topic classifier: lowercased words, word bigrams and
 /// 5-character prefixes (a cheap stem that carries across inflections in all locales). Sorted
 /// and deduplicated: the classifier sees presence, not counts.
 pub fn topic_features(tokens: &[Token<'_>]) -> Vec<String> {
-    let mut f: Vec<String> = vec!["b".to_string()];
+    let mut f: Vec<String> = Vec::new();
+    each_topic_feature(tokens, |parts| f.push(parts.concat()));
+    f.sort();
+    f.dedup();
+    f
+}
+
+/// The FNV-1a hashes of `topic_features`, deduplicated (equal strings hash equal; two
+/// different features of one text with the same 32-bit hash are merged, which is as rare as a
+/// random 32-bit collision).
+pub fn topic_feature_hashes(tokens: &[Token<'_>]) -> Vec<u32> {
+    let mut f: Vec<u32> = Vec::with_capacity(tokens.len() * 3 + 1);
+    each_topic_feature(tokens, |parts| f.push(fnv1a_parts(parts)));
+    f.sort_unstable();
+    f.dedup();
+    f
+}
+
+/// Calls `emit(parts)` for every topic feature (with repeats), as the concatenation of parts.
+fn each_topic_feature(tokens: &[Token<'_>], mut emit: impl FnMut(&[&str])) {
+    emit(&["b"]);
     let mut prev = "<s>".to_string();
     for t in tokens
         .iter()
         .filter(|t| t.text.chars().next().is_some_and(is_word_char))
     {
         let w = t.text.to_lowercase();
-        f.push(format!("u={w}"));
-        f.push(format!("bg={prev} {w}"));
+        emit(&["u=", &w]);
+        emit(&["bg=", &prev, " ", &w]);
         if w.chars().count() > 5 {
-            f.push(format!("p5={}", prefix(&w, 5)));
+            emit(&["p5=", prefix(&w, 5)]);
         }
         prev = w;
     }
-    f.sort();
-    f.dedup();
-    f
 }
 
 fn prefix(s: &str, n: usize) -> &str {
@@ -376,6 +439,20 @@ fn suffix(s: &str, n: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hashes_are_those_of_the_feature_strings() {
+        let gaz = Gazetteers::builtin();
+        let tokens = tokenize("Dear Anna Müller, meet Dr. Jean-Luc at Zürich's station. 123");
+        let strings = name_features(&tokens, &gaz);
+        let hashes = name_feature_hashes(&tokens, &gaz);
+        for (s, h) in strings.iter().zip(&hashes) {
+            assert_eq!(s.iter().map(|f| fnv1a(f)).collect::<Vec<_>>(), *h);
+        }
+        let mut topic: Vec<u32> = topic_features(&tokens).iter().map(|f| fnv1a(f)).collect();
+        topic.sort_unstable();
+        assert_eq!(topic, topic_feature_hashes(&tokens));
+    }
 
     #[test]
     fn tokens_keep_inner_apostrophes_and_hyphens() {

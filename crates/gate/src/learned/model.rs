@@ -20,7 +20,7 @@
 //! weights    (1 << log2_rows) x n_labels x i8, row-major by bucket
 //! ```
 
-use super::features::{fnv1a, FEATURE_VERSION};
+use super::features::FEATURE_VERSION;
 use super::LearnedError;
 
 pub const FORMAT_VERSION: u32 = 1;
@@ -184,17 +184,20 @@ impl LinearModel {
         self.labels.len()
     }
 
-    /// Raw per-label scores of one feature set, written into `out` (length `n_labels`).
-    pub fn score<S: AsRef<str>>(&self, features: &[S], out: &mut [f32]) {
+    /// Raw per-label scores of one feature set, given by the FNV-1a hashes of its feature
+    /// strings, written into `out` (length `n_labels`).
+    pub fn score_hashes(&self, hashes: impl IntoIterator<Item = u32>, out: &mut [f32]) {
         let n = self.n_labels();
-        let mut acc = vec![0i32; n];
-        for f in features {
-            let row = (fnv1a(f.as_ref()) & self.mask) as usize * n;
+        // On the stack: this runs once per token.
+        let mut acc = [0i32; MAX_LABELS as usize];
+        let acc = &mut acc[..n];
+        for h in hashes {
+            let row = (h & self.mask) as usize * n;
             for (a, &w) in acc.iter_mut().zip(&self.weights[row..row + n]) {
                 *a += i32::from(w);
             }
         }
-        for ((o, a), b) in out.iter_mut().zip(acc).zip(&self.bias) {
+        for ((o, &a), b) in out.iter_mut().zip(acc.iter()).zip(&self.bias) {
             *o = a as f32 * self.scale + b;
         }
     }

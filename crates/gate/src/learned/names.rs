@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use super::features::{name_features, tokenize, GazFlags, Gazetteers, Token};
+use super::features::{name_feature_hashes, tokenize, GazFlags, Gazetteers, Token};
 use super::model::LinearModel;
 use super::LearnedError;
 use crate::{Category, Span};
@@ -149,11 +149,11 @@ impl NameTagger {
 
     fn token_probs(&self, tokens: &[Token<'_>]) -> Vec<Vec<f32>> {
         let n = self.model.n_labels();
-        name_features(tokens, &self.gaz)
-            .iter()
+        name_feature_hashes(tokens, &self.gaz)
+            .into_iter()
             .map(|f| {
                 let mut scores = vec![0.0; n];
-                self.model.score(f, &mut scores);
+                self.model.score_hashes(f, &mut scores);
                 softmax(&mut scores);
                 scores
             })

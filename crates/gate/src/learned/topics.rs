@@ -5,7 +5,7 @@
 //! can need two sentences: "My son is seven. He still wets the bed."). A topic's confidence is
 //! its best score over these units, and its span is the unit that gave it.
 
-use super::features::{tokenize, topic_features};
+use super::features::{tokenize, topic_feature_hashes};
 use super::model::LinearModel;
 use super::LearnedError;
 use crate::{Category, Span};
@@ -88,9 +88,9 @@ impl TopicClassifier {
 
     /// Calibrated probability of every topic for one piece of text, in `LABELS` order.
     fn probabilities(&self, text: &str) -> Vec<f32> {
-        let features = topic_features(&tokenize(text));
+        let features = topic_feature_hashes(&tokenize(text));
         let mut scores = vec![0.0; self.model.n_labels()];
-        self.model.score(&features, &mut scores);
+        self.model.score_hashes(features, &mut scores);
         scores
             .iter()
             .enumerate()

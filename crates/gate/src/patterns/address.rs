@@ -21,11 +21,13 @@ static STREETS: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
                 r"(?-u:\b)[0-9]{1,5}[A-Za-z]?(?:-[0-9]{1,4})?,?\s(?:[A-Z][A-Za-z'\-]*\.?\s){1,4}(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Close|Crescent|Square|Sq|Parkway|Pkwy|Highway|Hwy|Circle|Cir|Trail|Row|Gardens|Grove|Mews|Hill)(?-u:\b)\.?(?:\s(?:NW|NE|SW|SE|N|S|E|W)(?-u:\b))?(?:,?\s(?:Apt|Apartment|Suite|Ste|Unit|Flat|#)\.?\s?[0-9A-Za-z\-]{1,6})?",
             ),
         ),
-        // "Hauptstraße 5", "Kerkstraat 12a", "Berliner Allee 3"
+        // "Hauptstraße 5", "Kerkstraat 12a", "Berliner Allee 3": a word before a separate
+        // street type only when it is an adjective form ("Berliner", "Alte", "Langen"), so a
+        // preceding noun of the sentence stays out.
         (
             "address_de_nl",
             re(
-                r"(?:[A-ZÄÖÜ][a-zäöüß]+\s)?(?:[A-ZÄÖÜ][a-zäöüß\-]*(?:straße|strasse|str\.|weg|gasse|allee|platz|ring|damm|ufer|straat|laan|gracht|plein|kade|dijk|steeg)|Straße|Strasse|Weg|Allee|Platz|Gasse)\s[0-9]{1,4}\s?[a-z]?(?-u:\b)",
+                r"(?:[A-ZÄÖÜ][a-zäöüß]+(?:er|e|en)\s(?:Straße|Strasse|Weg|Allee|Platz|Gasse|Ring|Damm|Ufer|Chaussee|Markt)|[A-ZÄÖÜ][a-zäöüß\-]*(?:straße|strasse|str\.|weg|gasse|allee|platz|ring|damm|ufer|straat|laan|gracht|plein|kade|dijk|steeg))\s[0-9]{1,4}[a-z]?(?-u:\b)",
             ),
         ),
         // "12 rue de la Paix", "5 bis avenue Victor Hugo"
@@ -51,11 +53,15 @@ static STREETS: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
         ),
     ]
 });
-/// What may follow a street: US "Springfield, IL 62704", UK "London NW1 6XE", EU "10115 Berlin".
+/// What may follow a street: US "Springfield, IL 62704", UK "London NW1 6XE", EU "10115
+/// Berlin", or a town after a comma. A capitalised word after a space alone is the next word
+/// of the prompt ("... Baker Street Please send"), not a town.
 static TAIL: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"^(?:,?\s(?:[0-9]{4,5}\s)?[\p{Lu}][\p{Ll}\-]+(?:\s[\p{Lu}][\p{Ll}\-]+){0,2}(?:,?\s[A-Z]{2}(?-u:\b))?(?:\s[0-9]{5}(?:-[0-9]{4})?)?(?:,?\s[A-Z]{1,2}[0-9][A-Z0-9]?\s?[0-9][A-Z]{2})?)",
-    )
+    let town = r"[\p{Lu}][\p{Ll}\-]+";
+    let towns = format!(r"{town}(?:\s{town}){{0,2}}");
+    re(&format!(
+        r"^(?:,?\s{towns},?\s[A-Z]{{2}}(?-u:\b)(?:\s[0-9]{{5}}(?:-[0-9]{{4}})?)?|,?\s{towns},?\s[A-Z]{{1,2}}[0-9][A-Z0-9]?\s?[0-9][A-Z]{{2}}(?-u:\b)|,?\s[0-9]{{4,5}}\s{town}|,\s{town})"
+    ))
 });
 
 pub fn scan(text: &str, out: &mut Vec<Span>) {
@@ -104,6 +110,26 @@ mod tests {
             ("habite au 12 rue de la Paix", "12 rue de la Paix"),
             ("vivo en Calle de Alcalá 42", "Calle de Alcalá 42"),
             ("abito in Via Roma 10", "Via Roma 10"),
+            (
+                "Send it to 350 Fifth Avenue, New York, NY 10118",
+                "350 Fifth Avenue, New York, NY 10118",
+            ),
+            (
+                "221B Baker Street London NW1 6XE",
+                "221B Baker Street London NW1 6XE",
+            ),
+            // The next word of the prompt is not part of the address.
+            (
+                "I live at 221B Baker Street Please send the parcel",
+                "221B Baker Street",
+            ),
+            ("Adresse Hauptstraße 5 Bitte schnell", "Hauptstraße 5"),
+            (
+                "Lieferung Hauptstraße 5, 10115 Berlin Danke",
+                "Hauptstraße 5, 10115 Berlin",
+            ),
+            ("Wohnung Lindenstraße 12 Morgen", "Lindenstraße 12"),
+            ("ship to 10 Downing St. Tomorrow works", "10 Downing St."),
         ] {
             assert_eq!(addresses(t), [value], "{t}");
         }

@@ -269,6 +269,96 @@ pub fn br_cpf(id: &str) -> bool {
     check(9) == d[9] && check(10) == d[10]
 }
 
+/// Korean resident registration number: weights 2..9,2..5 over twelve digits, check
+/// (11 - sum mod 11) mod 10. Numbers issued since October 2020 no longer carry it.
+pub fn kr_rrn(id: &str) -> bool {
+    const W: [u32; 12] = [2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5];
+    let Some(d) = digit_values(id) else {
+        return false;
+    };
+    if d.len() != 13 {
+        return false;
+    }
+    let sum: u32 = d.iter().zip(W).map(|(x, w)| x * w).sum();
+    (11 - sum % 11) % 10 == d[12]
+}
+
+/// Japanese My Number (individual number): eleven digits and a check digit; counted from the
+/// right, digit n weighs n + 1 (n <= 6) or n - 5; check 0 when the remainder mod 11 is <= 1,
+/// else 11 - remainder.
+pub fn jp_my_number(id: &str) -> bool {
+    let Some(d) = digit_values(id) else {
+        return false;
+    };
+    if d.len() != 12 {
+        return false;
+    }
+    let sum: u32 = (1..=11u32)
+        .map(|n| {
+            let q = if n <= 6 { n + 1 } else { n - 5 };
+            d[11 - n as usize] * q
+        })
+        .sum();
+    let r = sum % 11;
+    d[11] == if r <= 1 { 0 } else { 11 - r }
+}
+
+/// Turkish T.C. Kimlik No: eleven digits, no leading zero; the tenth is (7 x the odd-position
+/// sum - the even-position sum) mod 10, the eleventh the sum of the first ten mod 10.
+pub fn tr_kimlik(id: &str) -> bool {
+    let Some(d) = digit_values(id) else {
+        return false;
+    };
+    if d.len() != 11 || d[0] == 0 {
+        return false;
+    }
+    let odd: i64 = [0, 2, 4, 6, 8].iter().map(|&i| d[i] as i64).sum();
+    let even: i64 = [1, 3, 5, 7].iter().map(|&i| d[i] as i64).sum();
+    (odd * 7 - even).rem_euclid(10) == d[9] as i64 && d[..10].iter().sum::<u32>() % 10 == d[10]
+}
+
+/// Russian SNILS: nine digits weighted 9..1; the sum (below 100), 0 (100 or 101), or the sum
+/// mod 101 (100 read as 0) is the two-digit check.
+pub fn ru_snils(id: &str) -> bool {
+    let Some(d) = digit_values(id) else {
+        return false;
+    };
+    if d.len() != 11 {
+        return false;
+    }
+    let sum: u32 = d[..9]
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| x * (9 - i as u32))
+        .sum();
+    let check = match sum {
+        0..=99 => sum,
+        100 | 101 => 0,
+        _ => match sum % 101 {
+            100 => 0,
+            r => r,
+        },
+    };
+    check == d[9] * 10 + d[10]
+}
+
+/// Russian INN: ten digits (an organisation, one check) or twelve (a person, two checks),
+/// each a weighted sum mod 11 mod 10.
+pub fn ru_inn(id: &str) -> bool {
+    let Some(d) = digit_values(id) else {
+        return false;
+    };
+    let check = |weights: &[u32]| weights.iter().zip(&d).map(|(w, x)| w * x).sum::<u32>() % 11 % 10;
+    match d.len() {
+        10 => check(&[2, 4, 10, 3, 5, 9, 4, 6, 8]) == d[9],
+        12 => {
+            check(&[7, 2, 4, 10, 3, 5, 9, 4, 6, 8]) == d[10]
+                && check(&[3, 7, 2, 4, 10, 3, 5, 9, 4, 6, 8]) == d[11]
+        }
+        _ => false,
+    }
+}
+
 /// UK NHS number: weights 10..2, check = 11 - sum mod 11 (11 -> 0, 10 invalid).
 pub fn nhs_number(id: &str) -> bool {
     let Some(d) = digit_values(id) else {
@@ -366,6 +456,18 @@ mod tests {
         assert!(br_cpf("52998224725"));
         assert!(!br_cpf("52998224726"));
         assert!(!br_cpf("11111111111"));
+        assert!(kr_rrn("8001011234560"));
+        assert!(!kr_rrn("8001011234563"));
+        assert!(jp_my_number("123456789018"));
+        assert!(!jp_my_number("123456789017"));
+        assert!(tr_kimlik("10000000146"));
+        assert!(!tr_kimlik("10000000147"));
+        assert!(ru_snils("11223344595"));
+        assert!(!ru_snils("11223344596"));
+        assert!(ru_inn("7707083893"));
+        assert!(!ru_inn("7707083894"));
+        assert!(ru_inn("500100732259"));
+        assert!(!ru_inn("500100732258"));
         assert!(nhs_number("9434765919"));
         assert!(!nhs_number("9434765918"));
     }

@@ -104,6 +104,78 @@ pub fn entropy(s: &str) -> f32 {
         .sum()
 }
 
+/// A value that stands for a secret in documentation or a template, not a secret:
+/// "changeme", "your-api-key-here", "<password>", "${DB_PASSWORD}", "***", "xxxx".
+pub fn placeholder_value(v: &str) -> bool {
+    let lower = v.to_ascii_lowercase();
+    let trimmed = lower.trim_matches(|c: char| matches!(c, '"' | '\'' | '`'));
+    trimmed.starts_with(['$', '<', '{', '%', '[', '(', '*', '&'])
+        || trimmed.ends_with(['>', '}'])
+        || trimmed
+            .chars()
+            .all(|c| matches!(c, '*' | 'x' | '.' | '-' | '_' | '•' | '…' | '0'))
+        || [
+            "your",
+            "example",
+            "redacted",
+            "placeholder",
+            "changeme",
+            "change_me",
+            "change-me",
+            "changeit",
+            "replace",
+            "insert",
+            "dummy",
+            "xxxx",
+            "todo",
+            "fixme",
+            "secret_here",
+        ]
+        .iter()
+        .any(|w| trimmed.contains(w))
+        || matches!(
+            trimmed,
+            "password"
+                | "passwort"
+                | "pass"
+                | "passwd"
+                | "pwd"
+                | "secret"
+                | "none"
+                | "null"
+                | "nil"
+                | "required"
+                | "optional"
+                | "true"
+                | "false"
+                | "hidden"
+                | "test"
+                | "token"
+                | "apikey"
+                | "api_key"
+                | "key"
+                | "value"
+                | "string"
+                | "foo"
+                | "bar"
+                | "foobar"
+                | "empty"
+                | "unset"
+                | "undefined"
+                | "mypassword"
+                | "mysecret"
+                | "secret123"
+                | "password123"
+                | "pass123"
+                | "..."
+                | "str"
+                | "text"
+                | "varchar"
+                | "bytes"
+                | "secretstr"
+        )
+}
+
 /// Words that say a number is a reference, not a person's: order, invoice, tracking...
 pub fn looks_like_reference(text: &str, start: usize) -> bool {
     static REFERENCE: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
@@ -122,6 +194,27 @@ mod tests {
         let t = "ééééé 123";
         assert_eq!(before(t, 10, 3), "é");
         assert_eq!(after("123 ééé", 3, 4), " é");
+    }
+
+    #[test]
+    fn placeholders() {
+        for v in [
+            "changeme",
+            "your-api-key-here",
+            "<password>",
+            "${DB_PASSWORD}",
+            "{{ secret }}",
+            "***",
+            "xxxxxxxx",
+            "YOUR_TOKEN",
+            "'REPLACE_ME'",
+            "%PASSWORD%",
+        ] {
+            assert!(placeholder_value(v), "{v}");
+        }
+        for v in ["hunter2!", "Sommer2024#", "wJalrXUtnFEMI/K7MDENG", "admin"] {
+            assert!(!placeholder_value(v), "{v}");
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod address;
 mod checksum;
 mod contact;
 mod context;
+mod credentials;
 mod crypto;
 mod encoded;
 mod financial;
@@ -34,6 +35,7 @@ const DETECTORS: &[Detect] = &[
     network::scan_mac,
     network::scan_url_credentials,
     secrets::scan,
+    credentials::scan,
     crypto::scan,
     personal::scan_contextual_ids,
     personal::scan_date_of_birth,

@@ -1,15 +1,17 @@
-//! National identity numbers: US SSN (area/group/serial rules), UK NINO (prefix rules) and
-//! eight with check digits: German Steuer-ID, French NIR, Spanish DNI/NIE, Italian codice
-//! fiscale, Dutch BSN, Indian Aadhaar, Chinese resident id, Swedish personnummer, Brazilian CPF.
-//! Bare digit strings that are common in other roles (9 to 12 digits) need a context word.
+//! National identity numbers: US SSN (area/group/serial rules), UK NINO (prefix rules), Indian
+//! PAN (shape and holder type) and fourteen with check digits: German Steuer-ID, French NIR,
+//! Spanish DNI/NIE, Italian codice fiscale, Dutch BSN, Indian Aadhaar, Chinese resident id,
+//! Swedish personnummer, Brazilian CPF, Korean RRN, Japanese My Number, Turkish T.C. Kimlik
+//! No, Russian SNILS and INN. Bare digit strings that are common in other roles (9 to 12
+//! digits) need a context word (in the language of the document).
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
 use super::checksum::{
-    br_cpf, cn_resident_id, de_steuer_id, es_dni_nie, fr_nir, it_codice_fiscale, luhn, nl_bsn,
-    verhoeff,
+    br_cpf, cn_resident_id, de_steuer_id, es_dni_nie, fr_nir, it_codice_fiscale, jp_my_number,
+    kr_rrn, luhn, nl_bsn, ru_inn, ru_snils, tr_kimlik, verhoeff,
 };
 use super::context::{
     ascii_alnum_upper, ascii_digits, looks_like_reference, near, span, word_bounded,
@@ -53,7 +55,7 @@ static BSN_WORD: LazyLock<Regex> =
 static AADHAAR: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?-u:\b)[2-9][0-9]{3}[ \-]?[0-9]{4}[ \-]?[0-9]{4}(?-u:\b)"));
 static AADHAAR_WORD: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)aadha+r|(?-u:\b)uid(?:ai)?(?-u:\b)"));
+    LazyLock::new(|| re(r"(?i)aadha+r|(?-u:\b)uid(?:ai)?(?-u:\b)|आधार"));
 static CN_ID: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"(?-u:\b)[1-8][0-9]{5}(?:18|19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])[0-9]{3}[0-9Xx](?-u:\b)",
@@ -68,6 +70,31 @@ static CPF: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?-u:\b)[0-9]{3}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}(?-u:\b)|(?-u:\b)[0-9]{11}(?-u:\b)")
 });
 static CPF_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)(?-u:\b)cpf(?-u:\b)"));
+
+/// PAN: five letters (the fourth the holder type, P for a person), four digits, a letter.
+static PAN: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?-u:\b)[A-Z]{3}[PCHFATBLJG][A-Z][0-9]{4}[A-Z](?-u:\b)"));
+static PAN_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)(?-u:\b)pan(?-u:\b)|permanent account|income tax|पैन|आयकर|स्थायी खाता")
+});
+static RRN: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?-u:\b)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])[ \-]?[1-8][0-9]{6}(?-u:\b)")
+});
+static RRN_WORD: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)주민등록|주민번호|(?-u:\b)rrn(?-u:\b)|resident registration"));
+static TWELVE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?-u:\b)[0-9]{4}[ \-]?[0-9]{4}[ \-]?[0-9]{4}(?-u:\b)"));
+static MY_NUMBER_WORD: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)マイナンバー|個人番号|my ?number|mynumber"));
+static ELEVEN: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u:\b)[0-9]{11}(?-u:\b)"));
+static KIMLIK_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)kimlik|(?-u:\b)t\.?c\.?(?-u:\b)|tckn|n[üu]fus|vatanda[şs]l[ıi]k|turkish id")
+});
+static SNILS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?-u:\b)[0-9]{3}([\- ]?)[0-9]{3}[\- ]?[0-9]{3}[\- ]?[0-9]{2}(?-u:\b)"));
+static SNILS_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)снилс|snils|страхов"));
+static INN: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u:\b)(?:[0-9]{10}|[0-9]{12})(?-u:\b)"));
+static INN_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"ИНН|инн|(?-u:\b)INN(?-u:\b)"));
 
 fn id(out: &mut Vec<Span>, start: usize, end: usize, detector: &str, confidence: f32) {
     out.push(span(start, end, Category::NationalId, detector, confidence));
@@ -172,10 +199,53 @@ pub fn scan(text: &str, out: &mut Vec<Span>) {
             );
         }
     }
+    scan_asian_and_russian(text, out);
     for m in CPF.find_iter(text) {
         let context = near(text, m.start(), m.end(), &CPF_WORD, 40, 0);
         if (context || m.as_str().contains('.')) && br_cpf(&ascii_digits(m.as_str())) {
             id(out, m.start(), m.end(), "br_cpf", 0.97);
+        }
+    }
+}
+
+/// PAN, Korean RRN, Japanese My Number, Turkish Kimlik, Russian SNILS and INN.
+fn scan_asian_and_russian(text: &str, out: &mut Vec<Span>) {
+    let context = |m: &regex::Match, word: &Regex| near(text, m.start(), m.end(), word, 48, 0);
+    for m in PAN.find_iter(text) {
+        let holder = m.as_str().as_bytes()[3];
+        if context(&m, &PAN_WORD) {
+            id(out, m.start(), m.end(), "in_pan", 0.98);
+        } else if holder == b'P' && !looks_like_reference(text, m.start()) {
+            id(out, m.start(), m.end(), "in_pan", 0.9);
+        }
+    }
+    for m in RRN.find_iter(text) {
+        let digits = ascii_digits(m.as_str());
+        if context(&m, &RRN_WORD) {
+            id(out, m.start(), m.end(), "kr_rrn", 0.98);
+        } else if m.as_str().contains('-') && kr_rrn(&digits) {
+            id(out, m.start(), m.end(), "kr_rrn", 0.95);
+        }
+    }
+    for m in TWELVE.find_iter(text) {
+        if context(&m, &MY_NUMBER_WORD) && jp_my_number(&ascii_digits(m.as_str())) {
+            id(out, m.start(), m.end(), "jp_my_number", 0.97);
+        }
+    }
+    for m in ELEVEN.find_iter(text) {
+        if context(&m, &KIMLIK_WORD) && tr_kimlik(m.as_str()) {
+            id(out, m.start(), m.end(), "tr_kimlik", 0.97);
+        }
+    }
+    for m in SNILS.find_iter(text) {
+        let formatted = m.as_str().len() == 14;
+        if (formatted || context(&m, &SNILS_WORD)) && ru_snils(&ascii_digits(m.as_str())) {
+            id(out, m.start(), m.end(), "ru_snils", 0.95);
+        }
+    }
+    for m in INN.find_iter(text) {
+        if context(&m, &INN_WORD) && ru_inn(m.as_str()) {
+            id(out, m.start(), m.end(), "ru_inn", 0.97);
         }
     }
 }
@@ -236,6 +306,43 @@ mod tests {
         );
         found("personnummer 811218-9876", "se_personnummer", "811218-9876");
         found("CPF 529.982.247-25", "br_cpf", "529.982.247-25");
+    }
+
+    #[test]
+    fn more_positives() {
+        found("my PAN is ABCPE1234F", "in_pan", "ABCPE1234F");
+        found("पैन कार्ड AAACB1234C", "in_pan", "AAACB1234C");
+        found(
+            "आधार 2341 2341 2346",
+            "in_aadhaar_verhoeff",
+            "2341 2341 2346",
+        );
+        found("주민등록번호 800101-1234560", "kr_rrn", "800101-1234560");
+        found("번호 800101-1234560 입니다", "kr_rrn", "800101-1234560");
+        found(
+            "マイナンバーは1234 5678 9018です",
+            "jp_my_number",
+            "1234 5678 9018",
+        );
+        found("TC Kimlik No: 10000000146", "tr_kimlik", "10000000146");
+        found("СНИЛС 112-233-445 95", "ru_snils", "112-233-445 95");
+        found("снилс 11223344595", "ru_snils", "11223344595");
+        found("ИНН 500100732259", "ru_inn", "500100732259");
+    }
+
+    #[test]
+    fn more_hard_negatives() {
+        for t in [
+            "part ABCDE1234F in stock",
+            "order 800101-1234563",
+            "1234 5678 9018 units",
+            "phone 10000000146",
+            "112-233-445 96",
+            "ИНН 500100732258",
+            "build 7707083893",
+        ] {
+            assert!(ids(t).is_empty(), "{t}: {:?}", ids(t));
+        }
     }
 
     #[test]

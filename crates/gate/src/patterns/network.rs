@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::context::{before, char_after, char_before, span};
+use super::context::{before, char_after, char_before, entropy, placeholder_value, span};
 use crate::span::{Category, Span};
 
 fn re(pattern: &str) -> Regex {
@@ -33,8 +33,12 @@ static MAC: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)(?-u:\b)[0-9a-f]{2}([:\-])[0-9a-f]{2}(?:[:\-][0-9a-f]{2}){4}(?-u:\b)|(?-u:\b)[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}(?-u:\b)",
     )
 });
+/// `scheme://user:password@host...` or `scheme://token@host...` (a token as the user name:
+/// "https://ghp_...@github.com/org/repo.git"); group 1 is the password, group 2 the token.
 static URL_CREDENTIALS: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)(?-u:\b)[a-z][a-z0-9+.\-]{1,15}://[^\s/?#@:]+:([^\s/?@]+)@[^\s/?#@]+[^\s]*")
+    re(
+        r"(?i)(?-u:\b)[a-z][a-z0-9+.\-]{1,15}://(?:[^\s/?#@:]*:([^\s/?@]+)|([A-Za-z0-9_\-.~%]{16,}))@[^\s/?#@]+[^\s]*",
+    )
 });
 
 pub fn scan_ip(text: &str, out: &mut Vec<Span>) {
@@ -60,7 +64,20 @@ pub fn scan_ip(text: &str, out: &mut Vec<Span>) {
         if octets == [0, 0, 0, 0] || octets[0] == 127 || netmask {
             continue;
         }
-        out.push(span(m.start(), m.end(), Category::IpAddress, "ipv4", 0.9));
+        // Documentation ranges (RFC 5737) are nobody's address: reported, never held back.
+        let documentation = matches!(octets[..3], [192, 0, 2] | [198, 51, 100] | [203, 0, 113]);
+        let (detector, confidence) = if documentation {
+            ("ipv4_documentation", 0.1)
+        } else {
+            ("ipv4", 0.9)
+        };
+        out.push(span(
+            m.start(),
+            m.end(),
+            Category::IpAddress,
+            detector,
+            confidence,
+        ));
     }
     for m in IPV6.find_iter(text) {
         let s = m.as_str();
@@ -77,7 +94,20 @@ pub fn scan_ip(text: &str, out: &mut Vec<Span>) {
         if addr.is_loopback() || addr.is_unspecified() || groups < 3 {
             continue;
         }
-        out.push(span(m.start(), m.end(), Category::IpAddress, "ipv6", 0.9));
+        // 2001:db8::/32 (RFC 3849) is the documentation prefix.
+        let segments = addr.segments();
+        let (detector, confidence) = if segments[..2] == [0x2001, 0x0db8] {
+            ("ipv6_documentation", 0.1)
+        } else {
+            ("ipv6", 0.9)
+        };
+        out.push(span(
+            m.start(),
+            m.end(),
+            Category::IpAddress,
+            detector,
+            confidence,
+        ));
     }
 }
 
@@ -104,15 +134,19 @@ pub fn scan_mac(text: &str, out: &mut Vec<Span>) {
 
 pub fn scan_url_credentials(text: &str, out: &mut Vec<Span>) {
     for caps in URL_CREDENTIALS.captures_iter(text) {
-        let password = caps.get(1).expect("group 1");
-        let p = password.as_str().to_ascii_lowercase();
-        // Documentation placeholders, not credentials.
-        let template = matches!(
-            p.as_str(),
-            "password" | "pass" | "passwd" | "secret" | "pwd" | "changeme" | "xxx"
-        ) || p.starts_with(['$', '<', '{', '%', '['])
-            || p.chars().all(|c| c == '*' || c == 'x');
-        if !template {
+        let credential = match (caps.get(1), caps.get(2)) {
+            (Some(password), _) => !placeholder_value(password.as_str()),
+            // A user name alone is a credential when it is a token: long, mixing letters
+            // and digits, not a word ("https://maintainers-team@host" is not).
+            (None, Some(user)) => {
+                let u = user.as_str();
+                u.bytes().any(|b| b.is_ascii_digit())
+                    && u.bytes().any(|b| b.is_ascii_alphabetic())
+                    && entropy(u) >= 3.5
+            }
+            (None, None) => false,
+        };
+        if credential {
             // The whole URL: with the password goes the host it opens.
             let whole = caps.get(0).expect("group 0");
             let end = whole.start()
@@ -147,19 +181,33 @@ mod tests {
             run(scan_ip, "ssh into 192.168.1.20, then"),
             ["192.168.1.20"]
         );
-        assert_eq!(run(scan_ip, "from 203.0.113.7."), ["203.0.113.7"]);
+        assert_eq!(run(scan_ip, "from 198.18.0.7."), ["198.18.0.7"]);
         assert_eq!(
             run(scan_ip, "server 172.16.254.1 is down"),
             ["172.16.254.1"]
         );
         assert_eq!(
-            run(scan_ip, "v6 2001:db8:85a3::8a2e:370:7334 up"),
-            ["2001:db8:85a3::8a2e:370:7334"]
+            run(scan_ip, "v6 2a00:1450:4001:81c::200e up"),
+            ["2a00:1450:4001:81c::200e"]
         );
         assert_eq!(
             run(scan_ip, "fe80::1ff:fe23:4567:890a%eth0"),
             ["fe80::1ff:fe23:4567:890a"]
         );
+    }
+
+    #[test]
+    fn documentation_ranges_are_reported_weakly() {
+        for t in [
+            "from 203.0.113.7.",
+            "ping 192.0.2.1",
+            "198.51.100.42 is down",
+            "v6 2001:db8:85a3::8a2e:370:7334 up",
+        ] {
+            let mut out = Vec::new();
+            scan_ip(t, &mut out);
+            assert!(out.len() == 1 && out[0].confidence < 0.2, "{t}: {out:?}");
+        }
     }
 
     #[test]
@@ -223,5 +271,24 @@ mod tests {
         )
         .is_empty());
         assert!(run(scan_url_credentials, "https://example.com/path?a=b@c").is_empty());
+        for url in [
+            "https://ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R@github.com/org/repo.git",
+            "mongodb+srv://app:K8s9xQw2Lm@cluster0.ab1cd.mongodb.net/db?retryWrites=true",
+            "amqp://guest2:Rabb1tPw@mq.internal:5672/vhost",
+            "redis://:p4ssW0rdR3dis@cache.local:6379/0",
+        ] {
+            assert_eq!(
+                run(scan_url_credentials, &format!("clone {url} now")),
+                [url]
+            );
+        }
+        for t in [
+            "https://maintainers-team@git.host.org/x",
+            "postgres://user:changeme@localhost/db",
+            "mysql://root:<password>@db/app",
+            "https://user:your-password-here@host/x",
+        ] {
+            assert!(run(scan_url_credentials, t).is_empty(), "{t}");
+        }
     }
 }

@@ -61,7 +61,7 @@ pub fn scan_contextual_ids(text: &str, out: &mut Vec<Span>) {
         };
         out.push(span(m.start(), m.end(), category, detector, 0.9));
     }
-    // NHS numbers are written in three groups, which the token above does not cover.
+    // NHS numbers are often written in three groups, which the token above does not cover.
     for m in NHS.find_iter(text) {
         if nhs_number(&ascii_digits(m.as_str()))
             && NHS_WORD.is_match(before(text, m.start(), WINDOW))
@@ -78,7 +78,7 @@ pub fn scan_contextual_ids(text: &str, out: &mut Vec<Span>) {
 }
 
 static NHS: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?-u:\b)[0-9]{3}[ \-][0-9]{3}[ \-][0-9]{4}(?-u:\b)"));
+    LazyLock::new(|| re(r"(?-u:\b)[0-9]{3}[ \-]?[0-9]{3}[ \-]?[0-9]{4}(?-u:\b)"));
 static NHS_WORD: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)(?-u:\b)NHS(?-u:\b)|health\s+service"));
 
@@ -189,6 +189,11 @@ mod tests {
                 "943 476 5919",
             ),
         ];
+        let bare = run(scan_contextual_ids, "my NHS no 9434765919");
+        assert!(
+            bare.contains(&(Category::MedicalRecord, "9434765919".to_string())),
+            "{bare:?}"
+        );
         for (t, cat, value) in cases {
             assert_eq!(
                 run(scan_contextual_ids, t),

@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::context::{char_after, char_before, entropy, span};
+use super::context::{after, char_after, char_before, entropy, placeholder_value, span};
 use super::encoded::decode_base64;
 use crate::span::{Category, Span};
 
@@ -77,14 +77,38 @@ static PEM_BODY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(?:\s*[A-Za-z0-9+/=:\- ]+\r?\n?){0,400}").expect("pem regex"));
 const PEM_MAX_BYTES: usize = 64 * 1024;
 
+/// Three base64url parts; a part may be wrapped over lines (a pasted header, a shell line
+/// continuation), which the check removes before decoding.
 static JWT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10,}")
-        .expect("jwt regex")
+    let part = r"[A-Za-z0-9_\-]+(?:\\?\r?\n[ \t>]*[A-Za-z0-9_\-]+)*";
+    Regex::new(&format!(
+        r"eyJ{part}\.(?:\\?\r?\n[ \t>]*)?eyJ{part}\.(?:\\?\r?\n[ \t>]*)?{part}"
+    ))
+    .expect("jwt regex")
 });
 
+/// A word that names a password, in the gate's locales; `_` before it counts as a boundary
+/// ("DB_PASSWORD"). Suffixes of inflecting languages are allowed (şifresi, пароля).
 static PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)(?-u:\b)(password|passwd|pwd|passphrase|passcode|pin|kennwort|passwort|mot de passe|contraseña|senha|wachtwoord|parola)(?-u:\b)["']?\s*(?:is|was|:=|=>|=|:|->|ist|est|es)\s*["'`]?([^\s"'`]{4,64})"#)
-        .expect("password regex")
+    Regex::new(concat!(
+        r"(?i)(?:(?-u:\b)|_)(?P<pin>pin(?:[ \-]?code)?|pincode)(?-u:\b)",
+        r"|(?:(?-u:\b)|_)(?:password|passwd|pwd|passphrase|passcode|kennwort|passwort|mot de passe|mdp|contraseña|clave|senha|wachtwoord|parola(?: d'ordine)?|has[łl]o|l[öo]senord|passord|adgangskode|salasana|heslo|jelsz[óo]|wlan-schl[üu]ssel|wifi[ \-]key|psk)(?-u:\b)",
+        r"|[şs]ifre[a-zı]{0,4}|парол[а-я]{0,3}|密码|密碼|口令|パスワード|비밀번호|암호|كلمة المرور|كلمة السر|पासवर्ड",
+        r"|(?P<pin2>暗証番号|пин-код|पिन)",
+    ))
+    .expect("password regex")
+});
+/// What follows a password word up to the value: an optional short complement that starts
+/// with a preposition ("for the router", "für den Router", "de mi correo", "от почты"), then
+/// a separator or a copula (group 1 is the value); or, without either, the next token
+/// (group 2), which must then look like a password on its own.
+static PASSWORD_VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r#"^["'\])]*(?:(?:\s+(?:for|to|of|on|at|für|fürs|zum|zur|vom|von|des|de|du|pour|para|per|voor|van|del|della|di|da|do|dos|das|от|для|на|من|के|की|için)\s[^\n:：=＝]{0,32}?)?"#,
+        r#"(?:\s*(?:=>|:=|->|[:：=＝])\s*|\s+(?:is|was|ist|lautet|war|est|était|es|era|é|è|jest|är|er|это|هي|هو|है)\s+(?::\s*)?|\s*(?:是|为|為|は|은|는|이|가|：)\s*)["'`「“]?([^\s"'`」”]{4,64})"#,
+        r#"|\s+["'`]?([^\s"'`]{6,64}))"#,
+    ))
+    .expect("password value regex")
 });
 static KEYED_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?i)[a-z0-9_\-]*(?:api_?key|apikey|secret|token|access_?key|auth|credential|private_?key|client_?id|session)[a-z0-9_\-]*["']?\s*(?:[:=]|=>)\s*["']?(?:bearer\s+)?([A-Za-z0-9_\-+/=.~]{16,256})|(?i)(?-u:\b)bearer\s+([A-Za-z0-9_\-+/=.~]{16,256})"#)
@@ -158,8 +182,12 @@ fn scan_pem(text: &str, out: &mut Vec<Span>) {
 fn scan_jwt(text: &str, out: &mut Vec<Span>) {
     for m in JWT.find_iter(text) {
         let header = m.as_str().split('.').next().unwrap_or_default();
+        let header: String = header
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+            .collect();
         let is_jwt =
-            decode_base64(header).is_some_and(|h| String::from_utf8_lossy(&h).contains("\"alg\""));
+            decode_base64(&header).is_some_and(|h| String::from_utf8_lossy(&h).contains("\"alg\""));
         if is_jwt {
             out.push(span(m.start(), m.end(), Category::Secret, "jwt", 0.98));
         }
@@ -167,7 +195,7 @@ fn scan_jwt(text: &str, out: &mut Vec<Span>) {
 }
 
 /// Character classes present: lower, upper, digit, other.
-fn classes(s: &str) -> usize {
+pub(crate) fn classes(s: &str) -> usize {
     let has = |f: fn(&char) -> bool| s.chars().any(|c| f(&c)) as usize;
     has(char::is_ascii_lowercase)
         + has(char::is_ascii_uppercase)
@@ -175,41 +203,29 @@ fn classes(s: &str) -> usize {
         + has(|c| !c.is_ascii_alphanumeric())
 }
 
-fn placeholder_value(v: &str) -> bool {
-    let lower = v.to_ascii_lowercase();
-    lower.starts_with(['$', '<', '{', '%', '[', '(', '*', '&'])
-        || lower
-            .chars()
-            .all(|c| matches!(c, '*' | 'x' | '.' | '-' | '•'))
-        || lower.contains("your")
-        || lower.contains("example")
-        || lower.contains("redacted")
-        || matches!(
-            lower.as_str(),
-            "password" | "none" | "null" | "required" | "optional" | "true" | "false" | "hidden"
-        )
-}
-
 fn scan_password(text: &str, out: &mut Vec<Span>) {
-    for caps in PASSWORD.captures_iter(text) {
-        let keyword = caps.get(1).expect("group 1").as_str();
-        let value = caps.get(2).expect("group 2");
-        let v = value.as_str().trim_end_matches(['.', ',', ';', ')', ':']);
-        let plausible = if keyword.eq_ignore_ascii_case("pin") {
-            // A PIN is a few digits; "pin: Pin<&mut Self>" is code.
-            v.len() <= 8 && v.bytes().all(|b| b.is_ascii_digit())
-        } else {
-            // "password is incorrect" is prose; a password mixes character classes or is long.
-            !placeholder_value(v)
-                && !v.starts_with(':')
-                && (classes(v) >= 2 || v.chars().count() >= 12)
+    for m in PASSWORD.captures_iter(text) {
+        let word = m.get(0).expect("whole match");
+        let pin = m.name("pin").is_some() || m.name("pin2").is_some();
+        let window = after(text, word.end(), 96);
+        let Some(caps) = PASSWORD_VALUE.captures(window) else {
+            continue;
         };
-        if !plausible {
+        let (value, separated) = match (caps.get(1), caps.get(2)) {
+            (Some(v), _) => (v, true),
+            (None, Some(v)) => (v, false),
+            (None, None) => continue,
+        };
+        let v = value
+            .as_str()
+            .trim_end_matches(['.', ',', ';', ')', ':', '。', '，']);
+        if !plausible_password(v, pin, separated) {
             continue;
         }
+        let start = word.end() + value.start();
         out.push(span(
-            value.start(),
-            value.start() + v.len(),
+            start,
+            start + v.len(),
             Category::Secret,
             "password_in_context",
             0.9,
@@ -217,11 +233,38 @@ fn scan_password(text: &str, out: &mut Vec<Span>) {
     }
 }
 
+/// "password is incorrect", "password: String", "password = request.form[...]" are prose and
+/// code. A PIN is a few digits ("pin: Pin<&mut Self>" is code). A password after a separator
+/// mixes character classes, is long, or is six or more digits; one without a separator must
+/// look like a password on its own (three classes).
+fn plausible_password(v: &str, pin: bool, separated: bool) -> bool {
+    if pin {
+        return separated && (4..=8).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_digit());
+    }
+    if placeholder_value(v) || looks_like_code(v) {
+        return false;
+    }
+    let digits = v.len() >= 6 && v.bytes().all(|b| b.is_ascii_digit());
+    if separated {
+        classes(v) >= 2 || v.chars().count() >= 12 || digits
+    } else {
+        classes(v) >= 3 && v.len() >= 6
+    }
+}
+
+/// Calls, indexing, paths and member access: code on the right of `password =`.
+pub(crate) fn looks_like_code(v: &str) -> bool {
+    static MEMBER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.|::|->)[A-Za-z_]").expect("member regex")
+    });
+    v.contains(['(', ')', '[', ']', '{', '}']) || MEMBER.is_match(v)
+}
+
 /// Code names, not secrets: "D3DKMT_PRESENTHISTORYTOKEN", "self.colon2_token.clone",
 /// "MI_UserCredentials_0". A random token rarely has, between separators, five letters of one
 /// case or CamelCase words.
-fn looks_like_identifier(v: &str) -> bool {
-    v.split(['_', '.', '-']).any(|part| {
+pub(crate) fn looks_like_identifier(v: &str) -> bool {
+    v.split(['_', '.', '-', '/']).any(|part| {
         let letters = part.len() >= 5 && part.bytes().all(|b| b.is_ascii_alphabetic());
         let one_case = part.bytes().all(|b| b.is_ascii_uppercase())
             || part.bytes().all(|b| b.is_ascii_lowercase());
@@ -243,15 +286,41 @@ fn camel_case(part: &str) -> bool {
         })
 }
 
+/// "session_id = <uuid>", "token_sha256: <64 hex>", "auth_hash = <hex>": identifiers and
+/// digests, which name or check a secret without being one.
+pub(crate) fn names_a_digest(name: &str, v: &str) -> bool {
+    static DIGEST_NAME: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)sha|md5|hash|digest|checksum|etag|integrity|fingerprint|commit|uuid|guid|(?-u:\b)rev|_id|(?-u:\b)id(?-u:\b)")
+            .expect("digest name regex")
+    });
+    let hex = v.bytes().all(|b| b.is_ascii_hexdigit());
+    (hex || is_uuid(v)) && DIGEST_NAME.is_match(name)
+}
+
+/// 8-4-4-4-12 hex digits.
+pub(crate) fn is_uuid(v: &str) -> bool {
+    let groups: Vec<&str> = v.split('-').collect();
+    groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12])
+        && groups
+            .iter()
+            .all(|g| g.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 fn scan_keyed_token(text: &str, out: &mut Vec<Span>) {
     for caps in KEYED_TOKEN.captures_iter(text) {
         let Some(value) = caps.get(1).or_else(|| caps.get(2)) else {
             continue;
         };
         let v = value.as_str();
+        let name = &text[caps.get(0).expect("whole match").start()..value.start()];
         let mixed =
             v.bytes().any(|b| b.is_ascii_digit()) && v.bytes().any(|b| b.is_ascii_alphabetic());
-        if !mixed || placeholder_value(v) || entropy(v) < 3.3 || looks_like_identifier(v) {
+        if !mixed
+            || placeholder_value(v)
+            || entropy(v) < 3.3
+            || looks_like_identifier(v)
+            || names_a_digest(name, v)
+        {
             continue;
         }
         out.push(span(
@@ -343,6 +412,47 @@ mod tests {
     }
 
     #[test]
+    fn passwords_in_many_languages() {
+        for (t, value) in [
+            ("Passwort für den Router: Sommer2024#", "Sommer2024#"),
+            ("le mot de passe du wifi est Chaton-77", "Chaton-77"),
+            ("mi contraseña es Perro#2023", "Perro#2023"),
+            ("a senha do banco é Azul9876", "Azul9876"),
+            ("het wachtwoord is Fiets!2020", "Fiets!2020"),
+            ("la password è Gatto_1987", "Gatto_1987"),
+            ("мой пароль: Qwerty!234", "Qwerty!234"),
+            ("wifi密码是abc12345", "abc12345"),
+            ("パスワードは Sakura2024! です", "Sakura2024!"),
+            ("비밀번호는 hangul99! 입니다", "hangul99!"),
+            ("كلمة المرور: Nour2024$", "Nour2024$"),
+            ("मेरा पासवर्ड Delhi@123 है", "Delhi@123"),
+            ("wifi şifresi: Kedi2024!", "Kedi2024!"),
+            ("DB_PASSWORD=hunter2x", "hunter2x"),
+            ("Passwort ist 20481632", "20481632"),
+            ("my password Hunter2!x", "Hunter2!x"),
+        ] {
+            let got = secrets(t);
+            assert!(
+                got.iter()
+                    .any(|(d, v)| d == "password_in_context" && v == value),
+                "{t}: {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn wrapped_jwt() {
+        found(
+            "token:\neyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3\nODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+            "jwt",
+        );
+        found(
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6Ik\\\n  pXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.\ndozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+            "jwt",
+        );
+    }
+
+    #[test]
     fn hard_negatives() {
         for t in [
             "the password is incorrect",
@@ -361,6 +471,20 @@ mod tests {
             "fn f(password: *const u8, token: &mut Token)",
             "use core::pin::Pin; fn poll(self: Pin<&mut Self>)",
             "let pin = Pin::new(&mut fut);",
+            "My password manager is Bitwarden",
+            "password = request.form['password']",
+            "fn login(password: String, pin: u32)",
+            "das Passwort ist falsch",
+            "le mot de passe est incorrect",
+            "密码是什么？",
+            "パスワードを忘れました",
+            "비밀번호가 뭐예요?",
+            "пароль не подходит",
+            "şifremi unuttum",
+            "session_id = 550e8400-e29b-41d4-a716-446655440000",
+            "token_sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            "password: changeme",
+            "API_KEY=your-api-key-here",
         ] {
             assert!(secrets(t).is_empty(), "{t:?}: {:?}", secrets(t));
         }
