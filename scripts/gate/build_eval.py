@@ -1,5 +1,5 @@
-"""Turns crates/gate/data/handwritten.txt, blind.txt, blind2.txt, first_person.txt, blind3.txt and blind4.txt
-(inline [text]{category} markup) into crates/gate/data/eval_<name>.jsonl with byte offsets.
+"""Turns crates/gate/data/handwritten.txt, blind.txt, blind2.txt, first_person.txt, blind3.txt, blind4.txt and
+dev_multilingual.txt (inline [text]{category} markup) into crates/gate/data/eval_<name>.jsonl with byte offsets.
 
     python scripts/gate/build_eval.py
 """
@@ -17,7 +17,10 @@ CATEGORIES = {
     "mac_address", "url_credentials", "secret", "crypto_wallet", "date_of_birth", "street_address",
     "medical_record", "insurance_number", "person", "location", "organization",
 }
-TOPICS = {"health", "mental_health", "sexuality", "religion", "politics", "ethnicity", "finances", "legal", "children", "biometrics"}
+TOPICS = {
+    "health", "mental_health", "sexuality", "religion", "politics", "ethnicity", "finances", "legal", "children",
+    "biometrics", "immigration", "criminal_history",
+}
 DECISIONS = {"allow", "mask", "consent", "local", "refuse"}
 
 
@@ -60,6 +63,7 @@ def main():
     build("first_person", "fp")
     build("blind3", "blind3")
     build("blind4", "blind4")
+    build("dev_multilingual", "devml")
 
 
 if __name__ == "__main__":
