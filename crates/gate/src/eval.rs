@@ -573,7 +573,7 @@ impl fmt::Display for Report {
             "Gold-local items by the gate's decision (local keeps them; consent asks)"
         )?;
         for (source, counts) in &self.local_outcomes_by_source {
-            write!(f, "  {source:<12}")?;
+            write!(f, "  {source:<16}")?;
             for (d, c) in DECISIONS.iter().zip(counts) {
                 write!(f, " {}: {c:<4}", d.as_str())?;
             }

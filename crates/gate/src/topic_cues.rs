@@ -56,8 +56,18 @@ use crate::pipeline::Detector;
 use crate::{Category, Span};
 
 /// Confidence of a lexicon finding: above the default policy's `ignore_below` (0.2) and below
-/// its `consent_below` (0.5), so that a special category found only here asks for consent.
+/// its `consent_below` (0.5), so that a special category found only by one word asks for consent.
 pub const CUE_CONFIDENCE: f32 = 0.45;
+
+/// Confidence of a finding with `evidence` independent cues: two words of one topic in a
+/// first-person sentence ("我是HIV阳性，在吃抗病毒药"), a visa word with a status in trouble, a
+/// patient document's field with a diagnosis. Each cue alone is weak; two combine as a noisy OR
+/// (0.70), like the classifier and the lexicon in `pipeline`, and cross the default
+/// `consent_below`: the text is kept local instead of asked about. More than two add nothing,
+/// since words of one sentence are not independent.
+fn cue_confidence(evidence: usize) -> f32 {
+    1.0 - (1.0 - CUE_CONFIDENCE).powi(evidence.clamp(1, 2) as i32)
+}
 
 #[rustfmt::skip]
 const FIRST_PERSON: &[&str] = &[
@@ -86,6 +96,7 @@ const FIRST_PERSON: &[&str] = &[
     "ablam", "abim", "ağabeyim", "doktorum", "onkoloğum", "*iyorum", "*ıyorum", "*uyorum", "*üyorum", "*acağım",
     "*eceğim", "pozitifim", "hastayım", "geyim", "eşcinselim", "lezbiyenim", "müslümanım", "hristiyanım",
     "hıristiyanım", "aleviyim", "ateistim", "kürdüm", "iznimin", "iznim", "vizem", "kaydım", "sonucumun", "sonucum",
+    "*duğumu", "*dığımı", "*diğimi", "*düğümü", "*tuğumu", "*tığımı", "*tiğimi", "*tüğümü",
     // ru
     "я", "мне", "меня", "мной", "мой", "моя", "мое", "мои", "моего", "моей", "моему", "моим", "моих", "мою", "мы",
     "нас", "нам", "наш", "наша", "наше", "наши", "нашего", "нашей",
@@ -103,6 +114,7 @@ const FIRST_PERSON: &[&str] = &[
     // ar: pronouns, "I have", "I suffer", "I take", the writer's people and things
     "انا", "انني", "اني", "لدي", "لديّ", "عندي", "اعاني", "اتناول", "نحن", "زوجي", "زوجتي", "ابني", "ابنتي", "بنتي",
     "امي", "والدتي", "ابي", "والدي", "اخي", "اختي", "طبيبي", "تاشيرتي", "اقامتي", "حالتي", "نتيجتي", "سجلي",
+    "قال لي", "قالت لي", "اخبرني", "اخبرتني", "سابدا", "ساخضع",
 ];
 
 #[rustfmt::skip]
@@ -241,7 +253,7 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         "مثلي*", "ثنائي الجنس", "متحول جنسي*", "عابر جنسي*",
         "гей", "геи", "лесбиянк*", "бисексуал*", "гомосексуал*", "трансгендер*", "квир", "каминг-аут",
         "समलैंगिक", "गे", "लेस्बियन", "बाइसेक्शुअल", "ट्रांसजेंडर", "किन्नर",
-        "gey", "eşcinsel*", "lezbiyen*", "biseksüel*", "lgbt*",
+        "gey", "geyim", "geyler", "eşcinsel*", "lezbiyen*", "biseksüel*", "lgbt*",
     ]),
     (Category::Religion, &[
         "muslim*", "islam*", "christian*", "catholic*", "protestant*", "jewish", "judaism", "sikh*", "hindu*", "buddhis*",
@@ -515,6 +527,19 @@ const DOCUMENT_NAMES: &[&str] = &[
     "डिस्चार्ज", "पर्चा", "epikriz", "reçete", "taburcu",
 ];
 
+/// Phrases in which a listed word means something else, in another language or another sense:
+/// a match inside one counts for nothing ("pain" is bread in "du pain", "sono" is "they are" in
+/// "quali sono", "mes" is a month in "el mes", "ma" is "but" in "ma non").
+#[rustfmt::skip]
+const NOT_CUES: &[&str] = &[
+    "du pain", "le pain", "au pain", "pain au", "pain de", "pain d'", "pain d’", "de pain", "un pain", "les pains",
+    "quali sono", "quale sono", "ci sono", "cosa sono", "come sono", "dove sono", "quanti sono", "quante sono",
+    "che sono", "sono gli", "sono le", "sono i", "sono stati", "sono state", "non ci sono",
+    "el mes", "al mes", "un mes", "este mes", "cada mes", "por mes", "del mes", "de mes", "mes de", "mes que",
+    "ma il", "ma la", "ma lo", "ma non", "ma che", "ma se", "ma è", "ma anche", "ma i", "ma gli", "ma le", "ma come",
+    "ma quali", "ma perché", "ma cosa",
+];
+
 /// Words after a number that make it an age: "is 7 years old", "a 4 ans", "ha 7 anni".
 #[rustfmt::skip]
 const AGE_UNITS: &[&str] = &[
@@ -554,6 +579,7 @@ enum Class {
     ChildDetail,
     DocumentField,
     DocumentName,
+    NotCue,
 }
 
 /// Where an entry may start inside a word.
@@ -648,6 +674,7 @@ fn lists() -> impl Iterator<Item = (Class, &'static [&'static str])> {
             (Class::ChildDetail, CHILD_DETAILS),
             (Class::DocumentField, DOCUMENT_FIELDS),
             (Class::DocumentName, DOCUMENT_NAMES),
+            (Class::NotCue, NOT_CUES),
         ])
 }
 
@@ -732,32 +759,55 @@ fn next_word(text: &str, end: usize) -> &str {
     &rest[..len]
 }
 
-/// The classes found in one sentence.
+/// The classes found in one sentence, each with the number of places it was found at.
 #[derive(Default)]
 struct Found {
-    classes: Vec<Class>,
+    classes: Vec<(Class, Vec<usize>)>,
 }
 
 impl Found {
     fn has(&self, class: Class) -> bool {
-        self.classes.contains(&class)
+        self.evidence(class) > 0
+    }
+
+    fn evidence(&self, class: Class) -> usize {
+        self.classes
+            .iter()
+            .find(|(c, _)| *c == class)
+            .map_or(0, |(_, starts)| starts.len())
     }
 }
 
 fn scan(sentence: &str) -> Found {
     let text = fold(sentence);
     let lexicon = &*LEXICON;
-    let mut found = Found::default();
+    let mut not_cues: Vec<(usize, usize)> = Vec::new();
+    let mut candidates: Vec<(Class, usize, usize)> = Vec::new();
     for m in lexicon.automaton.find_overlapping_iter(&text) {
         for rule in &lexicon.rules[m.pattern().as_usize()] {
-            if found.has(rule.class) || !fits(&text, m.start(), m.end(), rule) {
+            if !fits(&text, m.start(), m.end(), rule) {
+                continue;
+            }
+            if rule.class == Class::NotCue {
+                not_cues.push((m.start(), m.end()));
                 continue;
             }
             let technical = matches!(rule.class, Class::Topic(_) | Class::Child | Class::Visa)
                 && TECHNICAL_HEADS.contains(&next_word(&text, m.end()));
             if !technical {
-                found.classes.push(rule.class);
+                candidates.push((rule.class, m.start(), m.end()));
             }
+        }
+    }
+    let mut found = Found::default();
+    for (class, start, end) in candidates {
+        if not_cues.iter().any(|&(s, e)| s <= start && end <= e) {
+            continue;
+        }
+        match found.classes.iter_mut().find(|(c, _)| *c == class) {
+            Some((_, starts)) if !starts.contains(&start) => starts.push(start),
+            Some(_) => {}
+            None => found.classes.push((class, vec![start])),
         }
     }
     found
@@ -822,15 +872,21 @@ impl Detector for TopicCues {
 
     fn detect(&self, text: &str) -> Vec<Span> {
         let mut found: Vec<Span> = Vec::new();
-        let mut report = |category: Category, start: usize, end: usize| {
-            if !found.iter().any(|f| f.category == category) {
-                found.push(Span {
+        // One span per topic: the first place with the most evidence.
+        let mut report = |category: Category, start: usize, end: usize, evidence: usize| {
+            let confidence = cue_confidence(evidence);
+            match found.iter_mut().find(|f| f.category == category) {
+                Some(f) if f.confidence < confidence => {
+                    (f.start, f.end, f.confidence) = (start, end, confidence);
+                }
+                Some(_) => {}
+                None => found.push(Span {
                     start,
                     end,
                     category,
                     detector: "topic-cue".to_string(),
-                    confidence: CUE_CONFIDENCE,
-                });
+                    confidence,
+                }),
             }
         };
         let (mut field, mut document_name) = (false, false);
@@ -850,18 +906,19 @@ impl Detector for TopicCues {
             let child = hits.has(Class::Child)
                 && (health || hits.has(Class::ChildDetail) || has_age(sentence));
             for &(category, _) in TOPIC_TERMS {
-                if hits.has(Class::Topic(category)) {
-                    report(category, s, e);
+                let evidence = hits.evidence(Class::Topic(category));
+                if evidence > 0 {
+                    report(category, s, e, evidence);
                 }
             }
             if money {
-                report(Category::Finances, s, e);
+                report(Category::Finances, s, e, 1);
             }
             if hits.has(Class::Visa) && hits.has(Class::StatusTrouble) {
-                report(Category::Immigration, s, e);
+                report(Category::Immigration, s, e, 2);
             }
             if child {
-                report(Category::Children, s, e);
+                report(Category::Children, s, e, 1);
             }
         }
         let laid_out = text.contains(['\n', ':', '：']);
@@ -869,7 +926,7 @@ impl Detector for TopicCues {
             let start = text.len() - text.trim_start().len();
             let end = text.trim_end().len();
             for category in health_words {
-                report(category, start, end.max(start));
+                report(category, start, end.max(start), 2);
             }
         }
         found
