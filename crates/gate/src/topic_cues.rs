@@ -538,6 +538,22 @@ const NOT_CUES: &[&str] = &[
     "el mes", "al mes", "un mes", "este mes", "cada mes", "por mes", "del mes", "de mes", "mes de", "mes que",
     "ma il", "ma la", "ma lo", "ma non", "ma che", "ma se", "ma è", "ma anche", "ma i", "ma gli", "ma le", "ma come",
     "ma quali", "ma perché", "ma cosa",
+    "batería de litio", "batteria al litio", "bateria de lítio", "batterie au lithium", "pile au lithium",
+];
+
+/// Work written or studied about a subject: in a sentence with one of these, a single topic word
+/// is the subject of the work ("I'm writing a novel about a prison guard", "我在写一篇关于监狱改革
+/// 的论文"), not something the writer discloses; two words of one topic still count.
+#[rustfmt::skip]
+const STUDY_FRAMES: &[&str] = &[
+    "essay", "novel", "thesis", "dissertation", "paper", "article", "research", "homework", "assignment",
+    "presentation", "screenplay", "podcast", "documentary", "school project", "for class", "short story",
+    "referat", "hausarbeit", "aufsatz", "roman", "artikel", "bachelorarbeit", "masterarbeit", "präsentation",
+    "exposé", "mémoire", "rédaction", "ensayo", "novela", "tesis", "redacción", "trabajo sobre", "trabajo de clase",
+    "tesina", "tesi", "romanzo", "saggio", "ricerca", "relazione", "trabalho escolar", "trabalho sobre", "redação",
+    "romance", "tese", "artigo", "werkstuk", "scriptie", "spreekbeurt", "ödev*", "tez", "tezim", "makale*",
+    "论文", "小说", "作文", "研究", "論文", "小説", "レポート", "논문*", "소설*", "과제*", "발표*", "реферат*", "доклад*",
+    "курсов*", "книг*", "роман*", "сочинени*", "निबंध", "शोध", "उपन्यास", "بحث", "روايه", "مقال*", "اطروحه",
 ];
 
 /// Words after a number that make it an age: "is 7 years old", "a 4 ans", "ha 7 anni".
@@ -580,6 +596,7 @@ enum Class {
     DocumentField,
     DocumentName,
     NotCue,
+    StudyFrame,
 }
 
 /// Where an entry may start inside a word.
@@ -675,6 +692,7 @@ fn lists() -> impl Iterator<Item = (Class, &'static [&'static str])> {
             (Class::DocumentField, DOCUMENT_FIELDS),
             (Class::DocumentName, DOCUMENT_NAMES),
             (Class::NotCue, NOT_CUES),
+            (Class::StudyFrame, STUDY_FRAMES),
         ])
 }
 
@@ -905,9 +923,10 @@ impl Detector for TopicCues {
                 && (has_figure(sentence) || hits.has(Class::MoneyTrouble));
             let child = hits.has(Class::Child)
                 && (health || hits.has(Class::ChildDetail) || has_age(sentence));
+            let needed = if hits.has(Class::StudyFrame) { 2 } else { 1 };
             for &(category, _) in TOPIC_TERMS {
                 let evidence = hits.evidence(Class::Topic(category));
-                if evidence > 0 {
+                if evidence >= needed {
                     report(category, s, e, evidence);
                 }
             }
@@ -1011,6 +1030,8 @@ mod tests {
         assert!(topics("Я запускаю ракету в игре, мне нужен совет.").is_empty());
         assert!(topics("제 암호를 잊어버렸어요.").is_empty());
         assert!(topics("My meal prep for the week needs more protein.").is_empty());
+        assert!(topics("Je veux apprendre à faire du pain au levain.").is_empty());
+        assert!(topics("Quali sono gli effetti collaterali della sertralina?").is_empty());
     }
 
     #[test]
@@ -1068,6 +1089,16 @@ mod tests {
         assert!(topics("移民法是怎么规定的？").is_empty());
         assert!(topics("What are the side effects of SSRIs?").is_empty());
         assert!(topics("Как получить вид на жительство?").is_empty());
+    }
+
+    #[test]
+    fn a_single_topic_word_in_a_study_frame_is_its_subject() {
+        assert!(topics("I'm writing a novel about a prison guard.").is_empty());
+        assert!(topics("我在写一篇关于监狱改革的论文。").is_empty());
+        assert_eq!(
+            topics("I'm writing my thesis during chemotherapy and my oncologist says to rest."),
+            [Category::Health]
+        );
     }
 
     #[test]
