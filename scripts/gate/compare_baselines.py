@@ -138,14 +138,14 @@ def leaks(item, decision, sent):
 
 
 def lily_rates(lily, path):
-    """(leaks, sensitive, held back, benign, leaks among gold-`mask` items) from the eval report."""
+    """(leaks, sensitive, held back, benign, ids of the leaked items) from the eval report."""
     out = subprocess.run(
         [lily, "gate", "eval", "--items", "--corpus", str(path)], capture_output=True, text=True, check=True
     ).stdout
     leak = re.search(r"Leak rate [\d.]+% \((\d+) of (\d+)", out)
     friction = re.search(r"Friction [\d.]+% \((\d+) of (\d+)", out)
-    masked = len(re.findall(r"^leak: \S+ \(gold mask,", out, re.M))
-    return int(leak[1]), int(leak[2]), int(friction[1]), int(friction[2]), masked
+    leaked = set(re.findall(r"^leak: (\S+) \(gold", out, re.M))
+    return int(leak[1]), int(leak[2]), int(friction[1]), int(friction[2]), leaked
 
 
 def rate(n, d):
@@ -160,9 +160,9 @@ def main():
     files = args.files or [DATA / f"eval_{name}.jsonl" for name in SETS]
     presidio, having = presidio_analyzer()
     scratch = Path(tempfile.mkdtemp()) / "item.txt"
-    # The last column: leak among items whose gold is `mask` (identifiers and names, no topic or
-    # secret), the part of the task the baselines attempt.
-    print(f"{'set':<18} {'system':<26} {'leak':>16} {'friction':>16} {'leak, gold mask':>16}")
+    # The last column: leak among the items whose gold is `mask` for identifiers alone (no name,
+    # topic or secret), the part of the task pattern recognizers attempt.
+    print(f"{'set':<18} {'system':<26} {'leak':>16} {'friction':>16} {'leak, identifiers':>18}")
     for path in files:
         items = [json.loads(l) for l in path.read_text(encoding="utf-8").splitlines() if l.strip()]
         sensitive = [i for i in items if i["decision"] != "allow"]
@@ -170,15 +170,18 @@ def main():
         results = {id(i): baseline_decision(i, presidio, having, scratch) for i in items}
         leaked = sum(leaks(i, *results[id(i)]) for i in sensitive)
         held = sum(results[id(i)][0] != "allow" for i in benign)
-        masks = [i for i in sensitive if i["decision"] == "mask"]
+        masks = [
+            i for i in sensitive if i["decision"] == "mask" and all(s["category"] != "person" for s in i["spans"])
+        ]
         leaked_masks = sum(leaks(i, *results[id(i)]) for i in masks)
         name = path.stem.removeprefix("eval_")
         print(
             f"{name:<18} {'Presidio + detect-secrets':<26} {rate(leaked, len(sensitive)):>16} "
-            f"{rate(held, len(benign)):>16} {rate(leaked_masks, len(masks)):>16}"
+            f"{rate(held, len(benign)):>16} {rate(leaked_masks, len(masks)):>18}"
         )
-        ll, ls, lh, lb, lm = lily_rates(args.lily, path)
-        print(f"{'':<18} {'Lily gate':<26} {rate(ll, ls):>16} {rate(lh, lb):>16} {rate(lm, len(masks)):>16}")
+        ll, ls, lh, lb, lily_leaked = lily_rates(args.lily, path)
+        lm = sum(i["id"] in lily_leaked for i in masks)
+        print(f"{'':<18} {'Lily gate':<26} {rate(ll, ls):>16} {rate(lh, lb):>16} {rate(lm, len(masks)):>18}")
         sys.stdout.flush()
 
 

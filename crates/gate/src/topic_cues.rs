@@ -118,6 +118,16 @@ const FIRST_PERSON: &[&str] = &[
     "قال لي", "قالت لي", "اخبرني", "اخبرتني", "سابدا", "ساخضع",
 ];
 
+/// Third-person pronouns: in the sentence right after a first-person one they are usually the
+/// writer's people just named ("My mother called. She has cancer.", "我妈妈昨天去医院了。她得了
+/// 癌症。"), so that sentence speaks of them as well.
+#[rustfmt::skip]
+const THIRD_PERSON: &[&str] = &[
+    "he", "she", "he's", "she's", "they", "er", "sie", "il", "elle", "él", "ella", "lui", "lei", "hij", "zij", "ze",
+    "ele", "ela", "他", "她", "彼", "彼女", "그는", "그녀*", "он", "она", "они", "ему", "ей", "него", "нее", "वह", "उसे",
+    "उसको", "उसकी", "उसका", "उसके", "هو", "هي", "لديه", "لديها", "عنده", "عندها", "onun", "ona",
+];
+
 #[rustfmt::skip]
 const TOPIC_TERMS: &[(Category, &[&str])] = &[
     (Category::Health, &[
@@ -599,6 +609,7 @@ enum Class {
     DocumentName,
     NotCue,
     StudyFrame,
+    ThirdPerson,
 }
 
 /// Where an entry may start inside a word.
@@ -695,6 +706,7 @@ fn lists() -> impl Iterator<Item = (Class, &'static [&'static str])> {
             (Class::DocumentName, DOCUMENT_NAMES),
             (Class::NotCue, NOT_CUES),
             (Class::StudyFrame, STUDY_FRAMES),
+            (Class::ThirdPerson, THIRD_PERSON),
         ])
 }
 
@@ -911,13 +923,17 @@ impl Detector for TopicCues {
         };
         let (mut field, mut document_name) = (false, false);
         let mut health_words: BTreeSet<Category> = BTreeSet::new();
+        let mut after_first_person = false;
         for (s, e) in sentences(text) {
             let sentence = &text[s..e];
             let hits = scan(sentence);
             field |= hits.has(Class::DocumentField);
             document_name |= hits.has(Class::DocumentName);
             health_words.extend(HEALTH.iter().filter(|c| hits.has(Class::Topic(**c))));
-            if !hits.has(Class::FirstPerson) {
+            let personal = hits.has(Class::FirstPerson)
+                || (after_first_person && hits.has(Class::ThirdPerson));
+            after_first_person = hits.has(Class::FirstPerson);
+            if !personal {
                 continue;
             }
             let health = HEALTH.iter().any(|c| hits.has(Class::Topic(*c)));
@@ -1091,6 +1107,19 @@ mod tests {
         assert!(topics("移民法是怎么规定的？").is_empty());
         assert!(topics("What are the side effects of SSRIs?").is_empty());
         assert!(topics("Как получить вид на жительство?").is_empty());
+    }
+
+    #[test]
+    fn the_sentence_after_a_first_person_one_may_speak_of_the_writers_people() {
+        assert_eq!(
+            topics("My mother called yesterday. She has cancer."),
+            [Category::Health]
+        );
+        assert_eq!(
+            topics("我妈妈昨天去医院了。她得了癌症。"),
+            [Category::Health]
+        );
+        assert!(topics("The news is on. She has cancer, the anchor said.").is_empty());
     }
 
     #[test]
