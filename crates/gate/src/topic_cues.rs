@@ -100,7 +100,8 @@ const FIRST_PERSON: &[&str] = &[
     // ru
     "я", "мне", "меня", "мной", "мой", "моя", "мое", "мои", "моего", "моей", "моему", "моим", "моих", "мою", "мы",
     "нас", "нам", "наш", "наша", "наше", "наши", "нашего", "нашей",
-    // hi
+    // hi, and Hindi written in Latin letters
+    "mujhe", "mujhko", "mera", "meri", "mere", "maine", "hamara", "hamari", "humara", "main hoon", "main hun", "mai hoon",
     "मैं", "मैंने", "मेरा", "मेरी", "मेरे", "मुझे", "मुझको", "मुझसे", "हम", "हमारा", "हमारी", "हमारे", "हमें",
     // zh (我 also covers 我的, 我们, 我妈妈)
     "我", "本人",
@@ -173,7 +174,19 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         "cisplatin*", "carboplatin*", "paclitaxel", "docetaxel", "doxorubicin*", "cyclophosphamid*", "tamoxifen*",
         "herceptin", "trastuzumab*", "pembrolizumab*", "keytruda", "immunotherap*", "methotrexat*", "humira",
         "adalimumab*", "prednison*", "warfarin*", "eliquis", "apixaban*", "levothyrox*", "thyroxin*", "epipen",
-        "inhaler",
+        "inhaler", "sildenafil", "viagra", "cialis", "tadalafil", "mifepriston*", "misoprostol", "morning-after pill",
+        "pille danach", "pilule du lendemain", "abortion*", "avortement", "aborto", "abtreibung", "schwangerschaftsabbruch",
+        "contracepti*", "birth control", "estradiol", "testosteron*", "hormone therapy", "hrt", "hormontherapie",
+        "finasterid*", "isotretinoin*", "accutane", "ventolin", "salbutamol", "symbicort", "lisinopril", "amlodipin*",
+        "ramipril", "levetiracetam", "keppra", "carbamazepin*", "oxycodon*", "oxycontin", "tramadol", "fentanyl",
+        "morphin*", "codein*", "levodopa", "donepezil", "xarelto", "rivaroxaban", "clopidogrel", "tacrolimus",
+        "ciclosporin*", "genvoya", "triumeq", "dovato", "cabotegravir", "imatinib", "anastrozol*", "capecitabin*",
+        "palbociclib", "ibrance", "rituximab", "nivolumab", "opdivo", "jardiance", "januvia",
+        // Drug-name stems shared by a class (INN suffixes): statins, monoclonal antibodies, kinase
+        // inhibitors, platinum drugs, beta blockers, sartans, gliflozins, gliptins, GLP-1 agonists,
+        // antivirals
+        "*statin", "*statine", "*statina", "*umab", "*ximab", "*tinib", "*platin", "*olol", "*sartan", "*gliflozin",
+        "*gliptin", "*glutide", "*glutid", "*glutida", "*ovir", "*avir", "*gravir",
         // Procedures, in every Latin-script locale
         "chimio*", "quimio*", "chemio*", "radiotherap*", "radiothérap*", "radioterap*", "strahlentherap*", "bestrahl*",
         "bestraling*", "dialys*", "dialyse", "dialisi", "diálisis", "diálise", "hemodiális*", "hémodialys*",
@@ -228,7 +241,9 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         "xanax", "clonazepam", "quetiapin*", "seroquel", "olanzapin*", "risperidon*", "aripiprazol*", "abilify",
         "haloperidol", "clozapin*", "lithium", "litio", "lítio", "lamotrigin*", "valpro*", "methylphenidat*",
         "metilfenidat*", "ritalin", "concerta", "adderall", "atomoxetin*", "vyvanse", "antipsychot*", "antipsicot*",
-        "neurolept*", "methadon*", "metadon*", "buprenorphin*", "suboxone",
+        "neurolept*", "methadon*", "metadon*", "buprenorphin*", "suboxone", "naltrexon*", "antabuse", "disulfiram",
+        // INN stems of benzodiazepines, SSRIs/SNRIs and atypical antipsychotics
+        "*azepam", "*azolam", "*oxetin", "*oxetine", "*oxetina", "*apine", "*apin", "*apina", "*italopram",
         // zh
         "抑郁", "焦虑症", "自杀", "自残", "心理医生", "心理咨询", "精神科", "惊恐", "强迫症", "失眠", "双相", "精神分裂",
         "舍曲林", "氟西汀", "艾司西酞普兰", "抗抑郁", "碳酸锂", "锂盐", "抗精神病",
@@ -551,6 +566,14 @@ const NOT_CUES: &[&str] = &[
     "ma il", "ma la", "ma lo", "ma non", "ma che", "ma se", "ma è", "ma anche", "ma i", "ma gli", "ma le", "ma come",
     "ma quali", "ma perché", "ma cosa",
     "batería de litio", "batteria al litio", "bateria de lítio", "batterie au lithium", "pile au lithium",
+    // Asking about a subject: the first-person word of the question frame discloses nothing ("I want
+    // to know the side effects of sertraline"); another one in the sentence still counts.
+    "i want to know", "i'd like to know", "i would like to know", "i wonder", "i was wondering", "i'm curious",
+    "i am curious", "i want to understand", "i'd like to understand", "ich möchte wissen", "ich will wissen",
+    "ich frage mich", "je voudrais savoir", "je veux savoir", "je me demande", "quiero saber", "me gustaría saber",
+    "vorrei sapere", "voglio sapere", "mi chiedo", "quero saber", "gostaria de saber", "ik wil weten",
+    "ik vraag me af", "我想知道", "我想了解", "我想问", "я хочу узнать", "я хочу знать", "мне интересно",
+    "मैं जानना चाहता", "मैं जानना चाहती", "bilmek istiyorum", "öğrenmek istiyorum", "merak ediyorum",
 ];
 
 /// Work written or studied about a subject: in a sentence with one of these, a single topic word
@@ -1050,6 +1073,8 @@ mod tests {
         assert!(topics("My meal prep for the week needs more protein.").is_empty());
         assert!(topics("Je veux apprendre à faire du pain au levain.").is_empty());
         assert!(topics("Quali sono gli effetti collaterali della sertralina?").is_empty());
+        assert!(topics("I want to know the side effects of sertraline.").is_empty());
+        assert!(topics("我想知道化疗有哪些副作用。").is_empty());
     }
 
     #[test]
@@ -1103,6 +1128,12 @@ mod tests {
             topics("I take sertraline every morning."),
             [Category::MentalHealth]
         );
+        // A drug the lexicon does not list, by the stem of its class.
+        assert_eq!(
+            topics("I was put on nebivolol last week."),
+            [Category::Health]
+        );
+        assert_eq!(topics("Mujhe cancer hai."), [Category::Health]);
         // General questions on the same objects.
         assert!(topics("移民法是怎么规定的？").is_empty());
         assert!(topics("What are the side effects of SSRIs?").is_empty());
