@@ -160,7 +160,7 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         "vaccin*", "vacun*", "vacin*", "impfung*", "geimpft", "szczepi*", "vaccinat*",
         "sclerosis", "sclerosi", "sclérose", "esclerosis", "esclerose", "sklerose", "stwardnieni*", "lupus", "dementia",
         "demenz", "démence", "demencia", "demenza", "dementie", "demência", "parkinson*", "alzheimer*", "crohn*",
-        "zawał*", "udar*", "leki", "leków", "cukrzyc*", "nowotw*", "infarkt*", "herzinfarkt", "infarto", "infarctus",
+        "zawał*", "udar*", "leki", "leków", "rak", "raka", "rakiem", "raku", "cukrzyc*", "nowotw*", "infarkt*", "herzinfarkt", "infarto", "infarctus",
         "chlamydia", "herpes", "hpv",
         // Drugs by generic and brand name: GLP-1 agonists, fertility, antiretrovirals, diabetes,
         // cancer, immunology and anticoagulants
@@ -422,7 +422,9 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
     (Category::Immigration, &[
         "undocumented", "overstay*", "asylum", "residence permit", "work permit", "green card", "deport*",
         "immigration status", "illegal immigrant", "removal order", "leave to remain", "daca", "naturalisation",
-        "naturalization", "refugee status",
+        "naturalization", "refugee status", "here illegally", "living illegally", "live illegally", "bin illegal",
+        "lebe illegal", "illegal hier", "estoy ilegal", "vivo ilegalmente", "sono irregolare", "ben illegaal",
+        "woon illegaal", "estou ilegal", "moro ilegalmente",
         "aufenthaltstitel", "aufenthaltserlaubnis", "aufenthaltsgenehmigung", "niederlassungserlaubnis", "duldung",
         "geduldet", "abschiebung*", "abgeschoben", "asyl*", "ausländerbehörde", "ohne papiere", "einbürgerung*",
         "aufenthaltsstatus", "blaue karte",
