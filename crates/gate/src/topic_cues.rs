@@ -473,6 +473,9 @@ const MONEY_TERMS: &[&str] = &[
     "lening*", "hypotheek", "salaris", "huur", "spaargeld",
     "empréstimo*", "emprestimo*", "salário", "aluguel", "renda", "prestação",
     "kredyt*", "pożyczk*", "czynsz", "pensj*", "lån", "lön", "hyra",
+    "工资", "房贷", "贷款", "房租", "存款", "收入", "給料", "年収", "ローン", "家賃", "貯金", "월급*", "대출*", "연봉*",
+    "월세*", "зарплат*", "ипотек*", "кредит*", "сбережени*", "सैलरी", "वेतन", "लोन", "किराया", "راتب*", "قرض*", "ايجار*",
+    "maaş*", "kredi*", "kira*",
 ];
 
 /// Money in trouble without a figure: "we missed two mortgage payments", "three months of rent
@@ -481,6 +484,8 @@ const MONEY_TERMS: &[&str] = &[
 const MONEY_TROUBLE: &[&str] = &[
     "behind", "missed", "overdue", "afford", "rückstand", "rückstände", "verzug", "retard", "atrasad*", "atraso",
     "retraso", "ritardo", "arretrat*", "achterstand", "achter", "zaległ*",
+    "还不上", "拖欠", "逾期", "滞納", "払えない", "연체*", "못 갚*", "просроч*", "не могу платить", "задолжал*",
+    "नहीं चुका", "متاخر*", "ödeyemiyorum", "gecikme*",
 ];
 
 /// Visas: immigration only with a word of their status in trouble (`STATUS_TROUBLE`): "my visa
@@ -515,6 +520,10 @@ const CHILD_TERMS: &[&str] = &[
     "zoon", "dochter", "kinderen", "zoontje", "dochtertje", "peuter*",
     "filho", "filha", "filhos", "criança*", "bebê", "pequeno", "pequena",
     "syn", "córka", "dziecko", "dzieci", "dotter", "barn", "barnet",
+    "儿子", "女儿", "孩子", "宝宝", "小孩", "息子", "娘", "子供", "子ども", "赤ちゃん", "아들*", "딸", "딸이", "딸은", "딸의",
+    "딸아이*", "아이가", "아이는", "아이를", "아기*", "자녀*", "сын*", "дочь", "дочери", "дочк*", "ребен*", "дети", "детей",
+    "детям", "малыш*", "बेटा", "बेटी", "बेटे", "बच्चा", "बच्ची", "बच्चे", "बच्चों", "ابنتي", "طفل*", "اطفال*", "بنتي",
+    "çocuğum*", "çocuk*", "bebeğim*", "bebek*", "oğlum*", "kızım*",
 ];
 #[rustfmt::skip]
 const CHILD_DETAILS: &[&str] = &[
@@ -532,6 +541,10 @@ const CHILD_DETAILS: &[&str] = &[
     "nachtmerrie*", "gedrag*",
     "escola", "professor*", "professora", "turma", "creche", "birra*", "phda", "xixi", "pesadelo*",
     "szkoł*", "nauczyciel*", "przedszkol*", "skola*", "skolan", "lärar*", "förskola*", "klass*",
+    "عمره", "عمرها", "学校", "老师", "幼儿园", "上学", "成绩", "多动症", "自闭症", "尿床", "被欺负", "霸凌", "幼稚園", "保育園", "いじめ",
+    "発達障害", "おねしょ", "학교*", "선생님*", "유치원*", "어린이집*", "왕따*", "따돌림*", "자폐*", "школ*", "учител*",
+    "детский сад", "детсад*", "травл*", "буллинг*", "сдвг", "аутизм*", "स्कूल", "विद्यालय", "शिक्षक", "टीचर", "مدرس*",
+    "روضه", "حضانه", "تنمر", "okul*", "öğretmen*", "anaokul*", "kreş*", "zorbalık*", "hiperaktivite*", "otizm*",
 ];
 
 /// Fields of a patient document: with a health word anywhere in the text, the text discloses
@@ -593,6 +606,13 @@ const STUDY_FRAMES: &[&str] = &[
     "курсов*", "книг*", "роман*", "сочинени*", "निबंध", "शोध", "उपन्यास", "بحث", "روايه", "مقال*", "اطروحه",
 ];
 
+/// Units of age in the scripts `has_age` does not read: an age when a figure comes right before
+/// them ("7岁", "7살", "7 лет", "7 साल"), a plain word otherwise ("много лет").
+#[rustfmt::skip]
+const AGE_UNITS_AFTER_FIGURE: &[&str] = &[
+    "岁", "歳", "살", "лет", "года", "год", "годика", "साल", "yaşında*", "سنوات", "سنه",
+];
+
 /// Words after a number that make it an age: "is 7 years old", "a 4 ans", "ha 7 anni".
 #[rustfmt::skip]
 const AGE_UNITS: &[&str] = &[
@@ -635,6 +655,7 @@ enum Class {
     NotCue,
     StudyFrame,
     ThirdPerson,
+    AgeUnit,
 }
 
 /// Where an entry may start inside a word.
@@ -732,6 +753,7 @@ fn lists() -> impl Iterator<Item = (Class, &'static [&'static str])> {
             (Class::NotCue, NOT_CUES),
             (Class::StudyFrame, STUDY_FRAMES),
             (Class::ThirdPerson, THIRD_PERSON),
+            (Class::AgeUnit, AGE_UNITS_AFTER_FIGURE),
         ])
 }
 
@@ -804,6 +826,15 @@ fn fits(text: &str, start: usize, end: usize, rule: &Rule) -> bool {
     start_ok && end_ok
 }
 
+/// Whether a figure comes right before `start` (spaces between allowed): "7 лет", "7岁".
+fn after_figure(text: &str, start: usize) -> bool {
+    text[..start]
+        .trim_end()
+        .chars()
+        .next_back()
+        .is_some_and(|c| c.is_ascii_digit())
+}
+
 /// The word after the one a match at `end` is in: "child process" -> "process".
 fn next_word(text: &str, end: usize) -> &str {
     let rest = &text[end..];
@@ -843,6 +874,9 @@ fn scan(sentence: &str) -> Found {
     for m in lexicon.automaton.find_overlapping_iter(&text) {
         for rule in &lexicon.rules[m.pattern().as_usize()] {
             if !fits(&text, m.start(), m.end(), rule) {
+                continue;
+            }
+            if rule.class == Class::AgeUnit && !after_figure(&text, m.start()) {
                 continue;
             }
             if rule.class == Class::NotCue {
@@ -965,7 +999,10 @@ impl Detector for TopicCues {
             let money = hits.has(Class::Money)
                 && (has_figure(sentence) || hits.has(Class::MoneyTrouble));
             let child = hits.has(Class::Child)
-                && (health || hits.has(Class::ChildDetail) || has_age(sentence));
+                && (health
+                    || hits.has(Class::ChildDetail)
+                    || hits.has(Class::AgeUnit)
+                    || has_age(sentence));
             let needed = if hits.has(Class::StudyFrame) { 2 } else { 1 };
             for &(category, _) in TOPIC_TERMS {
                 let evidence = hits.evidence(Class::Topic(category));
@@ -1122,6 +1159,10 @@ mod tests {
         );
         assert_eq!(topics("मुझे एचआईवी है।"), [Category::Health]);
         assert_eq!(topics("Sabıka kaydım var."), [Category::CriminalHistory]);
+        assert_eq!(topics("我儿子7岁了，在学校被欺负。"), [Category::Children]);
+        assert_eq!(topics("Моему сыну 7 лет."), [Category::Children]);
+        assert!(topics("我和孩子下周去北京玩。").is_empty());
+        assert!(topics("Мы с сыном много лет ездим на море.").is_empty());
         assert_eq!(
             topics("I've been on Ozempic since May."),
             [Category::Health]
