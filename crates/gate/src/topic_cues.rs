@@ -996,8 +996,8 @@ impl Detector for TopicCues {
                 continue;
             }
             let health = HEALTH.iter().any(|c| hits.has(Class::Topic(*c)));
-            let money = hits.has(Class::Money)
-                && (has_figure(sentence) || hits.has(Class::MoneyTrouble));
+            let money =
+                hits.has(Class::Money) && (has_figure(sentence) || hits.has(Class::MoneyTrouble));
             let child = hits.has(Class::Child)
                 && (health
                     || hits.has(Class::ChildDetail)
