@@ -91,7 +91,7 @@ const FIRST_PERSON: &[&str] = &[
     "jestem", "należę", "mam", "byłem", "byłam", "mój", "moja", "moje", "mnie", "moim", "mojej", "moją", "nasz", "nasza",
     "jag", "min", "mitt", "mina", "mig", "vi", "oss", "vår", "vårt", "våra",
     // tr: pronouns, the writer's people, present and future first person, "I am ..." forms of identities
-    "ben", "benim", "bana", "beni", "bende", "benden", "biz", "bizim", "bize", "bizi", "annem", "annemin", "babam",
+    "ben", "benim", "beni", "bende", "benden", "biz", "bizim", "bize", "bizi", "annem", "annemin", "babam",
     "babamın", "eşim", "eşimin", "kocam", "kocamın", "karım", "oğlum", "oğlumun", "kızım", "kızımın", "kardeşim",
     "ablam", "abim", "ağabeyim", "doktorum", "onkoloğum", "vizemin", "vizemi", "*iyorum", "*ıyorum", "*uyorum", "*üyorum", "*acağım",
     "*eceğim", "pozitifim", "hastayım", "geyim", "eşcinselim", "lezbiyenim", "müslümanım", "hristiyanım",
@@ -116,7 +116,7 @@ const FIRST_PERSON: &[&str] = &[
     // ar: pronouns, "I have", "I suffer", "I take", the writer's people and things
     "انا", "انني", "اني", "لدي", "لديّ", "عندي", "اعاني", "اتناول", "نحن", "زوجي", "زوجتي", "ابني", "ابنتي", "بنتي",
     "امي", "والدتي", "ابي", "والدي", "اخي", "اختي", "طبيبي", "تاشيرتي", "اقامتي", "حالتي", "نتيجتي", "سجلي",
-    "قال لي", "قالت لي", "اخبرني", "اخبرتني", "سابدا", "ساخضع",
+    "قال لي", "قالت لي", "اخبرتني", "سابدا", "ساخضع",
 ];
 
 /// Third-person pronouns: in the sentence right after a first-person one they are usually the
@@ -589,6 +589,8 @@ const NOT_CUES: &[&str] = &[
     "vorrei sapere", "voglio sapere", "mi chiedo", "quero saber", "gostaria de saber", "ik wil weten",
     "ik vraag me af", "我想知道", "我想了解", "我想问", "я хочу узнать", "я хочу знать", "мне интересно",
     "मैं जानना चाहता", "मैं जानना चाहती", "bilmek istiyorum", "öğrenmek istiyorum", "merak ediyorum",
+    "告诉我", "帮我", "给我讲", "给我解释", "请问", "расскажи мне", "расскажите мне", "скажи мне", "объясни мне",
+    "объясните мне", "подскажи мне", "подскажите мне",
 ];
 
 /// Work written or studied about a subject: in a sentence with one of these, a single topic word
@@ -1114,6 +1116,8 @@ mod tests {
         assert!(topics("Quali sono gli effetti collaterali della sertralina?").is_empty());
         assert!(topics("I want to know the side effects of sertraline.").is_empty());
         assert!(topics("我想知道化疗有哪些副作用。").is_empty());
+        assert!(topics("请告诉我化疗有哪些副作用。").is_empty());
+        assert!(topics("Расскажи мне о химиотерапии.").is_empty());
     }
 
     #[test]
