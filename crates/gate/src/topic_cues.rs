@@ -105,17 +105,23 @@ const FIRST_PERSON: &[&str] = &[
     "मैं", "मैंने", "मेरा", "मेरी", "मेरे", "मुझे", "मुझको", "मुझसे", "हम", "हमारा", "हमारी", "हमारे", "हमें",
     // zh (我 also covers 我的, 我们, 我妈妈)
     "我", "本人",
-    // ja: pronouns, humble family words (only for one's own family), "was diagnosed", "was told"
+    // ja: pronouns, humble family words (only for one's own family), and, since Japanese drops the
+    // subject that is the speaker, forms of undergoing something: "was diagnosed", "was told",
+    // "am infected", "am taking", "under treatment", "in hospital"
     "私", "僕", "俺", "わたし", "あたし", "自分", "母が", "母は", "母の", "父が", "父は", "父の", "夫が", "夫は", "夫の", "妻が",
     "妻は", "妻の", "息子", "娘が", "娘は", "娘の", "兄は", "兄が", "兄の", "姉は", "姉が", "姉の", "弟は", "弟が", "弟の",
-    "妹は", "妹が", "妹の", "祖母", "祖父", "家族", "主人", "診断され", "言われました",
-    // ko: pronouns with their particles, family words (the possessive is usually dropped)
+    "妹は", "妹が", "妹の", "祖母", "祖父", "家族", "主人", "診断され", "言われました", "感染して", "飲んでいます",
+    "服用して", "服用中", "治療中", "通院中", "通院して", "入院中", "受けています", "打っています",
+    // ko: pronouns with their particles, family words (the possessive is usually dropped), and
+    // forms of undergoing something, whose dropped subject is the speaker ("am taking", "am being
+    // treated")
     "나", "나는", "나도", "나를", "내가", "내", "나의", "저", "저는", "저도", "저를", "제가", "제", "저의", "저희*", "우리",
     "우리는", "우리가", "아내*", "남편*", "아들*", "딸", "딸이", "딸은", "딸의", "딸을", "딸아이*", "엄마*", "아빠*", "어머니*",
-    "아버지*", "진단을 받", "판정을 받",
+    "아버지*", "진단을 받", "판정을 받", "먹고 있어요", "먹고 있습니다", "받고 있어요", "받고 있습니다", "맞고 있어요",
+    "치료 중", "치료중", "입원 중",
     // ar: pronouns, "I have", "I suffer", "I take", the writer's people and things
     "انا", "انني", "اني", "لدي", "لديّ", "عندي", "اعاني", "اتناول", "نحن", "زوجي", "زوجتي", "ابني", "ابنتي", "بنتي",
-    "امي", "والدتي", "ابي", "والدي", "اخي", "اختي", "طبيبي", "تاشيرتي", "اقامتي", "حالتي", "نتيجتي", "سجلي",
+    "امي", "والدتي", "ابي", "والدي", "اخي", "اختي", "طبيبي", "تشخيصي", "تاشيرتي", "اقامتي", "حالتي", "نتيجتي", "سجلي",
     "قال لي", "قالت لي", "اخبرتني", "سابدا", "ساخضع",
 ];
 
@@ -1152,6 +1158,10 @@ mod tests {
         assert_eq!(topics("我是HIV阳性，在吃药。"), [Category::Health]);
         assert_eq!(topics("我妈妈在做透析。"), [Category::Health]);
         assert_eq!(topics("私の夫は透析を受けています。"), [Category::Health]);
+        assert_eq!(
+            topics("HIVに感染していますが、仕事は続けられますか？"),
+            [Category::Health]
+        );
         assert_eq!(topics("저는 동성애자예요."), [Category::Sexuality]);
         assert_eq!(
             topics("وأنا أخاف من الترحيل بعد انتهاء الإقامة."),
