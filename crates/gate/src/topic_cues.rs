@@ -93,7 +93,8 @@ const FIRST_PERSON: &[&str] = &[
     // tr: pronouns, the writer's people, present and future first person, "I am ..." forms of identities
     "ben", "benim", "beni", "bende", "benden", "biz", "bizim", "bize", "bizi", "annem", "annemin", "babam",
     "babamın", "eşim", "eşimin", "kocam", "kocamın", "karım", "oğlum", "oğlumun", "kızım", "kızımın", "kardeşim",
-    "ablam", "abim", "ağabeyim", "doktorum", "onkoloğum", "vizemin", "vizemi", "*iyorum", "*ıyorum", "*uyorum", "*üyorum", "*acağım",
+    "ablam", "abim", "ağabeyim", "doktorum", "onkoloğum", "vizemin", "vizemi", "ev sahibim", "patronum",
+    "avukatım", "işverenim", "üyesiyim", "üyeyim", "*iyorum", "*ıyorum", "*uyorum", "*üyorum", "*acağım",
     "*eceğim", "pozitifim", "hastayım", "geyim", "eşcinselim", "lezbiyenim", "müslümanım", "hristiyanım",
     "hıristiyanım", "aleviyim", "ateistim", "kürdüm", "iznimin", "iznim", "vizem", "kaydım", "sonucumun", "sonucum",
     "*duğumu", "*dığımı", "*diğimi", "*düğümü", "*tuğumu", "*tığımı", "*tiğimi", "*tüğümü",
@@ -232,7 +233,10 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
     (Category::MentalHealth, &[
         "depress*", "anxi*", "therap*", "psychiatr*", "psycholo*", "suicid*", "self-harm*", "ptsd", "trauma*",
         "ocd", "bipolar", "schizo*", "anorex*", "bulimi*", "burnout", "burn-out", "antidepress*", "relaps*", "sober",
-        "sobriety", "addict*", "hopeless*", "worthless", "lonely", "loneliness", "insomnia", "overwhelmed",
+        "sobriety", "addict*", "alcoholic", "alcoholism", "alkoholiker*", "alkoholsucht", "alcoolique*", "alcoolisme",
+        "alcohólic*", "alcoholismo", "alcolista", "alcolizzat*", "alcolismo", "alcoholist*", "alcoolismo", "alcoólatra",
+        "alkolik*", "酗酒", "酒精依赖", "アルコール依存", "알코올 중독*", "ادمان*", "مدمن*", "алкоголик*", "алкоголичк*",
+        "hopeless*", "worthless", "lonely", "loneliness", "insomnia", "overwhelmed",
         "angst", "ängst*", "panik*", "therapie", "psychiater*", "einsam*", "selbstverletz*", "traurig*",
         "déprim*", "dépress*", "anxiét*", "angoiss*", "pleure*",
         "ansiedad", "depresi*", "ansios*", "pánico", "autolesi*", "trastorno",
@@ -378,7 +382,7 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         "dívida*", "divida*", "endividad*", "penhora*", "serasa", "despejo",
         "chwilówk*", "dług*", "zadłuż*", "komornik*", "skuld*", "kronofogden",
         // zh, ja, ko, ar, ru, hi, tr
-        "欠债", "负债", "欠款", "破产", "网贷", "借金", "自己破産", "滞納", "빚*", "연체*", "파산*", "ديون*", "مديون*", "افلاس*",
+        "欠债", "负债", "欠款", "欠了", "欠钱", "должен банку", "должна банку", "破产", "网贷", "借金", "自己破産", "滞納", "빚*", "연체*", "파산*", "ديون*", "مديون*", "افلاس*",
         "долги", "долгов", "долг", "задолженност*", "банкрот*", "коллектор*", "просрочк*", "कर्ज", "उधार", "दिवालिया",
         "borç*", "borcum", "iflas*", "icra*", "haciz*",
     ]),
