@@ -194,6 +194,15 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         // antivirals
         "*statin", "*statine", "*statina", "*umab", "*ximab", "*tinib", "*platin", "*olol", "*sartan", "*gliflozin",
         "*gliptin", "*glutide", "*glutid", "*glutida", "*ovir", "*avir", "*gravir",
+        // Diagnoses as patient documents write them
+        "carcinoma", "*carcinoma", "karzinom*", "*karzinom", "carcinome*", "*carcinoom", "lymphom*", "lymphoma*",
+        "linfoma*", "leukämie", "leukemia", "leukaemia", "leucemia", "leucémie", "leukemie", "melanom*", "sarcoma*",
+        "sarkom*", "metasta*", "malignant", "maligne*", "maligno", "maligna", "hypertension", "hypertonie",
+        "hipertensión", "ipertensione", "hypertensie", "hipertensão", "copd", "bpco", "epoc", "pneumonia",
+        "pneumonie", "neumonía", "polmonite", "longontsteking", "sepsis", "schlaganfall", "avc", "ictus",
+        "beroerte", "myocardial", "angina", "fibrillation", "vorhofflimmern", "fibrillazione", "fibrilación",
+        "fibrilação", "mellitus", "niereninsuffizienz", "herzinsuffizienz", "insuffisance", "insuficiencia",
+        "insufficienza", "insuficiência",
         // Procedures, in every Latin-script locale
         "chimio*", "quimio*", "chemio*", "radiotherap*", "radiothérap*", "radioterap*", "strahlentherap*", "bestrahl*",
         "bestraling*", "dialys*", "dialyse", "dialisi", "diálisis", "diálise", "hemodiális*", "hémodialys*",
@@ -1232,6 +1241,10 @@ mod tests {
         );
         assert_eq!(
             topics("Entlassbrief\nDiagnose: Mammakarzinom links, Chemotherapie geplant."),
+            [Category::Health]
+        );
+        assert_eq!(
+            topics("出院小结\n姓名：<PERSON_1>\n诊断：2型糖尿病，胰岛素治疗。"),
             [Category::Health]
         );
         // A question about such documents is not one.
