@@ -1,5 +1,5 @@
 """Turns the hand-written sets of crates/gate/data (handwritten.txt, blind.txt .. blind6.txt, first_person.txt,
-dev_identifiers.txt)
+dev_identifiers.txt, dev_multilingual.txt)
 (inline [text]{category} markup) into crates/gate/data/eval_<name>.jsonl with byte offsets.
 
     python scripts/gate/build_eval.py
@@ -19,8 +19,8 @@ CATEGORIES = {
     "medical_record", "insurance_number", "person", "location", "organization",
 }
 TOPICS = {
-    "health", "mental_health", "sexuality", "religion", "politics", "ethnicity", "finances", "legal", "children", "biometrics",
-    "immigration", "criminal_history",
+    "health", "mental_health", "sexuality", "religion", "politics", "ethnicity", "finances", "legal", "children",
+    "biometrics", "immigration", "criminal_history",
 }
 DECISIONS = {"allow", "mask", "consent", "local", "refuse"}
 
@@ -67,6 +67,7 @@ def main():
     build("blind5", "blind5")
     build("blind6", "blind6")
     build("dev_identifiers", "devid")
+    build("dev_multilingual", "devml")
 
 
 if __name__ == "__main__":

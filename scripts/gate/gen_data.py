@@ -10,7 +10,7 @@ identifier items (valid checksums) for the pattern tier. Deterministic for a giv
 Gold decisions (shared with build_eval.py, documented in crates/gate/src/eval.rs):
   refuse  if a secret is present;
   local   if a special-category topic is present (health, mental health, sexuality, religion,
-          politics, ethnicity, biometrics, legal);
+          politics, ethnicity, biometrics, legal, immigration, criminal history);
   consent if personal finances or children is present;
   mask    if an identifier or a private person's name is present;
   allow   otherwise (places and organisations alone identify nobody).
@@ -32,7 +32,10 @@ from topic_templates import COND, MED, NEG_HELDOUT, NEGATIVES, HELDOUT as TOPIC_
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCALES = ["en", "de", "fr", "es", "it", "nl", "pt"]
-LOCAL_TOPICS = {"health", "mental_health", "sexuality", "religion", "politics", "ethnicity", "biometrics", "legal"}
+LOCAL_TOPICS = {
+    "health", "mental_health", "sexuality", "religion", "politics", "ethnicity", "biometrics", "legal",
+    "immigration", "criminal_history",
+}
 CONSENT_TOPICS = {"finances", "children"}
 SECRETS = {"secret", "url_credentials"}
 NAME_KINDS = {"person", "location", "organization"}

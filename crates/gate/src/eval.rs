@@ -1,15 +1,15 @@
 //! `lily gate eval`: measures the whole gate (every tier plus the policy) on a labelled corpus.
 //!
 //! Corpus: JSON lines, one item each:
-//! `{"id", "source": "generated"|"handwritten"|"blind"|"blind2"|"first_person"|"blind3"|"blind4",
-//! "locale", "text", "spans": [{"start", "end", "category"}], "topics": [category...],
+//! `{"id", "source": "generated"|"handwritten"|"blind"|"blind2"|"first_person"|"blind3"|"blind4"|
+//! "dev_multilingual", "locale", "text", "spans": [{"start", "end", "category"}], "topics": [category...],
 //! "decision"}`. Spans are byte offsets of identifiers and names; topics are document labels.
 //! The default corpus (`crates/gate/data/eval_*.jsonl`, made by `scripts/gate/gen_data.py eval`
 //! and `scripts/gate/build_eval.py`) is compiled into the binary.
 //!
 //! Gold decisions follow the default policy's intent: `refuse` for secrets, `local` for special
 //! categories (health, mental health, sexuality, religion, politics, ethnicity, biometrics,
-//! legal), `consent` for personal finances and children, `mask` for identifiers and private
+//! legal, immigration, criminal history), `consent` for personal finances and children, `mask` for identifiers and private
 //! people's names, `allow` otherwise: places and organisations alone identify nobody, public
 //! figures and fictional characters are not personal data, and neither are ISBNs, product codes,
 //! or placeholder keys like `sk-...` / `YOUR_API_KEY` in code.
@@ -27,8 +27,10 @@
 //!   still contains a gold identifier or person span verbatim. `consent`, `local` and `refuse`
 //!   from the gate never leak: nothing leaves without the user.
 //! - Friction: among items whose gold decision is `allow`, the share the gate does not allow.
+//! - Both per source, per locale, and per category: leaks among the items whose gold carries the
+//!   category (a topic or a span), and benign items held back by a finding of the category.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
 use std::time::Instant;
@@ -45,6 +47,7 @@ const BLIND2: &str = include_str!("../data/eval_blind2.jsonl");
 const FIRST_PERSON: &str = include_str!("../data/eval_first_person.jsonl");
 const BLIND3: &str = include_str!("../data/eval_blind3.jsonl");
 const BLIND4: &str = include_str!("../data/eval_blind4.jsonl");
+const DEV_MULTILINGUAL: &str = include_str!("../data/eval_dev_multilingual.jsonl");
 /// A predicted and a gold span match when they overlap at least this much (intersection over union).
 pub const MIN_IOU: f32 = 0.5;
 
@@ -133,8 +136,8 @@ pub fn load_corpus(path: &Path) -> Result<Vec<Item>, EvalError> {
     parse_corpus(&text, &path.display().to_string())
 }
 
-/// The committed corpus: generated items, hand-written ones, the four blind sets and the
-/// first-person set.
+/// The committed corpus: generated items, hand-written ones, the four blind sets, the
+/// first-person set and the multilingual development set.
 pub fn default_corpus() -> Vec<Item> {
     // The files are checked by the eval test; a parse failure here is a build defect.
     [
@@ -145,6 +148,7 @@ pub fn default_corpus() -> Vec<Item> {
         (FIRST_PERSON, "data/eval_first_person.jsonl"),
         (BLIND3, "data/eval_blind3.jsonl"),
         (BLIND4, "data/eval_blind4.jsonl"),
+        (DEV_MULTILINGUAL, "data/eval_dev_multilingual.jsonl"),
     ]
     .into_iter()
     .flat_map(|(text, origin)| parse_corpus(text, origin).expect("committed corpus parses"))
@@ -211,6 +215,12 @@ pub struct Report {
     pub held_back: Vec<String>,
     /// Per source: (sensitive items, leaks, benign items, held back).
     pub rates_by_source: BTreeMap<String, [usize; 4]>,
+    /// The same per locale.
+    pub rates_by_locale: BTreeMap<String, [usize; 4]>,
+    /// Per category: (sensitive items whose gold carries it, leaks among them, benign items,
+    /// benign items held back by a finding of it). The benign count is the same for every
+    /// category: each row reads like a source's.
+    pub rates_by_category: BTreeMap<Category, [usize; 4]>,
     /// Per source: the gate's decisions on gold-`local` items, indices into `DECISIONS`. Asking
     /// (`consent`) is not a leak, but a user who agrees sends a special category out; this
     /// shows how much of it the gate keeps by itself.
@@ -335,12 +345,27 @@ pub fn evaluate(gate: &Gate, items: &[Item]) -> Report {
                 .entry(item.source.clone())
                 .or_default()[pi] += 1;
         }
-        let rates = r.rates_by_source.entry(item.source.clone()).or_default();
+        let gold_categories: BTreeSet<Category> = item
+            .topics
+            .iter()
+            .copied()
+            .chain(item.spans.iter().map(|s| s.category))
+            .collect();
+        let mut rates = [0; 4];
         if item.decision == Decision::Allow {
             r.benign += 1;
             rates[2] += 1;
             if verdict.decision != Decision::Allow {
                 rates[3] += 1;
+                let holding: BTreeSet<Category> = verdict
+                    .findings
+                    .iter()
+                    .filter(|f| f.outcome != Decision::Allow)
+                    .map(|f| f.span.category)
+                    .collect();
+                for c in holding {
+                    r.rates_by_category.entry(c).or_default()[3] += 1;
+                }
                 r.held_back
                     .push(format!("{} ({}): {}", item.id, verdict.decision, item.text));
             }
@@ -365,7 +390,23 @@ pub fn evaluate(gate: &Gate, items: &[Item]) -> Report {
                     item.id, item.decision, verdict.decision, item.text
                 ));
             }
+            for c in &gold_categories {
+                let by_category = r.rates_by_category.entry(*c).or_default();
+                by_category[0] += 1;
+                by_category[1] += rates[1];
+            }
         }
+        for total in [
+            r.rates_by_source.entry(item.source.clone()).or_default(),
+            r.rates_by_locale.entry(item.locale.clone()).or_default(),
+        ] {
+            for (t, n) in total.iter_mut().zip(rates) {
+                *t += n;
+            }
+        }
+    }
+    for by_category in r.rates_by_category.values_mut() {
+        by_category[2] = r.benign;
     }
     r.seconds = start.elapsed().as_secs_f64();
     r
@@ -411,6 +452,25 @@ impl Report {
             .copied()
             .unwrap_or(0.0)
     }
+}
+
+/// The category as the corpus and the policy spell it ("criminal_history").
+fn snake_case(category: Category) -> String {
+    serde_json::to_value(category)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| format!("{category:?}"))
+}
+
+/// One line of leak and friction: (sensitive items, leaks, benign items, held back).
+fn rates_row(f: &mut fmt::Formatter<'_>, name: &str, rates: [usize; 4]) -> fmt::Result {
+    let [sensitive, leaks, benign, held] = rates;
+    writeln!(
+        f,
+        "    {name:<16} leak {:>6.2}% ({leaks} of {sensitive})   friction {:>6.2}% ({held} of {benign})",
+        100.0 * (1.0 - ratio(sensitive - leaks, sensitive)),
+        100.0 * (1.0 - ratio(benign - held, benign)),
+    )
 }
 
 fn row(f: &mut fmt::Formatter<'_>, name: &str, c: Counts) -> fmt::Result {
@@ -487,12 +547,24 @@ impl fmt::Display for Report {
             self.held_back.len(),
             self.benign
         )?;
-        for (source, [sensitive, leaks, benign, held]) in &self.rates_by_source {
+        writeln!(f, "  by source")?;
+        for (source, rates) in &self.rates_by_source {
+            rates_row(f, source, *rates)?;
+        }
+        writeln!(f, "  by locale")?;
+        for (locale, rates) in &self.rates_by_locale {
+            rates_row(f, locale, *rates)?;
+        }
+        writeln!(
+            f,
+            "  by category (leak among the items whose gold carries it; benign items a finding of it held back)"
+        )?;
+        for (category, [sensitive, leaks, _, held]) in &self.rates_by_category {
             writeln!(
                 f,
-                "  {source:<12} leak {:>6.2}% ({leaks} of {sensitive})   friction {:>6.2}% ({held} of {benign})",
+                "    {:<16} leak {:>6.2}% ({leaks} of {sensitive})   held back {held}",
+                snake_case(*category),
                 100.0 * (1.0 - ratio(sensitive - leaks, *sensitive)),
-                100.0 * (1.0 - ratio(benign - held, *benign)),
             )?;
         }
         writeln!(f)?;
@@ -501,7 +573,7 @@ impl fmt::Display for Report {
             "Gold-local items by the gate's decision (local keeps them; consent asks)"
         )?;
         for (source, counts) in &self.local_outcomes_by_source {
-            write!(f, "  {source:<12}")?;
+            write!(f, "  {source:<16}")?;
             for (d, c) in DECISIONS.iter().zip(counts) {
                 write!(f, " {}: {c:<4}", d.as_str())?;
             }

@@ -15,6 +15,7 @@ pub mod pipeline;
 pub mod policy;
 pub mod request;
 pub mod span;
+pub mod topic_cues;
 pub mod verdict;
 
 pub use mask::{StreamUnmasker, Vault};

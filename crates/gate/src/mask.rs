@@ -65,6 +65,8 @@ pub fn label(category: Category) -> &'static str {
         Legal => "LEGAL",
         Children => "CHILDREN",
         Biometrics => "BIOMETRICS",
+        Immigration => "IMMIGRATION",
+        CriminalHistory => "CRIMINAL_HISTORY",
     }
 }
 

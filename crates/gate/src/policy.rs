@@ -270,6 +270,9 @@ mod tests {
             Category::Ethnicity,
             Category::Biometrics,
             Category::Politics,
+            Category::Legal,
+            Category::Immigration,
+            Category::CriminalHistory,
         ] {
             assert_eq!(
                 p.outcome(&span(special, 0.95), cloud),

@@ -37,9 +37,14 @@ pub enum Category {
     Politics,
     Ethnicity,
     Finances,
+    /// Other legal matters: lawsuits, custody, eviction proceedings, fines.
     Legal,
     Children,
     Biometrics,
+    /// Residence, visa or asylum status, being undocumented, deportation.
+    Immigration,
+    /// A person's arrests, charges, convictions, prison, probation, criminal record.
+    CriminalHistory,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,7 +61,7 @@ impl Category {
         match self {
             Person | Location | Organization => Tier::Name,
             Health | MentalHealth | Sexuality | Religion | Politics | Ethnicity | Finances
-            | Legal | Children | Biometrics => Tier::Topic,
+            | Legal | Children | Biometrics | Immigration | CriminalHistory => Tier::Topic,
             _ => Tier::Identifier,
         }
     }

@@ -24,6 +24,16 @@ fn corpus_has_the_promised_shape() {
     );
     assert!(count("blind3") >= 120, "items in the third blind set");
     assert!(count("blind4") >= 100, "items in the fourth blind set");
+    assert!(
+        count("dev_multilingual") >= 150,
+        "items in the multilingual development set"
+    );
+    let dev_locales: BTreeSet<&str> = items
+        .iter()
+        .filter(|i| i.source == "dev_multilingual")
+        .map(|i| i.locale.as_str())
+        .collect();
+    assert_eq!(dev_locales.len(), 14, "{dev_locales:?}");
     let locales: BTreeSet<&str> = items
         .iter()
         .filter(|i| i.source == "generated")
@@ -37,11 +47,11 @@ fn corpus_has_the_promised_shape() {
 /// Per source: the highest leak rate and friction allowed. The targets are leak <= 2%
 /// and friction <= 5%. A set within a target is held there, or at its measured level plus about
 /// one item where that is tighter; a set short of a target is held at its measured count, so
-/// that it cannot get worse unnoticed. Measured (gate5 branch, final gate): generated 10/682
-/// leaks, 0/158 held; handwritten 1/133, 1/67; blind 0/32, 0/12; blind2 2/89, 2/46; first_person
-/// 0/30, 4/108; blind3 1/44, 4/87; blind4 2/40, 4/65 (6/40 and 4/65 when measured once, before
-/// its misses were looked at).
-const BOUNDS: [(&str, f64, f64); 7] = [
+/// that it cannot get worse unnoticed. Measured (gate-lang branch): generated 10/682 leaks, 0/158
+/// held; handwritten 1/133, 1/67; blind 0/32, 0/12; blind2 1/89, 2/46; first_person 0/30, 4/108;
+/// blind3 1/44, 4/87; blind4 2/40, 4/65; dev_multilingual 0/88, 2/68 (the set the multilingual
+/// lexicons were tuned on: a regression guard, not a measure of generalisation).
+const BOUNDS: [(&str, f64, f64); 8] = [
     ("generated", 0.016, 0.01),
     ("handwritten", 0.016, 0.031),
     // Small sets: one item of 32, 89, 30 or 44 is 3.1%, 1.1%, 3.3% or 2.3% on its own.
@@ -52,6 +62,9 @@ const BOUNDS: [(&str, f64, f64); 7] = [
     // Short of both targets: private names the gate does not know before verbs no rule lists,
     // and benign text the classifier or the tagger reads as sensitive (README, "Measured").
     ("blind4", 0.051, 0.062),
+    // One item of 88 sensitive is 1.1%, of 68 benign 1.5%. Its two held-back items are benign
+    // text the names tagger reads as a person ("Drucker", a Turkish sentence-initial word).
+    ("dev_multilingual", 0.012, 0.045),
 ];
 
 #[test]
@@ -70,11 +83,11 @@ fn gate_meets_its_targets_on_the_corpus() {
     assert!(ids.precision() >= 0.98, "{summary}");
     assert!(ids.recall() >= 0.98, "{summary}");
     assert!(names.f1() >= 0.90, "{summary}");
-    // Whole corpus: 1.52% leak (16 of 1050), 2.76% friction (15 of 543).
-    assert!(r.leak_rate() <= 0.017, "{summary}");
+    // Whole corpus: 1.32% leak (15 of 1138), 2.78% friction (17 of 611).
+    assert!(r.leak_rate() <= 0.0141, "{summary}");
     assert!(r.friction() <= 0.03, "{summary}");
-    // Special categories are kept local by the gate itself, not only asked about: 242 of the
-    // 311 gold-`local` items (174 of 290 before the gate5 round).
+    // Special categories are kept local by the gate itself, not only asked about: 318 of the
+    // 399 gold-`local` items (242 of 311 before the gate-lang round, without its sets).
     let local = DECISIONS
         .iter()
         .position(|&d| d == Decision::Local)
@@ -83,7 +96,7 @@ fn gate_meets_its_targets_on_the_corpus() {
     let gold_local: usize = outcomes.iter().flatten().sum();
     let kept_local: usize = outcomes.iter().map(|o| o[local]).sum();
     assert!(
-        kept_local as f64 >= 0.76 * gold_local as f64,
+        kept_local as f64 >= 0.79 * gold_local as f64,
         "{kept_local} of {gold_local} gold-local items kept local; {summary}"
     );
     for (source, max_leak, max_friction) in BOUNDS {

@@ -46,7 +46,8 @@ pub struct TopicClassifier {
     model: LinearModel,
 }
 
-/// Byte ranges of sentences: text up to and including `.`, `!`, `?` or a newline, trimmed.
+/// Byte ranges of sentences: text up to and including `.`, `!`, `?`, their full-width forms
+/// (`。`, `！`, `？`, which end Chinese and Japanese sentences) or a newline, trimmed.
 pub fn sentences(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut start = 0;
@@ -59,7 +60,7 @@ pub fn sentences(text: &str) -> Vec<(usize, usize)> {
         }
     };
     for (i, c) in text.char_indices() {
-        if matches!(c, '.' | '!' | '?' | '\n') {
+        if matches!(c, '.' | '!' | '?' | '\n' | '。' | '！' | '？') {
             let end = i + c.len_utf8();
             // A dot inside a number or abbreviation ("3.5", "e.g.x") does not end a sentence.
             if c == '.'
@@ -139,5 +140,8 @@ mod tests {
         let t = "I take 2.5 mg daily.  My son is 7!\nWhy?";
         let got: Vec<&str> = sentences(t).iter().map(|&(s, e)| &t[s..e]).collect();
         assert_eq!(got, ["I take 2.5 mg daily.", "My son is 7!", "Why?"]);
+        let t = "我妈妈去医院了。她得了癌症！";
+        let got: Vec<&str> = sentences(t).iter().map(|&(s, e)| &t[s..e]).collect();
+        assert_eq!(got, ["我妈妈去医院了。", "她得了癌症！"]);
     }
 }
