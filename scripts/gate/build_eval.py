@@ -1,7 +1,8 @@
 """Turns crates/gate/data/handwritten.txt, blind.txt, blind2.txt, first_person.txt, blind3.txt and blind4.txt
 (inline [text]{category} markup) into crates/gate/data/eval_<name>.jsonl with byte offsets.
 
-    python scripts/gate/build_eval.py
+    python scripts/gate/build_eval.py             # the sets above
+    python scripts/gate/build_eval.py dev_names   # named sets only: <name>.txt -> eval_<name>.jsonl
 """
 
 import json
@@ -54,6 +55,10 @@ def build(name, prefix):
 
 
 def main():
+    if len(sys.argv) > 1:
+        for name in sys.argv[1:]:
+            build(name, name)
+        return
     build("handwritten", "hw")
     build("blind", "blind")
     build("blind2", "blind2")

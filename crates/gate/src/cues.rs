@@ -22,7 +22,9 @@
 //! entry a whole token. Entries are chosen to be rare outside the topic ("christian", not
 //! "christ*", which would match "Christmas"; "tax", not "tax*", which would match "taxi").
 
-use crate::learned::{is_given_name, is_never_a_name, sentences, tokenize, Token};
+use crate::learned::{
+    is_common_word_name, is_given_name, is_never_a_name, sentences, tokenize, Token,
+};
 use crate::pipeline::Detector;
 use crate::{Category, Span};
 
@@ -403,7 +405,8 @@ impl Detector for TopicCues {
 #[rustfmt::skip]
 const GREETINGS: &[&str] = &[
     "hi", "hello", "hey", "dear", "hallo", "liebe", "lieber", "bonjour", "salut", "coucou", "hola", "querido", "querida",
-    "ciao", "caro", "cara", "oi", "olá", "hoi", "hej", "cześć", "merhaba",
+    "ciao", "caro", "cara", "oi", "olá", "hoi", "hej", "cześć", "merhaba", "selam", "sevgili",
+    "привет", "здравствуй", "здравствуйте", "уважаемый", "уважаемая", "дорогой", "дорогая",
 ];
 #[rustfmt::skip]
 const SIGN_OFFS: &[&str] = &[
@@ -415,6 +418,7 @@ const SIGN_OFFS: &[&str] = &[
     "groeten", "groet", "bedankt",
     "abraços", "abraço", "beijos", "atenciosamente", "cumprimentos", "obrigado", "obrigada",
     "pozdrawiam", "pozdrowienia", "poważaniem", "dzięki", "hälsningar", "hälsning", "mvh", "tack",
+    "уважением", "спасибо", "saygılarımla", "teşekkürler", "sevgiler",
 ];
 /// A sign-off is a short line: the sign-off word and at most this many words before it
 /// ("Kind regards", "Mit freundlichen Grüßen", "Com os melhores cumprimentos").
@@ -430,6 +434,9 @@ const PERSON_VERBS: &[&str] = &[
     "comes", "called", "rang", "visits", "visited", "kommt", "ruft", "besucht", "vient", "arrive", "appelle",
     "viene", "llama", "visita", "chiama", "komt", "belt", "bezoekt", "vem", "liga", "kommer", "ringer",
     "hälsar", "przyjeżdża", "przychodzi", "dzwoni",
+    "сказал", "сказала", "спросил", "спросила", "просил", "просила", "приедет", "придёт", "придет", "звонил",
+    "звонила", "позвонил", "позвонила", "написал", "написала", "прислал", "прислала", "передаёт", "передает",
+    "dedi", "geliyor", "gelecek", "aradı", "sordu", "yazdı", "söyledi", "gönderdi",
 ];
 /// After "is"/"ist"/"est" these make a person of the subject ("Hauke is flying in").
 const PERSON_PARTICIPLES: &[&str] = &["flying", "coming", "visiting", "arriving", "landing"];
@@ -447,13 +454,6 @@ const NOT_VERBS: &[&str] = &[
     "down", "out", "off", "over", "as", "than", "period", "und", "oder", "von", "aus", "mit", "für", "der", "die", "das",
     "den", "dem", "ein", "eine", "et", "ou", "de", "du", "des", "la", "le", "les", "un", "une", "y", "o", "e", "del",
     "di", "da", "con", "en", "el", "los", "las", "van", "met", "het", "een", "och", "eller", "med", "i", "z", "w", "na",
-];
-/// Given names of the gazetteer that are also common words: English ones ("Frank discussion",
-/// "Jack up the car") and those seen lowercase at least ten times in the generated topic
-/// training text ("mia" 690 times, Italian "my"; "sem" 60, Portuguese "without"). They need a
-/// listed person verb like any unknown word.
-const COMMON_WORD_NAMES: &[&str] = &[
-    "mark", "grace", "jack", "frank", "will", "may", "rose", "hope", "bill", "mia", "sem",
 ];
 /// Imperatives of passing something on to someone; with one of `RECIPIENT_PREPOSITIONS` after
 /// them (a few words on at most) the capitalised word that follows is the recipient: "Reply to
@@ -486,7 +486,7 @@ const NOT_NAMES: &[&str] = &[
 
 /// Capitalised, then lowercase letters only (apostrophes and hyphens joining parts): "Astrid",
 /// "O'Neill", "Jean-Luc"; not "HR" or "GitHub", which name organisations and products.
-fn is_name_word(t: &Token<'_>) -> bool {
+pub(crate) fn is_name_word(t: &Token<'_>) -> bool {
     let mut chars = t.text.chars();
     let mut after_joiner = false;
     chars.next().is_some_and(|c| c.is_uppercase())
@@ -585,7 +585,9 @@ impl Detector for GreetingNames {
             let next_is = |k: usize, s: &str| tokens.get(i + k).is_some_and(|t| t.text == s);
             // "Hi Tendai," / "Liebe Henrike,"
             if opens(i) && GREETINGS.contains(&lower[i].as_str()) {
-                if let Some(span) = name_run(&tokens, i + 1, GREETING_CONFIDENCE) {
+                // "Привет, Дима!", "Hello, Priya,": a comma may follow the greeting.
+                let first = i + 1 + usize::from(next_is(1, ","));
+                if let Some(span) = name_run(&tokens, first, GREETING_CONFIDENCE) {
                     let after = tokens[tokens.partition_point(|t| t.end <= span.end)..].first();
                     if after.is_some_and(|t| matches!(t.text, "," | "!")) {
                         out.push(span);
@@ -650,7 +652,7 @@ impl Detector for GreetingNames {
                         .is_some_and(|p| PERSON_PARTICIPLES.contains(&p.as_str())))
                 || progressive_with_personal_object(&lower, i)
                 || (is_given_name(&lower[i])
-                    && !COMMON_WORD_NAMES.contains(&lower[i].as_str())
+                    && !is_common_word_name(&lower[i])
                     && verb_like(&tokens, text, i + 1));
             if opens_clause && is_name_word(&tokens[i]) && person_verb {
                 out.push(Span {

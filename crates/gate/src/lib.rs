@@ -9,6 +9,8 @@ pub mod cues;
 pub mod eval;
 pub mod learned;
 pub mod mask;
+pub mod mentions;
+pub mod names_scripts;
 pub mod normalize;
 pub mod patterns;
 pub mod pipeline;
