@@ -669,7 +669,7 @@ const RELATIONS: &[&str] = &[
     "tenant", "client", "assistant", "student", "tutor", "nanny", "babysitter", "plumber", "accountant", "dentist",
     "therapist", "mate", "buddy", "grandson", "granddaughter", "stepson", "stepdaughter",
     "collègue", "ami", "amie", "copain", "copine", "voisin", "voisine", "patron", "patronne", "chef", "propriétaire",
-    "colocataire", "frère", "sœur", "soeur", "oncle", "tante", "fils", "fille", "mari", "femme", "compagnon", "compagne",
+    "colocataire", "frère", "sœur", "soeur", "cousine", "oncle", "tante", "fils", "fille", "mari", "femme", "compagnon", "compagne",
     "colega", "compañero", "compañera", "amigo", "amiga", "vecino", "vecina", "jefe", "jefa", "casero", "casera",
     "hermano", "hermana", "primo", "prima", "tío", "tía", "hijo", "hija", "marido", "esposo", "esposa", "novio", "novia",
     "collega", "amico", "amica", "vicino", "vicina", "capo", "fratello", "sorella", "cugino", "cugina", "zio", "zia",
@@ -685,6 +685,11 @@ const RELATIONS_DE: &[&str] = &[
     "kollege", "kollegin", "kollegen", "freund", "freundin", "freunde", "nachbar", "nachbarin", "nachbarn", "chef",
     "chefin", "vermieter", "vermieterin", "mitbewohner", "mitbewohnerin", "bruder", "schwester", "cousine", "onkel",
     "sohn", "tochter", "mann", "frau", "partnerin", "enkel", "enkelin",
+];
+/// Lowercase particles inside a name: "Gerrit van Dam", "Ursula von der Heide".
+#[rustfmt::skip]
+const NAME_PARTICLES: &[&str] = &[
+    "van", "von", "de", "der", "den", "da", "di", "del", "della", "dos", "das", "du", "la", "le", "ter", "ten", "zu",
 ];
 /// German possessives, whose nouns are capitalised: "meinem Chef Bescheid".
 const GERMAN_POSSESSIVE_STEMS: &[&str] = &["mein", "dein", "sein", "ihr", "unser", "eur"];
@@ -780,11 +785,20 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
     let lower: Vec<String> = tokens.iter().map(|t| t.text.to_lowercase()).collect();
     let l = lists();
     let name = |k: usize| tokens.get(k).is_some_and(|t| is_name_word(t));
-    // Up to `max` name words from `k`, joined by single spaces only.
+    let spaced = |a: usize| text[tokens[a - 1].end..tokens[a].start] == *" ";
+    // Up to `max` name words from `k`, joined by single spaces only, with particles between
+    // them ("Gerrit van Dam", "Maria de la Cruz"): the number of tokens.
     let run = |k: usize, max: usize| {
-        let mut n = 0;
-        while n < max && name(k + n) && (n == 0 || text[tokens[k + n - 1].end..tokens[k + n].start] == *" ") {
+        let (mut n, mut words) = (0, 0);
+        while words < max && name(k + n) && (n == 0 || spaced(k + n)) {
             n += 1;
+            words += 1;
+            let particles = (k + n..tokens.len())
+                .take_while(|&p| NAME_PARTICLES.contains(&tokens[p].text) && spaced(p))
+                .count();
+            if particles > 0 && name(k + n + particles) && spaced(k + n + particles) {
+                n += particles;
+            }
         }
         n
     };
@@ -808,7 +822,12 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
             let after_possessive = k > 0 && POSSESSIVES.contains(&lower[k - 1].as_str());
             let n = run(a, 3);
             // "meine Frau Bescheid": a title after a possessive is a relation (wife, husband).
-            let ok = n > 0 && (!after_possessive || is_given_name(&lower[a]));
+            // "Mr Darcy" is a character: the public list has some names with their title.
+            let with_title: Vec<&str> =
+                lower[k..a + n].iter().map(String::as_str).filter(|t| *t != ".").collect();
+            let ok = n > 0
+                && (!after_possessive || is_given_name(&lower[a]))
+                && !is_public_name(&with_title.join(" "));
             if ok {
                 found = Some((a, a + n, SCRIPT_CUE_CONFIDENCE));
             }
@@ -818,16 +837,19 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
         if found.is_none()
             && ((possessed && RELATIONS.contains(&w)) || RELATIONS_BARE.contains(&w) || (possessed && RELATIONS_DE.contains(&w)))
         {
-            let n = run(k + 1, 3);
-            let german = RELATIONS_DE.contains(&w)
-                && (!RELATIONS.contains(&w) || GERMAN_POSSESSIVE_STEMS.iter().any(|p| lower[k - 1].starts_with(p)));
+            // "Our plumber, Gerrit van Dam, ...": the name may stand after a comma.
+            let german_possessive =
+                possessed && GERMAN_POSSESSIVE_STEMS.iter().any(|p| lower[k - 1].starts_with(p));
+            let german = RELATIONS_DE.contains(&w) && (!RELATIONS.contains(&w) || german_possessive);
+            let first = k + 1 + usize::from(tokens.get(k + 1).is_some_and(|t| t.text == ","));
+            let n = run(first, 3);
             let listed = n > 0
-                && (is_given_name(&lower[k + 1])
-                    || is_common_word_name(&lower[k + 1])
-                    || l.tr_given.contains(before_apostrophe(&lower[k + 1]))
-                    || is_ru_given(&lower[k + 1]));
+                && (is_given_name(&lower[first])
+                    || is_common_word_name(&lower[first])
+                    || l.tr_given.contains(before_apostrophe(&lower[first]))
+                    || is_ru_given(&lower[first]));
             if n > 0 && (!german || listed) {
-                found = Some((k + 1, k + 1 + n, SCRIPT_CUE_CONFIDENCE));
+                found = Some((first, first + n, SCRIPT_CUE_CONFIDENCE));
             }
         }
         // Name + Turkish honorific: "Ahmet Bey", "Ayşe Hanım'a".
