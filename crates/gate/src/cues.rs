@@ -23,7 +23,8 @@
 //! "christ*", which would match "Christmas"; "tax", not "tax*", which would match "taxi").
 
 use crate::learned::{
-    is_common_word_name, is_given_name, is_never_a_name, sentences, tokenize, Token,
+    is_common_word_name, is_given_name, is_never_a_name, is_public_name, sentences, tokenize,
+    Token,
 };
 use crate::pipeline::Detector;
 use crate::{Category, Span};
@@ -428,7 +429,8 @@ const SIGN_OFF_MAX_LEADING_WORDS: usize = 3;
 /// knows ("Hauke is flying in", "Yetunde arriva domani", "that Eva says hi").
 #[rustfmt::skip]
 const PERSON_VERBS: &[&str] = &[
-    "arrives", "arrived", "says", "said", "asked", "told", "texted", "emailed", "invited", "messaged",
+    "arrives", "arrived", "says", "said", "asked", "told", "texted", "emailed", "invited", "messaged", "wrote",
+    "replied", "phoned", "mentioned",
     "sagt", "fragt", "lässt", "demande", "llega", "arriva", "chiede", "chega", "diz", "zegt", "vraagt",
     // coming, calling, visiting: "Freja kommt morgen", "Ilse belt vanavond"
     "comes", "called", "rang", "visits", "visited", "kommt", "ruft", "besucht", "vient", "arrive", "appelle",
@@ -482,6 +484,11 @@ const NOT_NAMES: &[&str] = &[
     "a", "an", "who", "what", "and", "thank", "you", "er", "es", "man", "jemand", "wer", "il", "elle", "on", "qui",
     "él", "ella", "alguien", "quién", "lui", "lei", "qualcuno", "chi", "ele", "ela", "alguém", "quem", "hij", "zij",
     "ze", "iemand", "wie", "morgen", "heute", "hier", "dann", "jetzt", "post", "google", "clippy", "npm", "pip",
+    // question words and pronouns that open sentences in the other languages of the gate
+    "when", "where", "why", "how", "was", "warum", "wann", "wo", "quand", "où", "quoi", "pourquoi", "comment", "qué",
+    "cuándo", "dónde", "cómo", "por", "cosa", "quando", "dove", "come", "perché", "wat", "waar", "wanneer", "hoe",
+    "onde", "como", "что", "кто", "когда", "где", "почему", "как", "он", "она", "они", "мы", "вы", "это", "kim", "ne",
+    "neden", "nasıl", "nerede", "bu", "şu", "o",
 ];
 
 /// Capitalised, then lowercase letters only (apostrophes and hyphens joining parts): "Astrid",
@@ -658,6 +665,23 @@ impl Detector for GreetingNames {
                 out.push(Span {
                     start: tokens[i].start,
                     end: tokens[i].end,
+                    category: Category::Person,
+                    detector: "greeting".to_string(),
+                    confidence: GREETING_CONFIDENCE,
+                });
+            }
+            // A full name as the subject: "Maria Lindqvist called", "Анна Петрова сказала".
+            let full_name = i + 2 < tokens.len()
+                && is_name_word(&tokens[i])
+                && is_name_word(&tokens[i + 1])
+                && text[tokens[i].end..tokens[i + 1].start] == *" "
+                && PERSON_VERBS.contains(&lower[i + 2].as_str())
+                && ![i, i + 1].iter().any(|&k| is_public_name(&lower[k]))
+                && !is_public_name(&format!("{} {}", lower[i], lower[i + 1]));
+            if opens_clause && full_name {
+                out.push(Span {
+                    start: tokens[i].start,
+                    end: tokens[i + 1].end,
                     category: Category::Person,
                     detector: "greeting".to_string(),
                     confidence: GREETING_CONFIDENCE,

@@ -4,8 +4,9 @@
 //! - **Coreference**: once "Maria Smith" is a person, "Smith", "SMITH", "Maria" and "smith"
 //!   elsewhere in the text are the same person (Russian case forms too: "Петров" ->
 //!   "Петрова", "Петрову"; a Turkish case suffix: "Ahmet'e"). A part that is also a common
-//!   word ("Will", "Rose", "Hope") counts only capitalised inside a sentence, and a lowercase
-//!   mention only for parts on the name lists. In Chinese, Japanese and Korean, written without
+//!   word ("Will", "Rose", "Hope") counts only capitalised inside a sentence; a lowercase
+//!   mention counts for parts on the name lists and for family names (the last word of a name
+//!   of two words or more). In Chinese, Japanese and Korean, written without
 //!   spaces, the whole name anywhere and its surname or given name before an honorific or title
 //!   ("田中さん" after "田中太郎", "王先生" after "王伟", "민준 씨" after "김민준") count.
 //!   `refers_to` is the same test for the vault, which gives a later mention the placeholder of
@@ -19,7 +20,7 @@
 //! Spans are whole words (never part of a neighbouring word) and never overlap a finding of the
 //! first pass, so this pass only adds to what is masked.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::cues::is_name_word;
 use crate::learned::{is_common_word_name, is_given_name, is_surname, is_title, tokenize, Token};
@@ -213,13 +214,19 @@ fn coreference(text: &str, seeds: &[&Span], taken: &[(usize, usize)]) -> Vec<Spa
     // Part -> confidence of the surest seed it belongs to; CJK names kept whole.
     let mut parts: HashMap<String, f32> = HashMap::new();
     let mut cjk: HashMap<&str, f32> = HashMap::new();
+    // Parts that end a name of two words or more: family names.
+    let mut surnames: HashSet<String> = HashSet::new();
     for s in seeds {
         let name = &text[s.start..s.end];
         if is_cjk(name) {
             let c = cjk.entry(name).or_insert(0.0);
             *c = c.max(s.confidence);
         } else {
-            for p in name_parts(name) {
+            let these = name_parts(name);
+            if these.len() >= 2 {
+                surnames.extend(these.last().cloned());
+            }
+            for p in these {
                 let c = parts.entry(p).or_insert(0.0);
                 *c = c.max(s.confidence);
             }
@@ -246,6 +253,7 @@ fn coreference(text: &str, seeds: &[&Span], taken: &[(usize, usize)]) -> Vec<Spa
             let Some((part, confidence)) = hit else {
                 continue;
             };
+            let surname_position = surnames.contains(&part);
             let has_upper = word.chars().any(char::is_uppercase);
             let common = is_common_word_name(&part)
                 || COMMON_WORD_SURNAMES.contains(&part.as_str());
@@ -254,7 +262,11 @@ fn coreference(text: &str, seeds: &[&Span], taken: &[(usize, usize)]) -> Vec<Spa
                 // "Will you ...", "a rose bush": only a capitalised word inside a sentence.
                 has_upper && !opens(s)
             } else {
-                has_upper || listed || is_devanagari_or_arabic(word)
+                // Lowercase: a listed name, or a family name the lists do not know ("lindqvist").
+                has_upper
+                    || listed
+                    || (surname_position && part.chars().count() >= 4)
+                    || is_devanagari_or_arabic(word)
             };
             if ok {
                 out.push(mention(s, e, confidence, "coref"));

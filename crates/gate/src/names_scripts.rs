@@ -511,6 +511,8 @@ const AR_STOP: &[&str] = &[
     "في", "من", "على", "إلى", "الى", "عن", "مع", "هو", "هي", "الذي", "التي", "قال", "قالت", "و", "أن", "إن", "لا",
     "ما", "هذا", "هذه", "كان", "كانت", "الرئيس", "المدير", "المعالج",
 ];
+/// Words after أبو that make a place, not a father's name: "أبو ظبي" (Abu Dhabi).
+const AR_PLACE_WORDS: &[&str] = &["ظبي"];
 /// Words before a name that make it religious or historical: "النبي محمد", "سيدنا موسى".
 const AR_REVERED: &[&str] = &["النبي", "الرسول", "سيدنا", "سيدتنا", "الإمام", "الامام", "القديس", "الخليفة"];
 
@@ -543,7 +545,10 @@ fn arabic(text: &str) -> Vec<Span> {
             let particle = next.is_some_and(|n| matches!(n, "بن" | "ابن" | "بنت")) && words.get(k + 2).is_some();
             let pair = l.ar_common.contains(w.trim_start_matches('و')) && next.is_some_and(|n| l.ar_name.contains(n));
             (particle || pair).then_some((k, SCRIPT_SHAPE_CONFIDENCE))
-        } else if matches!(w, "أبو" | "ابو") && !revered && words.get(k + 1).is_some_and(|n| l.ar_name.contains(&n.2)) {
+        } else if matches!(w, "أبو" | "ابو")
+            && !revered
+            && words.get(k + 1).is_some_and(|n| l.ar_name.contains(&n.2) && !AR_PLACE_WORDS.contains(&n.2.as_str()))
+        {
             Some((k, SCRIPT_SHAPE_CONFIDENCE))
         } else {
             None
@@ -557,7 +562,9 @@ fn arabic(text: &str) -> Vec<Span> {
         while last + 1 < words.len() && last + 1 - first < 5 && text[words[last].1..words[last + 1].0].trim().is_empty() {
             let n = words[last + 1].2.as_str();
             let after_particle = AR_PARTICLES.contains(&words[last].2.as_str());
-            if AR_PARTICLES.contains(&n) && last + 2 < words.len() || after_particle || l.ar_name.contains(n) {
+            // A family name of the nisba shape: "العلي", "المصري", "الحسيني".
+            let nisba = n.starts_with("ال") && n.ends_with('ي') && n.chars().count() >= 4;
+            if AR_PARTICLES.contains(&n) && last + 2 < words.len() || after_particle || l.ar_name.contains(n) || nisba {
                 last += 1;
             } else {
                 break;
@@ -656,8 +663,8 @@ const TR_HONORIFICS: &[&str] = &["bey", "hanım", "beyefendi", "hanımefendi"];
 /// Titles before a name in Turkish and Russian (the other languages' are in `titles.txt`).
 #[rustfmt::skip]
 const MORE_TITLES: &[&str] = &[
-    "sayın", "bay", "bayan", "господин", "госпожа", "господина", "госпоже", "г-н", "г-жа", "доктор", "доктора",
-    "профессор", "профессора",
+    "sayın", "bay", "bayan", "господин", "госпожа", "господина", "господину", "господином", "госпоже", "госпожу",
+    "госпожой", "г-н", "г-жа", "доктор", "доктора", "доктору", "профессор", "профессора", "профессору",
 ];
 /// Words of relation before a name ("my colleague Will"); a possessive must come just before
 /// them, except in Turkish and Russian where the word is possessive itself or commonly bare.

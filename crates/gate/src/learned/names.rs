@@ -53,12 +53,22 @@ const COMMON_WORD_NAMES: &[&str] = &[
     "will", "bill", "hope", "rose", "mark", "grace", "hunter", "iris", "summer", "may", "june", "april", "faith",
     "joy", "dawn", "ivy", "holly", "daisy", "ruby", "amber", "pearl", "jack", "frank", "rob", "sue", "pat", "ray",
     "sky", "autumn", "robin", "jade", "crystal", "violet", "lily", "patience", "honey", "rosa", "luz", "sol",
-    "mar", "pilar", "paz", "angel", "ángel", "cruz", "victor", "mia", "sem",
+    "mar", "pilar", "paz", "angel", "ángel", "cruz", "victor", "mia", "sem", "dolores", "soledad", "consuelo",
+    "mercedes", "rocío", "blanca", "nieves", "socorro", "camino", "milagros", "esperanza", "luna", "estrella",
+    "paloma", "aurora", "alba", "clara", "vera", "gloria", "amor", "flor", "bianca", "serena", "felicity",
+    "prudence", "constance", "earnest", "chance", "rich", "guy", "art", "bob", "don", "gene", "carol", "mercy",
 ];
 
 /// Whether a lowercased given name is also a common word; see `COMMON_WORD_NAMES`.
 pub fn is_common_word_name(lower: &str) -> bool {
     COMMON_WORD_NAMES.contains(&lower)
+}
+
+/// Whether a lowercased token is an honorific written after a name, with or without a case
+/// suffix: Turkish "Ahmet Bey", "Ayşe Hanım'a".
+fn is_honorific_after(lower: &str) -> bool {
+    let word = lower.split(['\'', '’']).next().unwrap_or(lower);
+    matches!(word, "bey" | "hanım" | "beyefendi" | "hanımefendi")
 }
 
 /// Words after a sentence-initial "Mark", "Will", "Hope" that make it a verb: "Mark the date",
@@ -179,7 +189,17 @@ impl NameTagger {
                 && lower.get(j).is_some_and(|n| AFTER_A_VERB.contains(&n.as_str()));
             let never = person_word && (is_never_a_name(&lower[i]) || verb);
             if confidence >= MIN_CONFIDENCE && !public && !never {
-                spans.push(span(&tokens, i, j, ENTITIES[entity], "ner", confidence));
+                // Titles and honorifics are not part of a person's span ("Ahmet Bey" -> "Ahmet").
+                let (mut a, mut b) = (i, j);
+                if ENTITIES[entity] == Category::Person {
+                    while b - a > 1 && is_honorific_after(&lower[b - 1]) {
+                        b -= 1;
+                    }
+                    while b - a > 1 && (is_title(&lower[a]) || lower[a] == ".") {
+                        a += 1;
+                    }
+                }
+                spans.push(span(&tokens, a, b, ENTITIES[entity], "ner", confidence));
             }
             i = j;
         }
@@ -228,8 +248,13 @@ impl NameTagger {
                 && !(flags[i].public && flags[i + 1].public)
             {
                 let next = flags[i + 1];
-                let other_list =
-                    next.place || next.title || next.org_word || next.org_name || next.public;
+                let honorific = is_honorific_after(&tokens[i + 1].text.to_lowercase());
+                let other_list = next.place
+                    || next.title
+                    || next.org_word
+                    || next.org_name
+                    || next.public
+                    || honorific;
                 if next.surname {
                     out.push(span(
                         tokens,
