@@ -859,15 +859,23 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
                 found = Some((first, first + n, SCRIPT_CUE_CONFIDENCE));
             }
         }
-        // Name + Turkish honorific: "Ahmet Bey", "Ayşe Hanım'a".
-        if found.is_none() && name(k) {
-            let n = run(k, 3);
-            let honorific = lower.get(k + n).is_some_and(|h| {
+        // Name + Turkish honorific: "Ahmet Bey", "Ayşe Hanım'a", "Mehmet Ali Bey": the word
+        // before it, and one more before that when it is a listed given name.
+        if found.is_none() && name(k) && k + 1 < tokens.len() && !opens(k + 1) {
+            let honorific = lower.get(k + 1).is_some_and(|h| {
                 let h = before_apostrophe(h);
                 TR_HONORIFICS.iter().any(|t| h == *t || (h.starts_with(t) && h.len() <= t.len() + 3))
-            }) && tokens[k + n].text.starts_with(|c: char| c.is_uppercase());
-            if n > 0 && honorific {
-                found = Some((k, k + n, SCRIPT_CUE_CONFIDENCE));
+            }) && tokens[k + 1].text.starts_with(|c: char| c.is_uppercase())
+                && spaced(k + 1);
+            if honorific {
+                let given_before = k > 0
+                    && name(k - 1)
+                    && spaced(k)
+                    && (l.tr_given.contains(&lower[k - 1]) || is_given_name(&lower[k - 1]));
+                let a = if given_before { k - 1 } else { k };
+                // The word before may already be part of the last span ("Mehmet" of "Mehmet Ali").
+                out.retain(|s| s.end <= tokens[a].start);
+                found = Some((a, k + 1, SCRIPT_CUE_CONFIDENCE));
             }
         }
         // Cyrillic names: a patronymic, or a given name with a surname-shaped word.
