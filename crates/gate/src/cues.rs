@@ -23,8 +23,8 @@
 //! "christ*", which would match "Christmas"; "tax", not "tax*", which would match "taxi").
 
 use crate::learned::{
-    is_common_word_name, is_given_name, is_never_a_name, is_public_name, sentences, tokenize,
-    Token,
+    is_common_word_name, is_given_name, is_never_a_name, is_public_name, is_title, sentences,
+    tokenize, Token,
 };
 use crate::pipeline::Detector;
 use crate::{Category, Span};
@@ -476,6 +476,15 @@ const TITLES: &[&str] = &[
 ];
 /// Words that open a clause about someone: "that Eva says hi", "dass Camille grüßen lässt".
 const CLAUSE_OPENERS: &[&str] = &["that", "dass", "que", "che", "dat"];
+/// Words that open a capitalised noun phrase, not a name: "Meine Therapeutin sagt", "Der
+/// Vermieter sagt".
+#[rustfmt::skip]
+const NOT_SUBJECT_NAMES: &[&str] = &[
+    "mein", "meine", "dein", "deine", "sein", "seine", "ihr", "ihre", "unser", "unsere", "euer", "eure", "der", "die",
+    "das", "den", "dem", "ein", "eine", "einer", "kein", "keine", "dieser", "diese", "dieses", "jeder", "jede", "the",
+    "a", "an", "my", "our", "your", "his", "her", "their", "this", "that", "le", "la", "les", "mon", "ma", "el", "los",
+    "las", "mi", "il", "lo", "gli", "het", "de", "een", "mijn", "onze", "o", "os", "as", "um", "uma", "meu", "minha",
+];
 /// Capitalised words in those positions that are not names.
 #[rustfmt::skip]
 const NOT_NAMES: &[&str] = &[
@@ -671,9 +680,14 @@ impl Detector for GreetingNames {
                 });
             }
             // A full name as the subject: "Maria Lindqvist called", "Анна Петрова сказала".
+            // Not "Meine Therapeutin sagt" or "Frau Albers sagt": German nouns are capitalised.
             let full_name = i + 2 < tokens.len()
                 && is_name_word(&tokens[i])
                 && is_name_word(&tokens[i + 1])
+                && tokens[i].text.chars().count() > 1
+                && tokens[i + 1].text.chars().count() > 1
+                && !NOT_SUBJECT_NAMES.contains(&lower[i].as_str())
+                && !is_title(&lower[i])
                 && text[tokens[i].end..tokens[i + 1].start] == *" "
                 && PERSON_VERBS.contains(&lower[i + 2].as_str())
                 && ![i, i + 1].iter().any(|&k| is_public_name(&lower[k]))

@@ -698,6 +698,8 @@ const RELATIONS_DE: &[&str] = &[
 const NAME_PARTICLES: &[&str] = &[
     "van", "von", "de", "der", "den", "da", "di", "del", "della", "dos", "das", "du", "la", "le", "ter", "ten", "zu",
 ];
+/// Particles that are only ever part of a name.
+const GERMANIC_PARTICLES: &[&str] = &["van", "von", "ter", "ten", "zu"];
 /// German possessives, whose nouns are capitalised: "meinem Chef Bescheid".
 const GERMAN_POSSESSIVE_STEMS: &[&str] = &["mein", "dein", "sein", "ihr", "unser", "eur"];
 /// Relation words that carry their possessive (Turkish) or need none (Russian).
@@ -803,7 +805,12 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
             let particles = (k + n..tokens.len())
                 .take_while(|&p| NAME_PARTICLES.contains(&tokens[p].text) && spaced(p))
                 .count();
-            if particles > 0 && name(k + n + particles) && spaced(k + n + particles) {
+            // Romance particles are also prepositions ("Ferreira da Sonae" is Ferreira of
+            // Sonae): after them only a listed surname continues the name.
+            let clear = particles > 0
+                && (tokens[k + n..k + n + particles].iter().any(|t| GERMANIC_PARTICLES.contains(&t.text))
+                    || lower.get(k + n + particles).is_some_and(|w| is_surname(w)));
+            if clear && name(k + n + particles) && spaced(k + n + particles) {
                 n += particles;
             }
         }
