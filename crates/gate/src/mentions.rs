@@ -345,8 +345,14 @@ fn beside_identifiers(text: &str, found: &[Span], taken: &[(usize, usize)]) -> V
         };
         // Before: the last token ending before the identifier, over separators only.
         let first_after = tokens.partition_point(|t| t.start < c.start);
-        let k = first_after;
-        let gap_ok = |from: usize, to: usize| text[from..to].chars().all(|ch| BESIDE_GAP.contains(&ch)) && to - from <= 6;
+        let separator = |t: &Token<'_>| t.text.chars().all(|ch| BESIDE_GAP.contains(&ch));
+        let gap_ok = |from: usize, to: usize| {
+            to - from <= 6 && text[from..to].chars().all(|ch| BESIDE_GAP.contains(&ch))
+        };
+        let mut k = first_after;
+        while k > 0 && first_after - k < 2 && separator(&tokens[k - 1]) {
+            k -= 1;
+        }
         if k > 0 && gap_ok(tokens[k - 1].end, c.start) {
             let end = k - 1;
             if name_at(end) {
@@ -369,7 +375,7 @@ fn beside_identifiers(text: &str, found: &[Span], taken: &[(usize, usize)]) -> V
         // After: "ana@x.org (Ana Souza)".
         let k = tokens.partition_point(|t| t.start < c.end);
         let mut a = k;
-        while a < tokens.len() && tokens[a].text.chars().all(|ch| BESIDE_GAP.contains(&ch)) && a < k + 2 {
+        while a < tokens.len() && separator(&tokens[a]) && a < k + 2 {
             a += 1;
         }
         if a < tokens.len() && gap_ok(c.end, tokens[a].start) && name_at(a) {
