@@ -16,7 +16,10 @@
 //!   the tagger knows the name. The verb is a listed one ("Hauke is flying in", "Wojciech asked
 //!   me"), any lowercase word that is not a function word when the name is a given name of the
 //!   gazetteer ("Priya repariert das Fahrrad"), or a progressive with the writer's people as
-//!   object ("Tendekai is driving us").
+//!   object ("Tendekai is driving us"). A full name of two capitalised words before a listed
+//!   verb is a person too ("Maria Lindqvist called"), unless it starts with a determiner,
+//!   possessive or title ("Meine Therapeutin sagt"). Greetings, sign-offs and verbs include
+//!   Russian and Turkish ones ("Привет, Дима!", "Saygılarımla"); a comma may follow a greeting.
 //!
 //! Words are matched on lowercase tokens: a lexicon entry ending in `*` is a prefix, any other
 //! entry a whole token. Entries are chosen to be rare outside the topic ("christian", not

@@ -239,7 +239,9 @@ impl Vault {
         // is part of, the latest first ("Smith" after "Maria Smith", "田中" after "田中太郎").
         if label == label_of_person() {
             if let Some(e) = self.entries.iter().rev().find(|e| {
-                e.label == label && !e.canonical.starts_with('\u{0}') && refers_to(&canonical, &e.canonical)
+                e.label == label
+                    && !e.canonical.starts_with('\u{0}')
+                    && refers_to(&canonical, &e.canonical)
             }) {
                 return e.placeholder.clone();
             }

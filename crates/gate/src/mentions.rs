@@ -25,8 +25,8 @@ use std::collections::{HashMap, HashSet};
 use crate::cues::is_name_word;
 use crate::learned::{is_common_word_name, is_given_name, is_surname, is_title, tokenize, Token};
 use crate::names_scripts::{
-    before_apostrophe, cjk_surname_len, is_arabic_mark, is_devanagari, is_han, is_hangul,
-    is_kana, is_ru_given, JA_HONORIFICS, KO_HONORIFICS, ZH_AFTER,
+    before_apostrophe, cjk_surname_len, is_arabic_mark, is_devanagari, is_han, is_hangul, is_kana,
+    is_ru_given, JA_HONORIFICS, KO_HONORIFICS, ZH_AFTER,
 };
 use crate::{Category, Span};
 
@@ -35,7 +35,9 @@ const MIN_SEED_CONFIDENCE: f32 = 0.5;
 /// A name beside a contact identifier.
 const BESIDE_IDENTIFIER_CONFIDENCE: f32 = 0.7;
 /// Characters allowed between a name and the identifier beside it.
-const BESIDE_GAP: &[char] = &[' ', ',', ':', '：', '，', '-', '–', '(', ')', '<', '>', '|', '/', '\t'];
+const BESIDE_GAP: &[char] = &[
+    ' ', ',', ':', '：', '，', '-', '–', '(', ')', '<', '>', '|', '/', '\t',
+];
 /// Labels in front of contact details, which are capitalised but are not names.
 #[rustfmt::skip]
 const CONTACT_LABELS: &[&str] = &[
@@ -123,10 +125,16 @@ fn same_part(w: &str, part: &str) -> bool {
     if !is_cyrillic(part) {
         return false;
     }
-    const ENDINGS: &[&str] = &["а", "у", "ом", "ым", "им", "е", "ой", "ы", "и", "ю", "ем", "ей", "я", "ого", "ому", "ую"];
+    const ENDINGS: &[&str] = &[
+        "а", "у", "ом", "ым", "им", "е", "ой", "ы", "и", "ю", "ем", "ей", "я", "ого", "ому", "ую",
+    ];
     let stem = |s: &'_ str| -> String {
         let mut s = s.to_string();
-        if let Some(e) = ENDINGS.iter().filter(|e| s.ends_with(**e)).max_by_key(|e| e.len()) {
+        if let Some(e) = ENDINGS
+            .iter()
+            .filter(|e| s.ends_with(**e))
+            .max_by_key(|e| e.len())
+        {
             if s.chars().count() > e.chars().count() + 2 {
                 s.truncate(s.len() - e.len());
             }
@@ -146,7 +154,8 @@ pub fn refers_to(mention: &str, full: &str) -> bool {
     }
     if is_cjk(mention) && !mention.contains(' ') {
         let full = full.replace(' ', "");
-        return full.len() > mention.len() && (full.starts_with(mention) || full.ends_with(mention));
+        return full.len() > mention.len()
+            && (full.starts_with(mention) || full.ends_with(mention));
     }
     let parts = name_parts(mention);
     let of_full = name_parts(full);
@@ -167,7 +176,12 @@ pub fn more_mentions(text: &str, found: &[Span]) -> Vec<Span> {
         .collect();
     let taken = merged(first.clone());
     let mut out = beside_identifiers(text, found, &taken);
-    let taken = merged(first.into_iter().chain(out.iter().map(|s| (s.start, s.end))).collect());
+    let taken = merged(
+        first
+            .into_iter()
+            .chain(out.iter().map(|s| (s.start, s.end)))
+            .collect(),
+    );
     let seeds: Vec<&Span> = found
         .iter()
         .chain(&out)
@@ -247,7 +261,12 @@ fn coreference(text: &str, seeds: &[&Span], taken: &[(usize, usize)]) -> Vec<Spa
             let lower = before_apostrophe(word).to_lowercase();
             let hit = parts.get(&lower).map(|&c| (lower.clone(), c)).or_else(|| {
                 is_cyrillic(&lower)
-                    .then(|| parts.iter().find(|(p, _)| same_part(&lower, p)).map(|(p, &c)| (p.clone(), c)))
+                    .then(|| {
+                        parts
+                            .iter()
+                            .find(|(p, _)| same_part(&lower, p))
+                            .map(|(p, &c)| (p.clone(), c))
+                    })
                     .flatten()
             });
             let Some((part, confidence)) = hit else {
@@ -255,8 +274,8 @@ fn coreference(text: &str, seeds: &[&Span], taken: &[(usize, usize)]) -> Vec<Spa
             };
             let surname_position = surnames.contains(&part);
             let has_upper = word.chars().any(char::is_uppercase);
-            let common = is_common_word_name(&part)
-                || COMMON_WORD_SURNAMES.contains(&part.as_str());
+            let common =
+                is_common_word_name(&part) || COMMON_WORD_SURNAMES.contains(&part.as_str());
             let listed = is_given_name(&part) || is_surname(&part) || is_ru_given(&part);
             let ok = if common {
                 // "Will you ...", "a rose bush": only a capitalised word inside a sentence.
@@ -334,8 +353,13 @@ fn beside_identifiers(text: &str, found: &[Span], taken: &[(usize, usize)]) -> V
     let spaced = |a: usize, b: usize| text[tokens[a].end..tokens[b].start] == *" ";
     let mut out: Vec<Span> = Vec::new();
     for c in contacts {
-        let local_part = (c.category == Category::Email)
-            .then(|| text[c.start..c.end].split('@').next().unwrap_or("").to_lowercase());
+        let local_part = (c.category == Category::Email).then(|| {
+            text[c.start..c.end]
+                .split('@')
+                .next()
+                .unwrap_or("")
+                .to_lowercase()
+        });
         let one_word_ok = |k: usize| {
             let w = tokens[k].text.to_lowercase();
             w.chars().count() >= 3
@@ -357,7 +381,8 @@ fn beside_identifiers(text: &str, found: &[Span], taken: &[(usize, usize)]) -> V
             let end = k - 1;
             if name_at(end) {
                 let mut start = end;
-                while start > 0 && end - start < 2 && spaced(start - 1, start) && name_at(start - 1) {
+                while start > 0 && end - start < 2 && spaced(start - 1, start) && name_at(start - 1)
+                {
                     start -= 1;
                 }
                 if end > start || one_word_ok(end) {
@@ -384,7 +409,12 @@ fn beside_identifiers(text: &str, found: &[Span], taken: &[(usize, usize)]) -> V
                 b += 1;
             }
             if b > a || one_word_ok(a) {
-                out.push(mention(tokens[a].start, tokens[b].end, BESIDE_IDENTIFIER_CONFIDENCE, "beside-identifier"));
+                out.push(mention(
+                    tokens[a].start,
+                    tokens[b].end,
+                    BESIDE_IDENTIFIER_CONFIDENCE,
+                    "beside-identifier",
+                ));
             }
         }
     }
@@ -407,7 +437,14 @@ fn cjk_name_at_end(text: &str, start: usize, end: usize) -> Option<Span> {
         .iter()
         .filter_map(|&n| tail.get(n - 1))
         .find(|&&from| cjk_surname_len(&token[from..]).is_some())
-        .map(|&from| mention(start + from, end, BESIDE_IDENTIFIER_CONFIDENCE, "beside-identifier"))
+        .map(|&from| {
+            mention(
+                start + from,
+                end,
+                BESIDE_IDENTIFIER_CONFIDENCE,
+                "beside-identifier",
+            )
+        })
 }
 
 #[cfg(test)]

@@ -236,7 +236,9 @@ pub(crate) fn cjk_surname_len(name: &str) -> Option<usize> {
         .map(|(b, _)| b)
         .filter(|&b| {
             let head = &name[..b];
-            l.zh_surname.contains(head) || l.ja_surname.contains(head) || l.ko_surname.contains(head)
+            l.zh_surname.contains(head)
+                || l.ja_surname.contains(head)
+                || l.ko_surname.contains(head)
         })
         .max()
 }
@@ -264,7 +266,8 @@ const ZH_BEFORE: &[&str] = &[
 ];
 /// Weaker words before a name ("and", "to", "please"): only with a full three-character name.
 const ZH_WEAK_BEFORE: &[&str] = &[
-    "给", "給", "和", "跟", "与", "與", "请", "請", "让", "讓", "找", "问", "問", "帮", "幫", "替", "向", "约", "約",
+    "给", "給", "和", "跟", "与", "與", "请", "請", "让", "讓", "找", "问", "問", "帮", "幫", "替",
+    "向", "约", "約",
 ];
 
 fn starts_with_any<'a>(s: &str, words: &[&'a str]) -> Option<&'a str> {
@@ -285,7 +288,10 @@ fn chinese(text: &str) -> Vec<Span> {
             i += 1;
             continue;
         }
-        let two = chars.get(i + 1).filter(|c| is_han(c.1)).map(|_| &text[byte(i)..byte(i + 2)]);
+        let two = chars
+            .get(i + 1)
+            .filter(|c| is_han(c.1))
+            .map(|_| &text[byte(i)..byte(i + 2)]);
         let surname_len = if two.is_some_and(|s| l.zh_surname.contains(s)) {
             2
         } else if l.zh_surname.contains(&text[byte(i)..byte(i + 1)]) {
@@ -306,7 +312,9 @@ fn chinese(text: &str) -> Vec<Span> {
         // Longer given names first, so that "王小明说" is not cut to "王小".
         for given in [2, 1] {
             let end = i + surname_len + given;
-            if end > chars.len() || !(i + surname_len..end).all(|k| l.zh_given.contains(&chars[k].1)) {
+            if end > chars.len()
+                || !(i + surname_len..end).all(|k| l.zh_given.contains(&chars[k].1))
+            {
                 continue;
             }
             let name = &text[byte(i)..byte(end)];
@@ -316,7 +324,9 @@ fn chinese(text: &str) -> Vec<Span> {
             let ok = strong_after
                 || strong_before
                 || (weak_before && verb_after)
-                || (ends_with_any(before, ZH_WEAK_BEFORE) && given == 2 && !after.starts_with(|c: char| is_han(c) && l.zh_given.contains(&c)));
+                || (ends_with_any(before, ZH_WEAK_BEFORE)
+                    && given == 2
+                    && !after.starts_with(|c: char| is_han(c) && l.zh_given.contains(&c)));
             if ok && !is_public_name(name) {
                 found = Some(end);
                 break;
@@ -324,11 +334,12 @@ fn chinese(text: &str) -> Vec<Span> {
         }
         match found {
             Some(end) => {
-                let confidence = if strong_before || starts_with_any(&text[byte(end)..], ZH_AFTER).is_some() {
-                    SCRIPT_CUE_CONFIDENCE
-                } else {
-                    SCRIPT_SHAPE_CONFIDENCE
-                };
+                let confidence =
+                    if strong_before || starts_with_any(&text[byte(end)..], ZH_AFTER).is_some() {
+                        SCRIPT_CUE_CONFIDENCE
+                    } else {
+                        SCRIPT_SHAPE_CONFIDENCE
+                    };
                 out.push(person(byte(i), byte(end), confidence));
                 i = end;
             }
@@ -350,7 +361,9 @@ pub(crate) const JA_HONORIFICS: &[&str] = &[
 /// or a katakana name before them counts.
 const JA_STRICT_HONORIFICS: &[&str] = &["様", "さま", "氏", "殿", "君"];
 /// Last characters of trade and role words that take さん ("お医者さん", "八百屋さん").
-const JA_TRADE_ENDINGS: &[char] = &['屋', '者', '師', '員', '手', '家', '主', '長', '官', '士', '生', '方'];
+const JA_TRADE_ENDINGS: &[char] = &[
+    '屋', '者', '師', '員', '手', '家', '主', '長', '官', '士', '生', '方',
+];
 /// Katakana words that take さん or ちゃん but name no one in particular.
 const JA_NOT_NAMES: &[&str] = &["パパ", "ママ", "サンタ", "コック", "ウェイター", "ドクター"];
 
@@ -422,9 +435,21 @@ pub(crate) const KO_HONORIFICS: &[&str] = &[
     "선생님", "교수님", "과장님", "부장님", "대리님", "팀장님", "사장님", "실장님", "박사님", "선배님", "씨", "님",
 ];
 /// Job titles after a bare surname ("김 과장님").
-const KO_JOB_TITLES: &[&str] = &["선생님", "교수님", "과장님", "부장님", "대리님", "팀장님", "사장님", "실장님", "박사님"];
+const KO_JOB_TITLES: &[&str] = &[
+    "선생님",
+    "교수님",
+    "과장님",
+    "부장님",
+    "대리님",
+    "팀장님",
+    "사장님",
+    "실장님",
+    "박사님",
+];
 /// Surnames that are not also everyday one-syllable words ("이" this, "정" affection, "조" group).
-const KO_CLEAR_SURNAMES: &[&str] = &["김", "박", "최", "윤", "임", "황", "권", "류", "홍", "배", "백", "허", "심", "곽", "엄", "강"];
+const KO_CLEAR_SURNAMES: &[&str] = &[
+    "김", "박", "최", "윤", "임", "황", "권", "류", "홍", "배", "백", "허", "심", "곽", "엄", "강",
+];
 /// Particles after a name, longest first.
 #[rustfmt::skip]
 const KO_PARTICLES: &[&str] = &[
@@ -435,7 +460,10 @@ const KO_PARTICLES: &[&str] = &[
 fn strip_particle(word: &str) -> &str {
     KO_PARTICLES
         .iter()
-        .find_map(|p| word.strip_suffix(p).filter(|rest| rest.chars().count() >= 2))
+        .find_map(|p| {
+            word.strip_suffix(p)
+                .filter(|rest| rest.chars().count() >= 2)
+        })
         .unwrap_or(word)
 }
 
@@ -463,9 +491,11 @@ fn korean(text: &str) -> Vec<Span> {
                 .filter(|n| !n.is_empty())
                 .map(|n| (n, *h))
         });
-        let spaced = spaced_next.and_then(|n| KO_HONORIFICS.iter().find(|h| n.starts_with(**h)).copied());
+        let spaced =
+            spaced_next.and_then(|n| KO_HONORIFICS.iter().find(|h| n.starts_with(**h)).copied());
         let (name, confidence) = if let Some((n, _)) = attached {
-            let ok = full_name(n) || (syllables(n) == 2 && l.ko_given.contains(n))
+            let ok = full_name(n)
+                || (syllables(n) == 2 && l.ko_given.contains(n))
                 || (syllables(n) == 3 && l.ko_surname.contains(&first(n)));
             (ok.then_some(n), SCRIPT_CUE_CONFIDENCE)
         } else if let Some(h) = spaced {
@@ -514,26 +544,49 @@ const AR_STOP: &[&str] = &[
 /// Words after أبو that make a place, not a father's name: "أبو ظبي" (Abu Dhabi).
 const AR_PLACE_WORDS: &[&str] = &["ظبي"];
 /// Words before a name that make it religious or historical: "النبي محمد", "سيدنا موسى".
-const AR_REVERED: &[&str] = &["النبي", "الرسول", "سيدنا", "سيدتنا", "الإمام", "الامام", "القديس", "الخليفة"];
+const AR_REVERED: &[&str] = &[
+    "النبي",
+    "الرسول",
+    "سيدنا",
+    "سيدتنا",
+    "الإمام",
+    "الامام",
+    "القديس",
+    "الخليفة",
+];
 
 fn arabic(text: &str) -> Vec<Span> {
     let l = lists();
     let words: Vec<(usize, usize, String)> = runs(text, is_arabic)
         .into_iter()
-        .map(|(s, e)| (s, e, text[s..e].chars().filter(|c| !is_arabic_mark(*c)).collect()))
+        .map(|(s, e)| {
+            (
+                s,
+                e,
+                text[s..e].chars().filter(|c| !is_arabic_mark(*c)).collect(),
+            )
+        })
         .collect();
-    let listed = |w: &str| l.ar_name.contains(w) || w.strip_prefix('و').is_some_and(|r| l.ar_name.contains(r));
+    let listed = |w: &str| {
+        l.ar_name.contains(w) || w.strip_prefix('و').is_some_and(|r| l.ar_name.contains(r))
+    };
     let mut out = Vec::new();
     let mut k = 0;
     while k < words.len() {
         let w = words[k].2.as_str();
         let prev = k.checked_sub(1).map(|p| words[p].2.as_str());
         let revered = prev.is_some_and(|p| AR_REVERED.contains(&p));
-        let title = AR_TITLES.contains(&w) || w.strip_prefix('و').is_some_and(|r| AR_TITLES.contains(&r));
+        let title =
+            AR_TITLES.contains(&w) || w.strip_prefix('و').is_some_and(|r| AR_TITLES.contains(&r));
         // Where the name starts and whether its first word needs to be listed.
-        let start = if title && words.get(k + 1).is_some_and(|n| !AR_STOP.contains(&n.2.as_str()) && !n.2.starts_with("ال")) {
+        let start = if title
+            && words
+                .get(k + 1)
+                .is_some_and(|n| !AR_STOP.contains(&n.2.as_str()) && !n.2.starts_with("ال"))
+        {
             Some((k + 1, SCRIPT_CUE_CONFIDENCE))
-        } else if AR_CUES.contains(&w) && words.get(k + 1).is_some_and(|n| l.ar_name.contains(&n.2)) {
+        } else if AR_CUES.contains(&w) && words.get(k + 1).is_some_and(|n| l.ar_name.contains(&n.2))
+        {
             let cue_confidence = if matches!(w, "مع" | "إلى" | "الى" | "يا") {
                 l.ar_common.contains(&words[k + 1].2)
             } else {
@@ -542,12 +595,16 @@ fn arabic(text: &str) -> Vec<Span> {
             cue_confidence.then_some((k + 1, SCRIPT_CUE_CONFIDENCE))
         } else if !revered && listed(w) {
             let next = words.get(k + 1).map(|n| n.2.as_str());
-            let particle = next.is_some_and(|n| matches!(n, "بن" | "ابن" | "بنت")) && words.get(k + 2).is_some();
-            let pair = l.ar_common.contains(w.trim_start_matches('و')) && next.is_some_and(|n| l.ar_name.contains(n));
+            let particle = next.is_some_and(|n| matches!(n, "بن" | "ابن" | "بنت"))
+                && words.get(k + 2).is_some();
+            let pair = l.ar_common.contains(w.trim_start_matches('و'))
+                && next.is_some_and(|n| l.ar_name.contains(n));
             (particle || pair).then_some((k, SCRIPT_SHAPE_CONFIDENCE))
         } else if matches!(w, "أبو" | "ابو")
             && !revered
-            && words.get(k + 1).is_some_and(|n| l.ar_name.contains(&n.2) && !AR_PLACE_WORDS.contains(&n.2.as_str()))
+            && words.get(k + 1).is_some_and(|n| {
+                l.ar_name.contains(&n.2) && !AR_PLACE_WORDS.contains(&n.2.as_str())
+            })
         {
             Some((k, SCRIPT_SHAPE_CONFIDENCE))
         } else {
@@ -559,12 +616,19 @@ fn arabic(text: &str) -> Vec<Span> {
         };
         // Extend over listed names and particles, at most five words, only across spaces.
         let mut last = first;
-        while last + 1 < words.len() && last + 1 - first < 5 && text[words[last].1..words[last + 1].0].trim().is_empty() {
+        while last + 1 < words.len()
+            && last + 1 - first < 5
+            && text[words[last].1..words[last + 1].0].trim().is_empty()
+        {
             let n = words[last + 1].2.as_str();
             let after_particle = AR_PARTICLES.contains(&words[last].2.as_str());
             // A family name of the nisba shape: "العلي", "المصري", "الحسيني".
             let nisba = n.starts_with("ال") && n.ends_with('ي') && n.chars().count() >= 4;
-            if AR_PARTICLES.contains(&n) && last + 2 < words.len() || after_particle || l.ar_name.contains(n) || nisba {
+            if AR_PARTICLES.contains(&n) && last + 2 < words.len()
+                || after_particle
+                || l.ar_name.contains(n)
+                || nisba
+            {
                 last += 1;
             } else {
                 break;
@@ -576,7 +640,10 @@ fn arabic(text: &str) -> Vec<Span> {
         }
         let (s, e) = (words[first].0, words[last].1);
         // A leading "and" stays outside the span: "وأحمد" -> "أحمد".
-        let s = if words[first].2.starts_with('و') && !l.ar_name.contains(&words[first].2) && title.then_some(()).is_none() {
+        let s = if words[first].2.starts_with('و')
+            && !l.ar_name.contains(&words[first].2)
+            && title.then_some(()).is_none()
+        {
             s + 'و'.len_utf8()
         } else {
             s
@@ -617,21 +684,31 @@ fn devanagari(text: &str) -> Vec<Span> {
         .into_iter()
         .map(|(s, e)| (s, e, &text[s..e]))
         .collect();
-    let listed = |w: &str| (l.hi_given.contains(w) || l.hi_surname.contains(w)) && !HI_NOT_PEOPLE.contains(&w);
-    let spaced = |a: usize, b: usize| text[words[a].1..words[b].0].chars().all(|c| c == ' ' || c == '.');
+    let listed = |w: &str| {
+        (l.hi_given.contains(w) || l.hi_surname.contains(w)) && !HI_NOT_PEOPLE.contains(&w)
+    };
+    let spaced = |a: usize, b: usize| {
+        text[words[a].1..words[b].0]
+            .chars()
+            .all(|c| c == ' ' || c == '.')
+    };
     let mut out = Vec::new();
     let mut k = 0;
     while k < words.len() {
         let w = words[k].2;
         let next = words.get(k + 1).map(|n| n.2);
-        let start = if HI_TITLES.contains(&w)
+        // After a title any word but a postposition; after a greeting a listed given name.
+        let after_title = HI_TITLES.contains(&w)
             && next.is_some_and(|n| !HI_STOP.contains(&n) && !HI_NOT_PEOPLE.contains(&n))
-            && spaced(k, k + 1)
+            && spaced(k, k + 1);
+        let after_cue = HI_CUES.contains(&w)
+            && next.is_some_and(|n| l.hi_given.contains(n) && !HI_NOT_PEOPLE.contains(&n));
+        let start = if after_title || after_cue {
+            Some((k + 1, SCRIPT_CUE_CONFIDENCE))
+        } else if l.hi_given.contains(w)
+            && !HI_NOT_PEOPLE.contains(&w)
+            && next.is_some_and(|n| l.hi_surname.contains(n))
         {
-            Some((k + 1, SCRIPT_CUE_CONFIDENCE))
-        } else if HI_CUES.contains(&w) && next.is_some_and(|n| l.hi_given.contains(n) && !HI_NOT_PEOPLE.contains(&n)) {
-            Some((k + 1, SCRIPT_CUE_CONFIDENCE))
-        } else if l.hi_given.contains(w) && !HI_NOT_PEOPLE.contains(&w) && next.is_some_and(|n| l.hi_surname.contains(n)) {
             Some((k, SCRIPT_SHAPE_CONFIDENCE))
         } else if listed(w) && next == Some("जी") {
             Some((k, SCRIPT_CUE_CONFIDENCE))
@@ -643,7 +720,11 @@ fn devanagari(text: &str) -> Vec<Span> {
             continue;
         };
         let mut last = first;
-        while last + 1 < words.len() && last + 1 - first < 3 && spaced(last, last + 1) && listed(words[last + 1].2) {
+        while last + 1 < words.len()
+            && last + 1 - first < 3
+            && spaced(last, last + 1)
+            && listed(words[last + 1].2)
+        {
             last += 1;
         }
         let (s, e) = (words[first].0, words[last].1);
@@ -720,7 +801,9 @@ const POSSESSIVES: &[&str] = &[
 /// A capitalised Cyrillic word.
 fn cyrillic_word(w: &str) -> bool {
     let mut chars = w.chars();
-    chars.next().is_some_and(|c| c.is_uppercase() && matches!(c, '\u{0400}'..='\u{04FF}'))
+    chars
+        .next()
+        .is_some_and(|c| c.is_uppercase() && matches!(c, '\u{0400}'..='\u{04FF}'))
         && chars.all(|c| c.is_lowercase() || c == '-')
 }
 
@@ -774,7 +857,13 @@ pub(crate) fn is_ru_given(lower: &str) -> bool {
 /// A public or fictional name, also in a Russian case form or with a Turkish suffix: "Онегине"
 /// and "Пушкина" are "Онегин" and "Пушкин".
 fn public_word(lower: &str) -> bool {
-    let cut = |n: usize| lower.char_indices().rev().nth(n - 1).map(|(b, _)| &lower[..b]);
+    let cut = |n: usize| {
+        lower
+            .char_indices()
+            .rev()
+            .nth(n - 1)
+            .map(|(b, _)| &lower[..b])
+    };
     is_public_name(lower)
         || is_public_name(before_apostrophe(lower))
         || (is_cyrillic_lower(lower) && [1, 2].iter().filter_map(|&n| cut(n)).any(is_public_name))
@@ -808,7 +897,9 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
             // Romance particles are also prepositions ("Ferreira da Sonae" is Ferreira of
             // Sonae): after them only a listed surname continues the name.
             let clear = particles > 0
-                && (tokens[k + n..k + n + particles].iter().any(|t| GERMANIC_PARTICLES.contains(&t.text))
+                && (tokens[k + n..k + n + particles]
+                    .iter()
+                    .any(|t| GERMANIC_PARTICLES.contains(&t.text))
                     || lower.get(k + n + particles).is_some_and(|w| is_surname(w)));
             if clear && name(k + n + particles) && spaced(k + n + particles) {
                 n += particles;
@@ -818,10 +909,15 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
     };
     let span_of = |a: usize, b: usize, confidence: f32| -> Option<Span> {
         let (start, end) = (tokens[a].start, tokens[b - 1].end);
-        (!is_public_name(&text[start..end].to_lowercase()) && !(a..b).any(|k| public_word(&lower[k])))
-            .then(|| person(start, end, confidence))
+        (!is_public_name(&text[start..end].to_lowercase())
+            && !(a..b).any(|k| public_word(&lower[k])))
+        .then(|| person(start, end, confidence))
     };
-    let opens = |k: usize| k == 0 || matches!(tokens[k - 1].text, "." | "!" | "?" | ":" | "\"" | "\n") || text[tokens[k - 1].end..tokens[k].start].contains('\n');
+    let opens = |k: usize| {
+        k == 0
+            || matches!(tokens[k - 1].text, "." | "!" | "?" | ":" | "\"" | "\n")
+            || text[tokens[k - 1].end..tokens[k].start].contains('\n')
+    };
     let mut out: Vec<Span> = Vec::new();
     let mut k = 0;
     while k < tokens.len() {
@@ -830,15 +926,21 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
         // Title + name: "Mr Hunter", "Frau Dr. Albers", "Sayın Yılmaz", "господин Петров".
         if (is_title(w) || MORE_TITLES.contains(&w)) && (w.len() > 1 || tokens[k].text == "M") {
             let mut a = k + 1;
-            while tokens.get(a).is_some_and(|t| t.text == "." || is_title(&t.text.to_lowercase())) {
+            while tokens
+                .get(a)
+                .is_some_and(|t| t.text == "." || is_title(&t.text.to_lowercase()))
+            {
                 a += 1;
             }
             let after_possessive = k > 0 && POSSESSIVES.contains(&lower[k - 1].as_str());
             let n = run(a, 3);
             // "meine Frau Bescheid": a title after a possessive is a relation (wife, husband).
             // "Mr Darcy" is a character: the public list has some names with their title.
-            let with_title: Vec<&str> =
-                lower[k..a + n].iter().map(String::as_str).filter(|t| *t != ".").collect();
+            let with_title: Vec<&str> = lower[k..a + n]
+                .iter()
+                .map(String::as_str)
+                .filter(|t| *t != ".")
+                .collect();
             let ok = n > 0
                 && (!after_possessive || is_given_name(&lower[a]))
                 && !is_public_name(&with_title.join(" "));
@@ -849,12 +951,17 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
         // Relation + name: "my colleague Will", "mi amiga Rosa", "arkadaşım Elif".
         let possessed = k > 0 && POSSESSIVES.contains(&lower[k - 1].as_str());
         if found.is_none()
-            && ((possessed && RELATIONS.contains(&w)) || RELATIONS_BARE.contains(&w) || (possessed && RELATIONS_DE.contains(&w)))
+            && ((possessed && RELATIONS.contains(&w))
+                || RELATIONS_BARE.contains(&w)
+                || (possessed && RELATIONS_DE.contains(&w)))
         {
             // "Our plumber, Gerrit van Dam, ...": the name may stand after a comma.
-            let german_possessive =
-                possessed && GERMAN_POSSESSIVE_STEMS.iter().any(|p| lower[k - 1].starts_with(p));
-            let german = RELATIONS_DE.contains(&w) && (!RELATIONS.contains(&w) || german_possessive);
+            let german_possessive = possessed
+                && GERMAN_POSSESSIVE_STEMS
+                    .iter()
+                    .any(|p| lower[k - 1].starts_with(p));
+            let german =
+                RELATIONS_DE.contains(&w) && (!RELATIONS.contains(&w) || german_possessive);
             let first = k + 1 + usize::from(tokens.get(k + 1).is_some_and(|t| t.text == ","));
             let n = run(first, 3);
             let listed = n > 0
@@ -871,7 +978,9 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
         if found.is_none() && name(k) && k + 1 < tokens.len() && !opens(k + 1) {
             let honorific = lower.get(k + 1).is_some_and(|h| {
                 let h = before_apostrophe(h);
-                TR_HONORIFICS.iter().any(|t| h == *t || (h.starts_with(t) && h.len() <= t.len() + 3))
+                TR_HONORIFICS
+                    .iter()
+                    .any(|t| h == *t || (h.starts_with(t) && h.len() <= t.len() + 3))
             }) && tokens[k + 1].text.starts_with(|c: char| c.is_uppercase())
                 && spaced(k + 1);
             if honorific {
@@ -888,7 +997,10 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
         // Cyrillic names: a patronymic, or a given name with a surname-shaped word.
         if found.is_none() && cyrillic_word(tokens[k].text) {
             let mut n = 0;
-            while n < 3 && tokens.get(k + n).is_some_and(|t| cyrillic_word(t.text)) && (n == 0 || text[tokens[k + n - 1].end..tokens[k + n].start] == *" ") {
+            while n < 3
+                && tokens.get(k + n).is_some_and(|t| cyrillic_word(t.text))
+                && (n == 0 || text[tokens[k + n - 1].end..tokens[k + n].start] == *" ")
+            {
                 n += 1;
             }
             // Only the words that look like name parts: not "Позвони" before "Ивану Петрову".
@@ -897,7 +1009,8 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
                 .map(|w| (is_patronymic(w), is_ru_given(w), is_surname_shape(w)))
                 .collect();
             let part = |x: &(bool, bool, bool)| x.0 || x.1 || x.2;
-            if let (Some(a), Some(b)) = (kinds.iter().position(part), kinds.iter().rposition(part)) {
+            if let (Some(a), Some(b)) = (kinds.iter().position(part), kinds.iter().rposition(part))
+            {
                 let inner = &kinds[a..=b];
                 let patronymic = inner.iter().any(|x| x.0);
                 let given = inner.iter().any(|x| x.1);
@@ -911,12 +1024,21 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
         if found.is_none() && name(k) && l.tr_given.contains(w) && !opens(k) {
             let next = lower.get(k + 1).map(|n| before_apostrophe(n));
             let turkish_letters = |s: &str| s.chars().any(|c| "çğışöüİ".contains(c));
-            if run(k, 2) == 2 && next.is_some_and(|n| l.tr_surname.contains(n) || (turkish_letters(n) && !is_given_name(n))) {
+            if run(k, 2) == 2
+                && next.is_some_and(|n| {
+                    l.tr_surname.contains(n) || (turkish_letters(n) && !is_given_name(n))
+                })
+            {
                 found = Some((k, k + 2, SCRIPT_SHAPE_CONFIDENCE));
             }
         }
         // A given name that is a common word, before a listed surname: "Hope Gallagher".
-        if found.is_none() && name(k) && is_common_word_name(w) && run(k, 2) == 2 && is_surname(&lower[k + 1]) {
+        if found.is_none()
+            && name(k)
+            && is_common_word_name(w)
+            && run(k, 2) == 2
+            && is_surname(&lower[k + 1])
+        {
             found = Some((k, k + 2, SCRIPT_SHAPE_CONFIDENCE));
         }
         match found.and_then(|(a, b, c)| span_of(a, b, c).map(|s| (b, s))) {
@@ -935,7 +1057,11 @@ mod tests {
     use super::*;
 
     fn people(text: &str) -> Vec<&str> {
-        ScriptNames.detect(text).iter().map(|s| &text[s.start..s.end]).collect()
+        ScriptNames
+            .detect(text)
+            .iter()
+            .map(|s| &text[s.start..s.end])
+            .collect()
     }
 
     #[test]
@@ -955,7 +1081,10 @@ mod tests {
         assert_eq!(people("明日、田中さんに連絡します。"), ["田中"]);
         assert_eq!(people("김민준 씨에게 전화해 주세요."), ["김민준"]);
         assert_eq!(people("Позвони Ивану Петрову завтра."), ["Ивану Петрову"]);
-        assert_eq!(people("أرسل التقرير إلى الدكتور أحمد حسن غدا."), ["أحمد حسن"]);
+        assert_eq!(
+            people("أرسل التقرير إلى الدكتور أحمد حسن غدا."),
+            ["أحمد حسن"]
+        );
         assert_eq!(people("कृपया श्रीमती सुनीता शर्मा को ईमेल भेजें।"), ["सुनीता शर्मा"]);
         assert_eq!(people("Yarın Ahmet Bey ile görüşeceğim."), ["Ahmet"]);
     }

@@ -110,7 +110,10 @@ fn cyrillic_names_by_patronymic_given_name_and_surname_shape() {
         &g,
         &[
             ("Позвони Ивану Петрову завтра утром.", &["Ивану Петрову"]),
-            ("Анна Сергеевна просила перенести встречу.", &["Анна Сергеевна"]),
+            (
+                "Анна Сергеевна просила перенести встречу.",
+                &["Анна Сергеевна"],
+            ),
             ("Привет, Дима!\nТы видел отчёт?", &["Дима"]),
             ("Передай документы господину Смирнову.", &["Смирнову"]),
             ("Моя коллега Ольга уже отправила счёт.", &["Ольга"]),
@@ -170,7 +173,10 @@ fn turkish_names_with_bey_hanim_and_relations() {
         &[
             ("Yarın Ahmet Bey ile görüşeceğim.", &["Ahmet"]),
             ("Faturayı Ayşe Hanım'a ilet.", &["Ayşe"]),
-            ("Arkadaşım Zeynep Kaya toplantıya gelecek.", &["Zeynep Kaya"]),
+            (
+                "Arkadaşım Zeynep Kaya toplantıya gelecek.",
+                &["Zeynep Kaya"],
+            ),
             ("Merhaba Elif,\nraporu gönderebilir misin?", &["Elif"]),
             ("Atatürk hangi yıl doğdu?", &[]),
             ("Deniz kenarında güzel bir gün geçirdik.", &[]),
@@ -186,11 +192,17 @@ fn common_word_names_only_in_name_positions() {
         &g,
         &[
             ("My colleague Hope asked me to move the meeting.", &["Hope"]),
-            ("Please forward the invoice to Mr Hunter before noon.", &["Hunter"]),
+            (
+                "Please forward the invoice to Mr Hunter before noon.",
+                &["Hunter"],
+            ),
             ("Hi Will,\nthe slides are ready.", &["Will"]),
             ("Mi amiga Rosa me pidió el libro.", &["Rosa"]),
             ("Meine Kollegin Rose hat den Bericht geschickt.", &["Rose"]),
-            ("Our plumber, Gerrit van Dam, charged twice.", &["Gerrit van Dam"]),
+            (
+                "Our plumber, Gerrit van Dam, charged twice.",
+                &["Gerrit van Dam"],
+            ),
             ("I hope the build finishes. Will you check the logs?", &[]),
             ("Mark the date and plant a rose bush by the fence.", &[]),
             ("Summer is the best season for hiking.", &[]),
@@ -204,7 +216,10 @@ fn common_word_names_only_in_name_positions() {
 fn every_mention_of_a_person_gets_the_same_placeholder() {
     let g = gate();
     assert_eq!(
-        masked(&g, "Maria Lindqvist called. Tell LINDQVIST and lindqvist that Maria is late."),
+        masked(
+            &g,
+            "Maria Lindqvist called. Tell LINDQVIST and lindqvist that Maria is late."
+        ),
         "<PERSON_1> called. Tell <PERSON_1> and <PERSON_1> that <PERSON_1> is late."
     );
     assert_eq!(

@@ -186,7 +186,9 @@ impl NameTagger {
             let verb = person_word
                 && opens
                 && is_common_word_name(&lower[i])
-                && lower.get(j).is_some_and(|n| AFTER_A_VERB.contains(&n.as_str()));
+                && lower
+                    .get(j)
+                    .is_some_and(|n| AFTER_A_VERB.contains(&n.as_str()));
             let never = person_word && (is_never_a_name(&lower[i]) || verb);
             if confidence >= MIN_CONFIDENCE && !public && !never {
                 // Titles and honorifics are not part of a person's span ("Ahmet Bey" -> "Ahmet").
