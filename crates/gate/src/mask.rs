@@ -23,6 +23,11 @@ use regex::Regex;
 use crate::mentions::refers_to;
 use crate::span::{Category, Span, Tier};
 
+/// How many distinct person names are compared with each other to find the fuller name a
+/// mention belongs to (in one text, and among the latest placeholders of a conversation): the
+/// comparison is pairwise, and a text or conversation naming more people than this is rare;
+/// past it a mention may get a placeholder of its own.
+const MAX_NAMES_COMPARED: usize = 256;
 /// Longest placeholder the stream unmasker will wait for: `<` + label + `_` + number + `>`.
 const MAX_PLACEHOLDER_LEN: usize = 40;
 
@@ -180,14 +185,22 @@ impl Vault {
         // A shorter mention of a person named in full in the same text ("Smith" before or
         // after "Maria Smith") takes its placeholder after the full name has one, so that
         // `placeholder_for` can find it; other spans are numbered in order of appearance.
-        let is_partial = |c: &str| {
-            merged.iter().any(|(_, _, cat, other, _)| {
-                *cat == Category::Person && other != c && refers_to(c, other)
-            })
-        };
-        let (partial, whole): (Vec<_>, Vec<_>) = merged
+        // Distinct names are compared pairwise, so only the first `MAX_NAMES_COMPARED` are.
+        let mut seen = HashSet::new();
+        let names: Vec<&str> = merged
             .iter()
-            .partition(|(_, _, cat, c, _)| *cat == Category::Person && is_partial(c));
+            .filter(|m| m.2 == Category::Person && seen.insert(m.3.as_str()))
+            .map(|m| m.3.as_str())
+            .take(MAX_NAMES_COMPARED)
+            .collect();
+        let partial_names: HashSet<&str> = names
+            .iter()
+            .copied()
+            .filter(|c| names.iter().any(|other| other != c && refers_to(c, other)))
+            .collect();
+        let (partial, whole): (Vec<_>, Vec<_>) = merged.iter().partition(|(_, _, cat, c, _)| {
+            *cat == Category::Person && partial_names.contains(c.as_str())
+        });
         for (start, end, category, canonical, original) in whole.into_iter().chain(partial) {
             let placeholder =
                 self.placeholder_for(label(*category), canonical.clone(), original.clone());
@@ -238,11 +251,17 @@ impl Vault {
         // Another mention of a person already masked: the placeholder of the fullest name it
         // is part of, the latest first ("Smith" after "Maria Smith", "田中" after "田中太郎").
         if label == label_of_person() {
-            if let Some(e) = self.entries.iter().rev().find(|e| {
-                e.label == label
-                    && !e.canonical.starts_with('\u{0}')
-                    && refers_to(&canonical, &e.canonical)
-            }) {
+            if let Some(e) = self
+                .entries
+                .iter()
+                .rev()
+                .take(MAX_NAMES_COMPARED)
+                .find(|e| {
+                    e.label == label
+                        && !e.canonical.starts_with('\u{0}')
+                        && refers_to(&canonical, &e.canonical)
+                })
+            {
                 return e.placeholder.clone();
             }
         }

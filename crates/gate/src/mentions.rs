@@ -32,6 +32,9 @@ use crate::{Category, Span};
 
 /// Persons less sure than this are not followed to their other mentions.
 const MIN_SEED_CONFIDENCE: f32 = 0.5;
+/// Distinct Chinese, Japanese or Korean names followed through a text (each is a substring
+/// search of the whole text).
+const MAX_CJK_NAMES: usize = 64;
 /// A name beside a contact identifier.
 const BESIDE_IDENTIFIER_CONFIDENCE: f32 = 0.7;
 /// Characters allowed between a name and the identifier beside it.
@@ -116,33 +119,29 @@ fn name_parts(name: &str) -> Vec<String> {
         .collect()
 }
 
-/// Whether word `w` (lowercased) is a form of the name part `part`: the same, or in Cyrillic
-/// the part with a case ending ("петрова", "ивану", "марии").
-fn same_part(w: &str, part: &str) -> bool {
-    if w == part {
-        return true;
-    }
-    if !is_cyrillic(part) {
-        return false;
-    }
+/// The stem of a lowercased Cyrillic name part: without a case ending and a final й or ь
+/// ("петрову" -> "петров", "марии" -> "мари", "мария" -> "мари").
+fn cyrillic_stem(w: &str) -> &str {
     const ENDINGS: &[&str] = &[
         "а", "у", "ом", "ым", "им", "е", "ой", "ы", "и", "ю", "ем", "ей", "я", "ого", "ому", "ую",
     ];
-    let stem = |s: &'_ str| -> String {
-        let mut s = s.to_string();
-        if let Some(e) = ENDINGS
-            .iter()
-            .filter(|e| s.ends_with(**e))
-            .max_by_key(|e| e.len())
-        {
-            if s.chars().count() > e.chars().count() + 2 {
-                s.truncate(s.len() - e.len());
-            }
-        }
-        s.trim_end_matches(['й', 'ь']).to_string()
-    };
-    let (a, b) = (stem(w), stem(part));
-    a.chars().count() >= 3 && a == b && is_ru_given(part) == is_ru_given(w)
+    let n = w.chars().count();
+    let cut = ENDINGS
+        .iter()
+        .filter(|e| w.ends_with(**e) && n > e.chars().count() + 2)
+        .max_by_key(|e| e.len())
+        .map_or(w, |e| &w[..w.len() - e.len()]);
+    cut.trim_end_matches(['й', 'ь'])
+}
+
+/// Whether word `w` (lowercased) is a form of the name part `part`: the same, or in Cyrillic
+/// the part with a case ending ("петрова", "ивану", "марии").
+fn same_part(w: &str, part: &str) -> bool {
+    w == part
+        || (is_cyrillic(part)
+            && cyrillic_stem(w).chars().count() >= 3
+            && cyrillic_stem(w) == cyrillic_stem(part)
+            && is_ru_given(part) == is_ru_given(w))
 }
 
 /// Whether a mention (lowercased, as the vault keeps it) names the same person as a fuller
@@ -246,6 +245,12 @@ fn coreference(text: &str, seeds: &[&Span], taken: &[(usize, usize)]) -> Vec<Spa
             }
         }
     }
+    // Cyrillic parts by stem, so that a case form is found with one lookup.
+    let cyrillic_parts: HashMap<&str, (&str, f32)> = parts
+        .iter()
+        .filter(|(p, _)| is_cyrillic(p))
+        .map(|(p, &c)| (cyrillic_stem(p), (p.as_str(), c)))
+        .collect();
     let mut out = Vec::new();
     if !parts.is_empty() {
         let max_len = parts.keys().map(String::len).max().unwrap_or(0) + 8;
@@ -262,10 +267,10 @@ fn coreference(text: &str, seeds: &[&Span], taken: &[(usize, usize)]) -> Vec<Spa
             let hit = parts.get(&lower).map(|&c| (lower.clone(), c)).or_else(|| {
                 is_cyrillic(&lower)
                     .then(|| {
-                        parts
-                            .iter()
-                            .find(|(p, _)| same_part(&lower, p))
-                            .map(|(p, &c)| (p.clone(), c))
+                        cyrillic_parts
+                            .get(cyrillic_stem(&lower))
+                            .filter(|(p, _)| same_part(&lower, p))
+                            .map(|(p, c)| (p.to_string(), *c))
                     })
                     .flatten()
             });
@@ -292,7 +297,10 @@ fn coreference(text: &str, seeds: &[&Span], taken: &[(usize, usize)]) -> Vec<Spa
             }
         }
     }
-    for (name, confidence) in cjk {
+    // Each CJK name is searched for through the whole text: a bounded number of them.
+    let mut cjk: Vec<(&str, f32)> = cjk.into_iter().collect();
+    cjk.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    for (name, confidence) in cjk.into_iter().take(MAX_CJK_NAMES) {
         out.extend(cjk_mentions(text, name, confidence, taken));
     }
     out
