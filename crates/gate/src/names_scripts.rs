@@ -5,7 +5,8 @@
 //!
 //! - Chinese: a listed surname (one character, or a two-character one) and one or two
 //!   characters of given names, next to a cue: a title or verb after it ("王伟先生", "李娜老师",
-//!   "张伟说") or a word before it that names a person ("同事王伟", "我叫张小明", "给王伟");
+//!   "张伟说"), a word before it that names a person ("同事王伟", "我叫张小明") or a greeting
+//!   ("你好，王伟");
 //!   a weak cue ("和", "给") only with a three-character name.
 //! - Japanese (text with kana): the kanji or katakana run before an honorific (さん, 様, 先生,
 //!   君, ちゃん, 氏, ...), from a listed surname on ("営業部の田中さん"), or an unlisted run of
@@ -264,6 +265,8 @@ const ZH_BEFORE: &[&str] = &[
     "同事", "朋友", "邻居", "鄰居", "老板", "老闆", "室友", "同学", "同學", "叫", "名叫", "联系", "聯繫", "告诉", "告訴",
     "通知", "邀请", "邀請", "转告", "轉告", "客户", "客戶", "男朋友", "女朋友", "丈夫", "妻子", "老公", "老婆",
 ];
+/// Greetings before a name, a comma or colon between allowed: "你好，王伟".
+const ZH_GREETINGS: &[&str] = &["你好", "您好", "亲爱的", "親愛的", "嗨", "哈喽", "尊敬的"];
 /// Weaker words before a name ("and", "to", "please"): only with a full three-character name.
 const ZH_WEAK_BEFORE: &[&str] = &[
     "给", "給", "和", "跟", "与", "與", "请", "請", "让", "讓", "找", "问", "問", "帮", "幫", "替",
@@ -306,7 +309,11 @@ fn chinese(text: &str) -> Vec<Span> {
             .chars()
             .last()
             .is_none_or(|c| !is_han(c) && !c.is_alphanumeric());
-        let strong_before = ends_with_any(before, ZH_BEFORE);
+        let greeted = ends_with_any(
+            before.trim_end_matches([' ', '，', ',', '：', ':']),
+            ZH_GREETINGS,
+        );
+        let strong_before = ends_with_any(before, ZH_BEFORE) || greeted;
         let weak_before = ends_with_any(before, ZH_WEAK_BEFORE) || opens;
         let mut found = None;
         // Longer given names first, so that "王小明说" is not cut to "王小".

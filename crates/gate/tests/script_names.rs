@@ -48,6 +48,7 @@ fn chinese_names_next_to_a_cue() {
             ("我叫张小明，想预约会议室。", &["张小明"]),
             ("请联系陈静经理确认订单。", &["陈静"]),
             ("欧阳娜娜女士的快递到了。", &["欧阳娜娜"]),
+            ("你好，王芳！会议改到周五了。", &["王芳"]),
             // Dishes, philosophers, poets, ordinary words made of surname characters.
             ("我想吃宫保鸡丁和麻婆豆腐。", &[]),
             ("孔子说过什么关于学习的话？", &[]),
