@@ -1,5 +1,8 @@
 //! Reversible masking. Sensitive spans become typed, numbered placeholders (`<EMAIL_1>`,
-//! `<PERSON_2>`) that stay the same for the same value through a conversation; the `Vault`
+//! `<PERSON_2>`) that stay the same for the same value through a conversation, and for a
+//! person also for a shorter mention of a name masked in full ("Smith", "SMITH" or "Maria"
+//! after "Maria Smith", "田中" after "田中太郎": `mentions::refers_to`; unmasking gives the
+//! fuller name back); the `Vault`
 //! remembers what each stands for so the reply can be unmasked, also when it arrives as a
 //! stream that may split a placeholder across chunks.
 //!
