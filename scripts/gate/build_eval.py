@@ -2,7 +2,8 @@
 dev_identifiers.txt, dev_multilingual.txt)
 (inline [text]{category} markup) into crates/gate/data/eval_<name>.jsonl with byte offsets.
 
-    python scripts/gate/build_eval.py
+    python scripts/gate/build_eval.py             # the sets above
+    python scripts/gate/build_eval.py dev_names   # named sets only: <name>.txt -> eval_<name>.jsonl
 """
 
 import json
@@ -58,6 +59,10 @@ def build(name, prefix):
 
 
 def main():
+    if len(sys.argv) > 1:
+        for name in sys.argv[1:]:
+            build(name, name)
+        return
     build("handwritten", "hw")
     build("blind", "blind")
     build("blind2", "blind2")

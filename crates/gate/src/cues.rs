@@ -10,9 +10,14 @@
 //!   the tagger knows the name. The verb is a listed one ("Hauke is flying in", "Wojciech asked
 //!   me"), any lowercase word that is not a function word when the name is a given name of the
 //!   gazetteer ("Priya repariert das Fahrrad"), or a progressive with the writer's people as
-//!   object ("Tendekai is driving us").
+//!   object ("Tendekai is driving us"). A full name of two capitalised words before a listed
+//!   verb is a person too ("Maria Lindqvist called"), unless it starts with a determiner,
+//!   possessive or title ("Meine Therapeutin sagt"). Greetings, sign-offs and verbs include
+//!   Russian and Turkish ones ("Привет, Дима!", "Saygılarımla"); a comma may follow a greeting.
 
-use crate::learned::{is_given_name, is_never_a_name, tokenize, Token};
+use crate::learned::{
+    is_common_word_name, is_given_name, is_never_a_name, is_public_name, is_title, tokenize, Token,
+};
 use crate::pipeline::Detector;
 use crate::{Category, Span};
 
@@ -27,7 +32,8 @@ pub const CUE_NAME_CONFIDENCE: f32 = 0.5;
 #[rustfmt::skip]
 const GREETINGS: &[&str] = &[
     "hi", "hello", "hey", "dear", "hallo", "liebe", "lieber", "bonjour", "salut", "coucou", "hola", "querido", "querida",
-    "ciao", "caro", "cara", "oi", "olá", "hoi", "hej", "cześć", "merhaba",
+    "ciao", "caro", "cara", "oi", "olá", "hoi", "hej", "cześć", "merhaba", "selam", "sevgili",
+    "привет", "здравствуй", "здравствуйте", "уважаемый", "уважаемая", "дорогой", "дорогая",
 ];
 #[rustfmt::skip]
 const SIGN_OFFS: &[&str] = &[
@@ -39,6 +45,7 @@ const SIGN_OFFS: &[&str] = &[
     "groeten", "groet", "bedankt",
     "abraços", "abraço", "beijos", "atenciosamente", "cumprimentos", "obrigado", "obrigada",
     "pozdrawiam", "pozdrowienia", "poważaniem", "dzięki", "hälsningar", "hälsning", "mvh", "tack",
+    "уважением", "спасибо", "saygılarımla", "teşekkürler", "sevgiler",
 ];
 /// A sign-off is a short line: the sign-off word and at most this many words before it
 /// ("Kind regards", "Mit freundlichen Grüßen", "Com os melhores cumprimentos").
@@ -48,12 +55,16 @@ const SIGN_OFF_MAX_LEADING_WORDS: usize = 3;
 /// knows ("Hauke is flying in", "Yetunde arriva domani", "that Eva says hi").
 #[rustfmt::skip]
 const PERSON_VERBS: &[&str] = &[
-    "arrives", "arrived", "says", "said", "asked", "told", "texted", "emailed", "invited", "messaged",
+    "arrives", "arrived", "says", "said", "asked", "told", "texted", "emailed", "invited", "messaged", "wrote",
+    "replied", "phoned", "mentioned",
     "sagt", "fragt", "lässt", "demande", "llega", "arriva", "chiede", "chega", "diz", "zegt", "vraagt",
     // coming, calling, visiting: "Freja kommt morgen", "Ilse belt vanavond"
     "comes", "called", "rang", "visits", "visited", "kommt", "ruft", "besucht", "vient", "arrive", "appelle",
     "viene", "llama", "visita", "chiama", "komt", "belt", "bezoekt", "vem", "liga", "kommer", "ringer",
     "hälsar", "przyjeżdża", "przychodzi", "dzwoni",
+    "сказал", "сказала", "спросил", "спросила", "просил", "просила", "приедет", "придёт", "придет", "звонил",
+    "звонила", "позвонил", "позвонила", "написал", "написала", "прислал", "прислала", "передаёт", "передает",
+    "dedi", "geliyor", "gelecek", "aradı", "sordu", "yazdı", "söyledi", "gönderdi",
 ];
 /// After "is"/"ist"/"est" these make a person of the subject ("Hauke is flying in").
 const PERSON_PARTICIPLES: &[&str] = &["flying", "coming", "visiting", "arriving", "landing"];
@@ -71,13 +82,6 @@ const NOT_VERBS: &[&str] = &[
     "down", "out", "off", "over", "as", "than", "period", "und", "oder", "von", "aus", "mit", "für", "der", "die", "das",
     "den", "dem", "ein", "eine", "et", "ou", "de", "du", "des", "la", "le", "les", "un", "une", "y", "o", "e", "del",
     "di", "da", "con", "en", "el", "los", "las", "van", "met", "het", "een", "och", "eller", "med", "i", "z", "w", "na",
-];
-/// Given names of the gazetteer that are also common words: English ones ("Frank discussion",
-/// "Jack up the car") and those seen lowercase at least ten times in the generated topic
-/// training text ("mia" 690 times, Italian "my"; "sem" 60, Portuguese "without"). They need a
-/// listed person verb like any unknown word.
-const COMMON_WORD_NAMES: &[&str] = &[
-    "mark", "grace", "jack", "frank", "will", "may", "rose", "hope", "bill", "mia", "sem",
 ];
 /// Imperatives of passing something on to someone; with one of `RECIPIENT_PREPOSITIONS` after
 /// them (a few words on at most) the capitalised word that follows is the recipient: "Reply to
@@ -98,6 +102,15 @@ const TITLES: &[&str] = &[
 ];
 /// Words that open a clause about someone: "that Eva says hi", "dass Camille grüßen lässt".
 const CLAUSE_OPENERS: &[&str] = &["that", "dass", "que", "che", "dat"];
+/// Words that open a capitalised noun phrase, not a name: "Meine Therapeutin sagt", "Der
+/// Vermieter sagt".
+#[rustfmt::skip]
+const NOT_SUBJECT_NAMES: &[&str] = &[
+    "mein", "meine", "dein", "deine", "sein", "seine", "ihr", "ihre", "unser", "unsere", "euer", "eure", "der", "die",
+    "das", "den", "dem", "ein", "eine", "einer", "kein", "keine", "dieser", "diese", "dieses", "jeder", "jede", "the",
+    "a", "an", "my", "our", "your", "his", "her", "their", "this", "that", "le", "la", "les", "mon", "ma", "el", "los",
+    "las", "mi", "il", "lo", "gli", "het", "de", "een", "mijn", "onze", "o", "os", "as", "um", "uma", "meu", "minha",
+];
 /// Capitalised words in those positions that are not names.
 #[rustfmt::skip]
 const NOT_NAMES: &[&str] = &[
@@ -106,11 +119,16 @@ const NOT_NAMES: &[&str] = &[
     "a", "an", "who", "what", "and", "thank", "you", "er", "es", "man", "jemand", "wer", "il", "elle", "on", "qui",
     "él", "ella", "alguien", "quién", "lui", "lei", "qualcuno", "chi", "ele", "ela", "alguém", "quem", "hij", "zij",
     "ze", "iemand", "wie", "morgen", "heute", "hier", "dann", "jetzt", "post", "google", "clippy", "npm", "pip",
+    // question words and pronouns that open sentences in the other languages of the gate
+    "when", "where", "why", "how", "was", "warum", "wann", "wo", "quand", "où", "quoi", "pourquoi", "comment", "qué",
+    "cuándo", "dónde", "cómo", "por", "cosa", "quando", "dove", "come", "perché", "wat", "waar", "wanneer", "hoe",
+    "onde", "como", "что", "кто", "когда", "где", "почему", "как", "он", "она", "они", "мы", "вы", "это", "kim", "ne",
+    "neden", "nasıl", "nerede", "bu", "şu", "o",
 ];
 
 /// Capitalised, then lowercase letters only (apostrophes and hyphens joining parts): "Astrid",
 /// "O'Neill", "Jean-Luc"; not "HR" or "GitHub", which name organisations and products.
-fn is_name_word(t: &Token<'_>) -> bool {
+pub(crate) fn is_name_word(t: &Token<'_>) -> bool {
     let mut chars = t.text.chars();
     let mut after_joiner = false;
     chars.next().is_some_and(|c| c.is_uppercase())
@@ -209,7 +227,9 @@ impl Detector for GreetingNames {
             let next_is = |k: usize, s: &str| tokens.get(i + k).is_some_and(|t| t.text == s);
             // "Hi Tendai," / "Liebe Henrike,"
             if opens(i) && GREETINGS.contains(&lower[i].as_str()) {
-                if let Some(span) = name_run(&tokens, i + 1, GREETING_CONFIDENCE) {
+                // "Привет, Дима!", "Hello, Priya,": a comma may follow the greeting.
+                let first = i + 1 + usize::from(next_is(1, ","));
+                if let Some(span) = name_run(&tokens, first, GREETING_CONFIDENCE) {
                     let after = tokens[tokens.partition_point(|t| t.end <= span.end)..].first();
                     if after.is_some_and(|t| matches!(t.text, "," | "!")) {
                         out.push(span);
@@ -274,12 +294,34 @@ impl Detector for GreetingNames {
                         .is_some_and(|p| PERSON_PARTICIPLES.contains(&p.as_str())))
                 || progressive_with_personal_object(&lower, i)
                 || (is_given_name(&lower[i])
-                    && !COMMON_WORD_NAMES.contains(&lower[i].as_str())
+                    && !is_common_word_name(&lower[i])
                     && verb_like(&tokens, text, i + 1));
             if opens_clause && is_name_word(&tokens[i]) && person_verb {
                 out.push(Span {
                     start: tokens[i].start,
                     end: tokens[i].end,
+                    category: Category::Person,
+                    detector: "greeting".to_string(),
+                    confidence: GREETING_CONFIDENCE,
+                });
+            }
+            // A full name as the subject: "Maria Lindqvist called", "Анна Петрова сказала".
+            // Not "Meine Therapeutin sagt" or "Frau Albers sagt": German nouns are capitalised.
+            let full_name = i + 2 < tokens.len()
+                && is_name_word(&tokens[i])
+                && is_name_word(&tokens[i + 1])
+                && tokens[i].text.chars().count() > 1
+                && tokens[i + 1].text.chars().count() > 1
+                && !NOT_SUBJECT_NAMES.contains(&lower[i].as_str())
+                && !is_title(&lower[i])
+                && text[tokens[i].end..tokens[i + 1].start] == *" "
+                && PERSON_VERBS.contains(&lower[i + 2].as_str())
+                && ![i, i + 1].iter().any(|&k| is_public_name(&lower[k]))
+                && !is_public_name(&format!("{} {}", lower[i], lower[i + 1]));
+            if opens_clause && full_name {
+                out.push(Span {
+                    start: tokens[i].start,
+                    end: tokens[i + 1].end,
                     category: Category::Person,
                     detector: "greeting".to_string(),
                     confidence: GREETING_CONFIDENCE,

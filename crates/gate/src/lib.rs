@@ -1,14 +1,17 @@
 //! The privacy gate: decides what may leave the machine. Depends on nothing of the engine.
 //!
 //! `Gate::inspect` normalises the input (`normalize`), runs the identifier tier (`patterns`),
-//! the learned tiers and their lexicon backstops (`cues`), applies the `policy` per finding and
-//! destination, and masks (`mask`) what the policy says to mask; `request` does the same for an
-//! OpenAI chat request.
+//! the learned tiers and their lexicon backstops (`cues`), the name rules for every script
+//! (`names_scripts`) and a second pass for other mentions of the persons found (`mentions`),
+//! applies the `policy` per finding and destination, and masks (`mask`) what the policy says to
+//! mask, one placeholder per person; `request` does the same for an OpenAI chat request.
 
 pub mod cues;
 pub mod eval;
 pub mod learned;
 pub mod mask;
+pub mod mentions;
+pub mod names_scripts;
 pub mod normalize;
 pub mod patterns;
 pub mod pipeline;

@@ -1,5 +1,8 @@
 //! Reversible masking. Sensitive spans become typed, numbered placeholders (`<EMAIL_1>`,
-//! `<PERSON_2>`) that stay the same for the same value through a conversation; the `Vault`
+//! `<PERSON_2>`) that stay the same for the same value through a conversation, and for a
+//! person also for a shorter mention of a name masked in full ("Smith", "SMITH" or "Maria"
+//! after "Maria Smith", "田中" after "田中太郎": `mentions::refers_to`; unmasking gives the
+//! fuller name back); the `Vault`
 //! remembers what each stands for so the reply can be unmasked, also when it arrives as a
 //! stream that may split a placeholder across chunks.
 //!
@@ -20,8 +23,14 @@ use std::sync::LazyLock;
 use regex::bytes::Regex as BytesRegex;
 use regex::Regex;
 
+use crate::mentions::refers_to;
 use crate::span::{Category, Span, Tier};
 
+/// How many distinct person names are compared with each other to find the fuller name a
+/// mention belongs to (in one text, and among the latest placeholders of a conversation): the
+/// comparison is pairwise, and a text or conversation naming more people than this is rare;
+/// past it a mention may get a placeholder of its own.
+const MAX_NAMES_COMPARED: usize = 256;
 /// Longest placeholder the stream unmasker will wait for: `<` + label + `_` + number + `>`.
 const MAX_PLACEHOLDER_LEN: usize = 40;
 
@@ -31,6 +40,10 @@ static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
 static PLACEHOLDER_BYTES: LazyLock<BytesRegex> = LazyLock::new(|| {
     BytesRegex::new(r"<([A-Z]+(?:_[A-Z]+)*)_([0-9]{1,9})>").expect("placeholder regex")
 });
+
+fn label_of_person() -> &'static str {
+    label(Category::Person)
+}
 
 /// The placeholder type for a category.
 pub fn label(category: Category) -> &'static str {
@@ -165,14 +178,38 @@ impl Vault {
                 self.reserved.insert(literal);
             }
         }
-        for (start, end, category) in merge(spans, text.len()) {
-            if pieces.iter().any(|&(s, e, _)| s < end && start < e) {
-                continue;
-            }
-            let original = String::from_utf8_lossy(&text[start..end]).into_owned();
-            let canonical = canonical(category, &original);
-            let placeholder = self.placeholder_for(label(category), canonical, original);
-            pieces.push((start, end, placeholder));
+        let merged: Vec<(usize, usize, Category, String, String)> = merge(spans, text.len())
+            .into_iter()
+            .filter(|&(start, end, _)| !pieces.iter().any(|&(s, e, _)| s < end && start < e))
+            .map(|(start, end, category)| {
+                let original = String::from_utf8_lossy(&text[start..end]).into_owned();
+                let canonical = canonical(category, &original);
+                (start, end, category, canonical, original)
+            })
+            .collect();
+        // A shorter mention of a person named in full in the same text ("Smith" before or
+        // after "Maria Smith") takes its placeholder after the full name has one, so that
+        // `placeholder_for` can find it; other spans are numbered in order of appearance.
+        // Distinct names are compared pairwise, so only the first `MAX_NAMES_COMPARED` are.
+        let mut seen = HashSet::new();
+        let names: Vec<&str> = merged
+            .iter()
+            .filter(|m| m.2 == Category::Person && seen.insert(m.3.as_str()))
+            .map(|m| m.3.as_str())
+            .take(MAX_NAMES_COMPARED)
+            .collect();
+        let partial_names: HashSet<&str> = names
+            .iter()
+            .copied()
+            .filter(|c| names.iter().any(|other| other != c && refers_to(c, other)))
+            .collect();
+        let (partial, whole): (Vec<_>, Vec<_>) = merged.iter().partition(|(_, _, cat, c, _)| {
+            *cat == Category::Person && partial_names.contains(c.as_str())
+        });
+        for (start, end, category, canonical, original) in whole.into_iter().chain(partial) {
+            let placeholder =
+                self.placeholder_for(label(*category), canonical.clone(), original.clone());
+            pieces.push((*start, *end, placeholder));
         }
         pieces.sort_by_key(|p| p.0);
         let mut out = Vec::with_capacity(text.len());
@@ -214,6 +251,23 @@ impl Vault {
                 if e.label == label && e.canonical == canonical {
                     return e.placeholder.clone();
                 }
+            }
+        }
+        // Another mention of a person already masked: the placeholder of the fullest name it
+        // is part of, the latest first ("Smith" after "Maria Smith", "田中" after "田中太郎").
+        if label == label_of_person() {
+            if let Some(e) = self
+                .entries
+                .iter()
+                .rev()
+                .take(MAX_NAMES_COMPARED)
+                .find(|e| {
+                    e.label == label
+                        && !e.canonical.starts_with('\u{0}')
+                        && refers_to(&canonical, &e.canonical)
+                })
+            {
+                return e.placeholder.clone();
             }
         }
         let number = self.last_number.entry(label.to_string()).or_insert(0);
@@ -391,6 +445,43 @@ mod tests {
             vault.mask(t, &spans),
             "card <CARD_1>, again <CARD_1> and <CARD_1>"
         );
+    }
+
+    #[test]
+    fn every_mention_of_a_person_shares_the_full_name_placeholder() {
+        let mut vault = Vault::new();
+        let t = "SMITH called. Maria Smith wants the report; tell smith and Bob Ray.";
+        let spans = [
+            span(t, "SMITH", Category::Person),
+            span(t, "Maria Smith", Category::Person),
+            span(t, "smith", Category::Person),
+            span(t, "Bob Ray", Category::Person),
+        ];
+        assert_eq!(
+            vault.mask(t, &spans),
+            "<PERSON_1> called. <PERSON_1> wants the report; tell <PERSON_1> and <PERSON_2>."
+        );
+        // A later message: the given name alone is the same person too.
+        let t2 = "Did Maria reply?";
+        assert_eq!(
+            vault.mask(t2, &[span(t2, "Maria", Category::Person)]),
+            "Did <PERSON_1> reply?"
+        );
+        // A different person with the same given name is not.
+        let t3 = "Maria Lopez is new.";
+        assert_eq!(
+            vault.mask(t3, &[span(t3, "Maria Lopez", Category::Person)]),
+            "<PERSON_3> is new."
+        );
+        let t4 = "田中太郎に連絡して。田中さんは明日来ます。";
+        let later = t4.rfind("田中").unwrap();
+        let surname = Span {
+            start: later,
+            end: later + "田中".len(),
+            ..span(t4, "田中", Category::Person)
+        };
+        let masked = vault.mask(t4, &[span(t4, "田中太郎", Category::Person), surname]);
+        assert_eq!(masked, "<PERSON_4>に連絡して。<PERSON_4>さんは明日来ます。");
     }
 
     #[test]

@@ -11,6 +11,8 @@ use std::collections::BTreeSet;
 use crate::cues::{GreetingNames, TopicCues};
 use crate::learned::{LearnedError, NameTagger, TopicClassifier};
 use crate::mask::Vault;
+use crate::mentions::more_mentions;
+use crate::names_scripts::ScriptNames;
 use crate::normalize::Normalized;
 use crate::patterns;
 use crate::policy::{Destination, Policy};
@@ -27,6 +29,9 @@ pub trait Detector: Send + Sync {
 pub struct Gate {
     policy: Policy,
     tiers: Vec<Box<dyn Detector>>,
+    /// Whether the second pass runs: other mentions of the persons found, and names beside
+    /// contact identifiers (`crate::mentions`).
+    mentions: bool,
 }
 
 impl Detector for NameTagger {
@@ -100,8 +105,10 @@ impl Gate {
         Ok(Gate::identifiers_only(policy)
             .with_tier(Box::new(NameTagger::load_default()?))
             .with_tier(Box::new(GreetingNames))
+            .with_tier(Box::new(ScriptNames))
             .with_tier(Box::new(TopicClassifier::load_default()?))
-            .with_tier(Box::new(TopicCues)))
+            .with_tier(Box::new(TopicCues))
+            .with_mentions())
     }
 
     /// Only the pattern tier: no model files, the fastest configuration.
@@ -109,7 +116,16 @@ impl Gate {
         Gate {
             policy,
             tiers: Vec::new(),
+            mentions: false,
         }
+    }
+
+    /// Adds the second pass: every other mention of a person found ("Smith" after "Maria
+    /// Smith", "田中さん" after "田中太郎") and names beside e-mail addresses and phone numbers.
+    /// It only adds person spans, so like a tier it can only make the verdict stricter.
+    pub fn with_mentions(mut self) -> Gate {
+        self.mentions = true;
+        self
     }
 
     pub fn with_tier(mut self, tier: Box<dyn Detector>) -> Gate {
@@ -148,6 +164,10 @@ impl Gate {
         let mut spans = patterns::scan(&normalized.text);
         for tier in &self.tiers {
             spans.extend(tier.detect(&normalized.text));
+        }
+        if self.mentions {
+            let more = more_mentions(&normalized.text, &spans);
+            spans.extend(more);
         }
         for s in &mut spans {
             (s.start, s.end) = normalized.original_range(s.start, s.end);
@@ -407,6 +427,7 @@ mod tests {
                 "patterns",
                 "names",
                 "greeting-names",
+                "script-names",
                 "topics",
                 "topic-cues"
             ]

@@ -27,7 +27,10 @@ mod names;
 mod topics;
 
 pub use features::{tokenize, Token, FEATURE_VERSION};
-pub use names::{is_given_name, is_never_a_name, NameTagger};
+pub use names::{
+    is_common_word_name, is_given_name, is_never_a_name, is_public_name, is_surname, is_title,
+    NameTagger,
+};
 pub use topics::{sentences, TopicClassifier};
 
 #[derive(Debug, thiserror::Error)]

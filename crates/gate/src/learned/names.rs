@@ -28,18 +28,80 @@ const LEGAL_FORMS: [&str; 20] = [
     "spa", "srl", "bv", "nv", "lda", "sl",
 ];
 
+/// The entries of a gazetteer list, lowercased: one per line, `#` starts a comment line.
+fn word_set(list: &str) -> HashSet<String> {
+    list.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_lowercase)
+        .collect()
+}
+
 /// Whether a lowercased word is a given name of `gazetteers/first_names.txt`.
 pub fn is_given_name(lower: &str) -> bool {
     static WORDS: OnceLock<HashSet<String>> = OnceLock::new();
     WORDS
-        .get_or_init(|| {
-            include_str!("gazetteers/first_names.txt")
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .map(str::to_lowercase)
-                .collect()
-        })
+        .get_or_init(|| word_set(include_str!("gazetteers/first_names.txt")))
+        .contains(lower)
+}
+
+/// Given names that are also common words ("Will", "Hope", "Mark", "Rose", Italian "Mia" my,
+/// Portuguese "Sem" without, Spanish "Luz" light): names only in a name position (after a
+/// greeting or title, before a surname or a person's verb), never on their own.
+#[rustfmt::skip]
+const COMMON_WORD_NAMES: &[&str] = &[
+    "will", "bill", "hope", "rose", "mark", "grace", "hunter", "iris", "summer", "may", "june", "april", "faith",
+    "joy", "dawn", "ivy", "holly", "daisy", "ruby", "amber", "pearl", "jack", "frank", "rob", "sue", "pat", "ray",
+    "sky", "autumn", "robin", "jade", "crystal", "violet", "lily", "patience", "honey", "rosa", "luz", "sol",
+    "mar", "pilar", "paz", "angel", "ángel", "cruz", "victor", "mia", "sem", "dolores", "soledad", "consuelo",
+    "mercedes", "rocío", "blanca", "nieves", "socorro", "camino", "milagros", "esperanza", "luna", "estrella",
+    "paloma", "aurora", "alba", "clara", "vera", "gloria", "amor", "flor", "bianca", "serena", "felicity",
+    "prudence", "constance", "earnest", "chance", "rich", "guy", "art", "bob", "don", "gene", "carol", "mercy",
+];
+
+/// Whether a lowercased given name is also a common word; see `COMMON_WORD_NAMES`.
+pub fn is_common_word_name(lower: &str) -> bool {
+    COMMON_WORD_NAMES.contains(&lower)
+}
+
+/// Whether a lowercased token is an honorific written after a name, with or without a case
+/// suffix: Turkish "Ahmet Bey", "Ayşe Hanım'a".
+fn is_honorific_after(lower: &str) -> bool {
+    let word = lower.split(['\'', '’']).next().unwrap_or(lower);
+    matches!(word, "bey" | "hanım" | "beyefendi" | "hanımefendi")
+}
+
+/// Words after a sentence-initial "Mark", "Will", "Hope" that make it a verb: "Mark the date",
+/// "Will you ...", "Hope you are well".
+#[rustfmt::skip]
+const AFTER_A_VERB: &[&str] = &[
+    "the", "a", "an", "this", "that", "these", "those", "my", "your", "our", "his", "her", "their", "all", "some", "it",
+    "them", "him", "up", "down", "out", "off", "as", "you", "me", "us", "we", "i", "they", "he", "she", "there", "not",
+    "everyone", "everything", "each", "every", "both", "one", "two", "and", "or", "is", "be",
+];
+
+/// Whether a lowercased word is a surname of `gazetteers/surnames.txt`.
+pub fn is_surname(lower: &str) -> bool {
+    static WORDS: OnceLock<HashSet<String>> = OnceLock::new();
+    WORDS
+        .get_or_init(|| word_set(include_str!("gazetteers/surnames.txt")))
+        .contains(lower)
+}
+
+/// Whether a lowercased token is a title of `gazetteers/titles.txt` ("dr", "frau", "señora").
+pub fn is_title(lower: &str) -> bool {
+    static WORDS: OnceLock<HashSet<String>> = OnceLock::new();
+    WORDS
+        .get_or_init(|| word_set(include_str!("gazetteers/titles.txt")))
+        .contains(lower)
+}
+
+/// Whether a lowercased name, written whole ("angela merkel", "пушкин", "孔子"), is a public
+/// figure or fictional character of `gazetteers/public_names.txt`.
+pub fn is_public_name(lower: &str) -> bool {
+    static WORDS: OnceLock<HashSet<String>> = OnceLock::new();
+    WORDS
+        .get_or_init(|| word_set(include_str!("gazetteers/public_names.txt")))
         .contains(lower)
 }
 
@@ -49,14 +111,7 @@ pub fn is_given_name(lower: &str) -> bool {
 pub fn is_never_a_name(lower: &str) -> bool {
     static WORDS: OnceLock<HashSet<String>> = OnceLock::new();
     WORDS
-        .get_or_init(|| {
-            include_str!("gazetteers/not_names.txt")
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .map(str::to_lowercase)
-                .collect()
-        })
+        .get_or_init(|| word_set(include_str!("gazetteers/not_names.txt")))
         .contains(lower)
 }
 
@@ -123,10 +178,30 @@ impl NameTagger {
             // Public and fictional names are not reported under any label: a span made of one
             // is a person the tagger may have mistaken for a place or company.
             let public = (i..j).all(|k| flags[k].public);
-            let never =
-                ENTITIES[entity] == Category::Person && j == i + 1 && is_never_a_name(&lower[i]);
+            let person_word = ENTITIES[entity] == Category::Person && j == i + 1;
+            // "Mark the date", "Will you check": a common word that is a name, used as a verb.
+            let opens = i == 0
+                || matches!(tokens[i - 1].text, "." | "!" | "?" | ":" | ";" | "\"" | "(")
+                || text[tokens[i - 1].end..tokens[i].start].contains('\n');
+            let verb = person_word
+                && opens
+                && is_common_word_name(&lower[i])
+                && lower
+                    .get(j)
+                    .is_some_and(|n| AFTER_A_VERB.contains(&n.as_str()));
+            let never = person_word && (is_never_a_name(&lower[i]) || verb);
             if confidence >= MIN_CONFIDENCE && !public && !never {
-                spans.push(span(&tokens, i, j, ENTITIES[entity], "ner", confidence));
+                // Titles and honorifics are not part of a person's span ("Ahmet Bey" -> "Ahmet").
+                let (mut a, mut b) = (i, j);
+                if ENTITIES[entity] == Category::Person {
+                    while b - a > 1 && is_honorific_after(&lower[b - 1]) {
+                        b -= 1;
+                    }
+                    while b - a > 1 && (is_title(&lower[a]) || lower[a] == ".") {
+                        a += 1;
+                    }
+                }
+                spans.push(span(&tokens, a, b, ENTITIES[entity], "ner", confidence));
             }
             i = j;
         }
@@ -175,8 +250,13 @@ impl NameTagger {
                 && !(flags[i].public && flags[i + 1].public)
             {
                 let next = flags[i + 1];
-                let other_list =
-                    next.place || next.title || next.org_word || next.org_name || next.public;
+                let honorific = is_honorific_after(&tokens[i + 1].text.to_lowercase());
+                let other_list = next.place
+                    || next.title
+                    || next.org_word
+                    || next.org_name
+                    || next.public
+                    || honorific;
                 if next.surname {
                     out.push(span(
                         tokens,
