@@ -58,21 +58,23 @@ def build(name, prefix):
     print(f"wrote {len(rows)} {name} items", file=sys.stderr)
 
 
+# Every set: file stem and id prefix.
+SETS = [
+    ("handwritten", "hw"), ("blind", "blind"), ("blind2", "blind2"), ("first_person", "fp"),
+    ("blind3", "blind3"), ("blind4", "blind4"), ("blind5", "blind5"), ("blind6", "blind6"),
+    ("dev_identifiers", "devid"), ("dev_multilingual", "devml"), ("dev_names", "dev_names"),
+]
+
+
 def main():
-    if len(sys.argv) > 1:
-        for name in sys.argv[1:]:
-            build(name, name)
-        return
-    build("handwritten", "hw")
-    build("blind", "blind")
-    build("blind2", "blind2")
-    build("first_person", "fp")
-    build("blind3", "blind3")
-    build("blind4", "blind4")
-    build("blind5", "blind5")
-    build("blind6", "blind6")
-    build("dev_identifiers", "devid")
-    build("dev_multilingual", "devml")
+    """Builds every set, or only the sets named as arguments."""
+    known = dict(SETS)
+    wanted = sys.argv[1:] or [name for name, _ in SETS]
+    unknown = [name for name in wanted if name not in known]
+    if unknown:
+        sys.exit(f"unknown set(s) {unknown}; known: {sorted(known)}")
+    for name in wanted:
+        build(name, known[name])
 
 
 if __name__ == "__main__":

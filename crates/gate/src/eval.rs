@@ -48,6 +48,8 @@ const FIRST_PERSON: &str = include_str!("../data/eval_first_person.jsonl");
 const BLIND3: &str = include_str!("../data/eval_blind3.jsonl");
 const BLIND4: &str = include_str!("../data/eval_blind4.jsonl");
 const DEV_MULTILINGUAL: &str = include_str!("../data/eval_dev_multilingual.jsonl");
+const DEV_IDENTIFIERS: &str = include_str!("../data/eval_dev_identifiers.jsonl");
+const DEV_NAMES: &str = include_str!("../data/eval_dev_names.jsonl");
 /// A predicted and a gold span match when they overlap at least this much (intersection over union).
 pub const MIN_IOU: f32 = 0.5;
 
@@ -136,8 +138,9 @@ pub fn load_corpus(path: &Path) -> Result<Vec<Item>, EvalError> {
     parse_corpus(&text, &path.display().to_string())
 }
 
-/// The committed corpus: generated items, hand-written ones, the four blind sets, the
-/// first-person set and the multilingual development set.
+/// The committed corpus: generated items, hand-written ones, the four older blind sets, the
+/// first-person set and the three development sets (topics in 14 languages, identifiers,
+/// names).
 pub fn default_corpus() -> Vec<Item> {
     // The files are checked by the eval test; a parse failure here is a build defect.
     [
@@ -149,6 +152,8 @@ pub fn default_corpus() -> Vec<Item> {
         (BLIND3, "data/eval_blind3.jsonl"),
         (BLIND4, "data/eval_blind4.jsonl"),
         (DEV_MULTILINGUAL, "data/eval_dev_multilingual.jsonl"),
+        (DEV_IDENTIFIERS, "data/eval_dev_identifiers.jsonl"),
+        (DEV_NAMES, "data/eval_dev_names.jsonl"),
     ]
     .into_iter()
     .flat_map(|(text, origin)| parse_corpus(text, origin).expect("committed corpus parses"))
