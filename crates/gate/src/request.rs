@@ -401,7 +401,7 @@ mod tests {
                 {"role": "system", "content": "Be brief."},
                 {"role": "user", "content": "Mail ann@acme.io"},
                 {"role": "assistant", "content": null, "tool_calls": [{"id": "1", "type": "function",
-                    "function": {"name": "send", "arguments": "{\"to\": \"ann@acme.com\"}"}}]},
+                    "function": {"name": "send", "arguments": "{\"to\": \"ann@acme.io\"}"}}]},
                 {"role": "user", "content": [{"type": "text", "text": "and cc bo@acme.org",
                                               "annotations": [{"note": "from cy@acme.org"}]}]}
             ]
