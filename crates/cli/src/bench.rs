@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
-use lily_cuda::driver::Gpu;
+use lily_cuda::runtime::driver::Gpu;
 use lily_cuda::{CudaBackend, CudaSequence, Dims};
 use lily_engine::{GenerateOptions, Pick};
 use lily_model::{Backend, PickRule};
@@ -227,7 +227,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let gpu = Gpu::open()?;
     if args.trace.is_some() {
-        lily_cuda::trace::enable(&gpu)?;
+        lily_cuda::runtime::trace::enable(&gpu)?;
     }
     let (backend, precision) = match (&args.model, args.synthetic) {
         (Some(dir), _) => (
@@ -241,8 +241,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         (None, false) => bail!("give --synthetic or --model DIR"),
     };
     tracing::info!("model ready in {:.1} s", started.elapsed().as_secs_f64());
-    let d = backend.dims.clone();
-    let gpu = &backend.gpu;
+    let d = backend.model.dims.clone();
+    let gpu = &backend.model.gpu;
     gpu.leave_out(args.leave_out.clone());
     let commit = option_env!("LILY_COMMIT").unwrap_or("unknown");
     println!(
@@ -327,15 +327,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             prefilled_again(&mut seq)?;
             let labels: Vec<String> = backend.profile_step(&mut seq)?.into_iter().map(|(l, _)| l).collect();
             backend.run_steps(&mut seq, 2)?;
-            lily_cuda::trace::clear(gpu)?;
+            lily_cuda::runtime::trace::clear(gpu)?;
             backend.run_steps(&mut seq, 1)?;
-            let marks = lily_cuda::trace::collect(gpu)?;
+            let marks = lily_cuda::runtime::trace::collect(gpu)?;
             // Marks that do not match the eager step's launches are still written, unnamed.
-            let (text, what) = match lily_cuda::trace::launches(&marks, &labels) {
-                Ok(launches) => (lily_cuda::trace::csv(&launches), format!("{} launches", launches.len())),
+            let (text, what) = match lily_cuda::runtime::trace::launches(&marks, &labels) {
+                Ok(launches) => (lily_cuda::runtime::trace::csv(&launches), format!("{} launches", launches.len())),
                 Err(e) => {
                     tracing::warn!("{e}; writing the marks by grid id");
-                    (lily_cuda::trace::csv(&lily_cuda::trace::unnamed(&marks)), "launches not matched".to_string())
+                    (lily_cuda::runtime::trace::csv(&lily_cuda::runtime::trace::unnamed(&marks)), "launches not matched".to_string())
                 }
             };
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use lily_cuda::kernels::SOURCES;
-use lily_cuda::nvrtc::Nvrtc;
+use lily_cuda::runtime::nvrtc::Nvrtc;
 use lily_cuda::Dims;
 
 #[derive(clap::Args)]

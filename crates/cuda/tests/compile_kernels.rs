@@ -7,7 +7,7 @@
 mod common;
 
 use lily_cuda::kernels::SOURCES;
-use lily_cuda::nvrtc::{Nvrtc, TARGET_ARCH};
+use lily_cuda::runtime::nvrtc::{Nvrtc, TARGET_ARCH};
 use lily_cuda::shapes::Shapes;
 use lily_cuda::Dims;
 

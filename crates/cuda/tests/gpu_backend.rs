@@ -136,7 +136,7 @@ fn a_prompt_longer_than_one_prefill_chunk_matches_the_cpu_reference() {
     let vocab = cpu.vocab_size() as u64;
     // Two chunks: the second starts mid-sequence, reading the first's KV cache, conv ring and
     // recurrent state.
-    let n = lily_cuda::prefill::PREFILL_CHUNK + 300;
+    let n = lily_cuda::forward::prefill::PREFILL_CHUNK + 300;
     let prompt: Vec<u32> = (0..n as u64)
         .map(|i| ((i * 2_654_435_761) % (1 << 32) % vocab) as u32)
         .collect();

@@ -13,15 +13,16 @@ use std::sync::Arc;
 use common::*;
 use lily_cpu::{attention, gdn, linalg, moe, norm, rope};
 use lily_cuda::dims::{Dims, ATTN_SPLITS};
-use lily_cuda::driver::{Function, Gpu, KernelArgs};
+use lily_cuda::runtime::driver::{Function, Gpu, KernelArgs};
 use lily_cuda::kernels::attention::{Attention, AttnDecodeArgs};
-use lily_cuda::kernels::embed_norm::EmbedNorm;
+use lily_cuda::kernels::norm::Norm;
 use lily_cuda::kernels::gdn::{Gdn, GdnDecodeArgs};
 use lily_cuda::kernels::gemv::Gemv;
+use lily_cuda::kernels::Out;
 use lily_cuda::kernels::moe::{Moe, MoeArgs};
 use lily_cuda::kernels::sampling::{Sampling, RULE_BYTES};
-use lily_cuda::nvrtc::{Nvrtc, TARGET_ARCH};
-use lily_cuda::tensor::{DType, Tensor};
+use lily_cuda::runtime::nvrtc::{Nvrtc, TARGET_ARCH};
+use lily_cuda::runtime::tensor::{DType, Tensor};
 
 #[test]
 fn gemv_matches_cpu_matvec_at_model_shapes() {
@@ -43,7 +44,7 @@ fn gemv_matches_cpu_matvec_at_model_shapes() {
         let wd = upload(&gpu, "w", DType::BF16, &[rows, cols], &w);
         let xd = upload(&gpu, "x", DType::BF16, &[cols], &x);
         let y = poisoned(&gpu, "y", DType::F32, &[rows]);
-        gemv.run(&wd.view(), &xd.view(), &y.view(), false).unwrap();
+        gemv.run(&wd.view(), &xd.view(), &y.view(), Out::Write).unwrap();
         check(
             &format!("gemv {rows}x{cols}"),
             &download(&gpu, &y),
@@ -53,7 +54,7 @@ fn gemv_matches_cpu_matvec_at_model_shapes() {
         // Accumulate: the residual add of the output projections.
         let r = rng.vec(rows, 1.0);
         let y = upload(&gpu, "y", DType::F32, &[rows], &r);
-        gemv.run(&wd.view(), &xd.view(), &y.view(), true).unwrap();
+        gemv.run(&wd.view(), &xd.view(), &y.view(), Out::Add).unwrap();
         let sum: Vec<f32> = expected.iter().zip(&r).map(|(a, b)| a + b).collect();
         check(
             &format!("gemv {rows}x{cols} accumulate"),
@@ -337,7 +338,7 @@ fn launchers_name_the_tensor_with_the_wrong_shape() {
     let x = poisoned(&gpu, "gdn_normed", DType::BF16, &[2048]);
     let y = poisoned(&gpu, "x", DType::F32, &[2048]);
     let err = gemv
-        .run(&w.view(), &x.view(), &y.view(), true)
+        .run(&w.view(), &x.view(), &y.view(), Out::Add)
         .unwrap_err()
         .to_string();
     assert!(err.contains("gdn_normed") && err.contains("4096"), "{err}");
@@ -346,7 +347,7 @@ fn launchers_name_the_tensor_with_the_wrong_shape() {
 /// `rows` rows of `d.hidden` through the GPU rmsnorm against the CPU one; a single row goes as a
 /// vector.
 fn rmsnorm_matches_cpu_rows(gpu: &Arc<Gpu>, d: &Dims, rows: usize, rng: &mut Rng) {
-    let k = EmbedNorm::load(gpu, d).unwrap();
+    let k = Norm::load(gpu, d).unwrap();
     let n = d.hidden;
     // Rows of different scales: a norm taken over the wrong row shows up.
     let x: Vec<f32> = (0..rows)
@@ -403,7 +404,7 @@ fn bench_rmsnorm_8k() {
         return;
     };
     let d = Dims::qwen36_35b_a3b();
-    let k = EmbedNorm::load(&gpu, &d).unwrap();
+    let k = Norm::load(&gpu, &d).unwrap();
     let mut rng = Rng::new("bench_rmsnorm_8k");
     let (rows, n) = (8192, d.hidden);
     let x = upload(&gpu, "x", DType::F32, &[rows, n], &rng.vec(rows * n, 1.0));

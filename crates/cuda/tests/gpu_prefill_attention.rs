@@ -14,9 +14,9 @@ use common::*;
 use lily_cpu::activation::sigmoid;
 use lily_cpu::{attention, norm, rope};
 use lily_cuda::dims::{Dims, ATTN_SPLITS};
-use lily_cuda::driver::Gpu;
+use lily_cuda::runtime::driver::Gpu;
 use lily_cuda::kernels::attention::{Attention, AttnDecodeArgs, AttnPrefillArgs};
-use lily_cuda::tensor::{DType, Tensor};
+use lily_cuda::runtime::tensor::{DType, Tensor};
 
 /// The attention dims of a tiny test checkpoint (head dim 32, 4 query heads on 1 KV head).
 fn tiny_fixture() -> Dims {

@@ -17,9 +17,9 @@ use std::sync::Arc;
 use common::*;
 use lily_cpu::{gdn, norm};
 use lily_cuda::dims::Dims;
-use lily_cuda::driver::Gpu;
+use lily_cuda::runtime::driver::Gpu;
 use lily_cuda::kernels::gdn::{Gdn, GdnDecodeArgs, GdnPrefillArgs, GdnPrefillScratch};
-use lily_cuda::tensor::{DType, Tensor};
+use lily_cuda::runtime::tensor::{DType, Tensor};
 
 /// The full model's dims with other GDN head shapes (the tiny checkpoints' among them).
 fn gdn_dims(

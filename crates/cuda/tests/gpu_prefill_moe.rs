@@ -12,8 +12,9 @@ use common::*;
 use lily_cpu::{linalg, moe};
 use lily_cuda::dims::Dims;
 use lily_cuda::kernels::gemm::{self, Gemm};
+use lily_cuda::kernels::Out;
 use lily_cuda::kernels::moe::{Moe, MoePrefillArgs, MoeScratch};
-use lily_cuda::tensor::DType;
+use lily_cuda::runtime::tensor::DType;
 
 #[test]
 fn gemm_matches_cpu_products_at_projection_shapes() {
@@ -47,7 +48,7 @@ fn gemm_matches_cpu_products_at_projection_shapes() {
         let wd = upload(&gpu, "w", DType::BF16, &[n, k], &w);
         let xd = upload(&gpu, "x", DType::BF16, &[m, k], &x);
         let y = poisoned(&gpu, "y", DType::F32, &[m, n]);
-        gemm.run(&xd.view(), &wd.view(), &y.view(), false).unwrap();
+        gemm.run(&wd.view(), &xd.view(), &y.view(), Out::Write).unwrap();
         check(
             &format!("gemm {m}x{n}x{k}"),
             &download(&gpu, &y),
@@ -56,7 +57,7 @@ fn gemm_matches_cpu_products_at_projection_shapes() {
         );
         let r = rng.vec(m * n, 1.0);
         let y = upload(&gpu, "y", DType::F32, &[m, n], &r);
-        gemm.run(&xd.view(), &wd.view(), &y.view(), true).unwrap();
+        gemm.run(&wd.view(), &xd.view(), &y.view(), Out::Add).unwrap();
         let sum: Vec<f32> = expected.iter().zip(&r).map(|(a, b)| a + b).collect();
         check(
             &format!("gemm {m}x{n}x{k} accumulate"),
@@ -235,17 +236,17 @@ fn bench_gemm(m: usize) {
         ("out_proj", 2048, dims.gdn_out()),
         ("router", 257, 2048),
     ] {
-        let x = lily_cuda::tensor::Tensor::new(&gpu, "x", DType::BF16, &[m, k]).unwrap();
-        let w = lily_cuda::tensor::Tensor::new(&gpu, "w", DType::BF16, &[n, k]).unwrap();
+        let x = lily_cuda::runtime::tensor::Tensor::new(&gpu, "x", DType::BF16, &[m, k]).unwrap();
+        let w = lily_cuda::runtime::tensor::Tensor::new(&gpu, "w", DType::BF16, &[n, k]).unwrap();
         gpu.memset_u32(x.ptr(), 0x3f80_3f80, x.bytes() / 4).unwrap();
         gpu.memset_u32(w.ptr(), 0x3c00_3c00, w.bytes() / 4).unwrap();
-        let y = lily_cuda::tensor::Tensor::new(&gpu, "y", DType::F32, &[m, n]).unwrap();
-        gemm.run(&x.view(), &w.view(), &y.view(), false).unwrap();
+        let y = lily_cuda::runtime::tensor::Tensor::new(&gpu, "y", DType::F32, &[m, n]).unwrap();
+        gemm.run(&w.view(), &x.view(), &y.view(), Out::Write).unwrap();
         gpu.synchronize().unwrap();
         let reps = 10;
         let t0 = std::time::Instant::now();
         for _ in 0..reps {
-            gemm.run(&x.view(), &w.view(), &y.view(), false).unwrap();
+            gemm.run(&w.view(), &x.view(), &y.view(), Out::Write).unwrap();
         }
         gpu.synchronize().unwrap();
         let s = t0.elapsed().as_secs_f64() / reps as f64;
@@ -273,7 +274,7 @@ fn bench_moe_prefill_8k() {
     let k = Moe::load(&gpu, &d).unwrap();
     let fill = lily_cuda::kernels::fill::Fill::load(&gpu, &d).unwrap();
     let tensor = |name: &str, dtype: DType, shape: &[usize], seed: u32, scale: f32| {
-        let t = lily_cuda::tensor::Tensor::new(&gpu, name, dtype, shape).unwrap();
+        let t = lily_cuda::runtime::tensor::Tensor::new(&gpu, name, dtype, shape).unwrap();
         fill.uniform(&t.view(), seed, 0.0, scale).unwrap();
         t
     };

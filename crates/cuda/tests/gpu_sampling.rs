@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use common::{download, gpu, mean_ms_of, upload, Rng};
 use lily_cuda::dims::Dims;
-use lily_cuda::driver::Gpu;
+use lily_cuda::runtime::driver::Gpu;
 use lily_cuda::kernels::gemv::Gemv;
 use lily_cuda::kernels::sampling::{rule_bytes, scratch_bytes, PickPath, Sampling, RULE_BYTES};
-use lily_cuda::tensor::{DType, Tensor};
+use lily_cuda::runtime::tensor::{DType, Tensor};
 use lily_model::PickRule;
 
 /// A decision closer than this (relative to the mass in play) to a boundary may go either way:

@@ -23,7 +23,7 @@ use std::process::Command;
 mod common;
 
 use lily_cuda::kernels::SOURCES;
-use lily_cuda::nvrtc::{Nvrtc, TARGET_ARCH};
+use lily_cuda::runtime::nvrtc::{Nvrtc, TARGET_ARCH};
 use lily_cuda::shapes::Shapes;
 use lily_cuda::Dims;
 

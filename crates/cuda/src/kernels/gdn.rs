@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use crate::dims::Dims;
-use crate::driver::{Function, Gpu, KernelArgs, Module};
+use crate::runtime::driver::{Function, Gpu, KernelArgs, Module};
 use crate::error::{CudaError, Result};
-use crate::tensor::{DType, Tensor, View};
+use crate::runtime::tensor::{DType, Tensor, View};
 
 /// L2-norm epsilon of q and k in the prefill (transformers' `l2norm`, the CPU reference's
 /// `QK_L2_EPS`; the decode kernel takes the model's rms eps, equal for Qwen3.6).
@@ -178,7 +178,7 @@ pub struct GdnDecodeArgs<'a> {
 
 impl Gdn {
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
-        let module = super::load(gpu, "gdn.cu", include_str!("gdn.cu"), dims)?;
+        let module = super::load(gpu, "gdn.cu", dims)?;
         let chunk_solve = module.function("gdn_chunk_solve")?;
         module.allow_shared(&chunk_solve, solve_shared_bytes(dims))?;
         let chunk_scan = module.function("gdn_chunk_scan")?;

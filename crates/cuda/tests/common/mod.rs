@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use lily_cuda::dims::Dims;
-use lily_cuda::driver::Gpu;
-use lily_cuda::nvrtc::Nvrtc;
-use lily_cuda::tensor::{DType, Tensor};
+use lily_cuda::runtime::driver::Gpu;
+use lily_cuda::runtime::nvrtc::Nvrtc;
+use lily_cuda::runtime::tensor::{DType, Tensor};
 use lily_cuda::weights::f32_to_bf16;
 use lily_cuda::CudaError;
 use lily_model::weights::{ExpertWeights, MoeWeights};
@@ -289,8 +289,11 @@ pub fn mean_ms_of(gpu: &Arc<Gpu>, reps: usize, mut run: impl FnMut()) -> f32 {
 
 /// Lets the next launch begin, then writes `value` to `pos` once `ns` nanoseconds have passed:
 /// the split-KV kernel two launches later is resident by then and reads the old position before
-/// its PDL wait, so it must notice the new one after the wait.
-pub const WRITE_LATE: &str = r#"
+/// its PDL wait, so it must notice the new one after the wait. Its PDL calls are common.cuh's,
+/// which it includes as the kernel families do.
+pub const WRITE_LATE: &str = concat!(
+    include_str!("../../src/kernels/common.cuh"),
+    r#"
 extern "C" __global__ void write_late(int* pos, int value, unsigned long long ns) {
     pdl_launch_next();
     pdl_wait();
@@ -301,7 +304,8 @@ extern "C" __global__ void write_late(int* pos, int value, unsigned long long ns
     } while (t - t0 < ns);
     *pos = value;
 }
-"#;
+"#
+);
 
 /// A model small enough for a test, with every kind of layer: what the kernel checks without a
 /// GPU compile besides the full model.

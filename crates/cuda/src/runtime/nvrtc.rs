@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use libloading::Library;
 
-use crate::driver::load_first;
+use crate::runtime::driver::load_first;
 use crate::error::{CudaError, Result};
 
 type Prog = *mut std::ffi::c_void;
@@ -22,10 +22,6 @@ const NVRTC_NAMES: &[&str] = &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"
 pub const TARGET_ARCH: &str = "sm_90a";
 /// The same target as a virtual architecture, for PTX.
 pub const TARGET_PTX_ARCH: &str = "compute_90a";
-
-/// Declarations every kernel family shares: bf16 as raw bits (no CUDA headers are needed, so
-/// NVRTC from a bare wheel compiles them), and warp/block reductions.
-const COMMON: &str = include_str!("kernels/common.cuh");
 
 pub struct Nvrtc {
     create: unsafe extern "C" fn(
@@ -109,13 +105,8 @@ impl Nvrtc {
     }
 
     /// Everything the compiler sees: the full source text and the options.
-    fn inputs(
-        name: &str,
-        source: &str,
-        arch: &str,
-        defines: &[(&str, i64)],
-    ) -> (String, Vec<String>) {
-        let full = format!("{COMMON}\n#line 1 \"{name}\"\n{source}");
+    fn inputs(source: &str, arch: &str, defines: &[(&str, i64)]) -> (String, Vec<String>) {
+        let full = source.to_string();
         let mut options = vec![
             format!("--gpu-architecture={arch}"),
             "--std=c++17".to_string(),
@@ -136,7 +127,7 @@ impl Nvrtc {
         arch: &str,
         defines: &[(&str, i64)],
     ) -> Vec<u8> {
-        let (full, options) = Self::inputs(name, source, arch, defines);
+        let (full, options) = Self::inputs(source, arch, defines);
         let (major, minor) = self.version();
         let mut key = format!("nvrtc {major}.{minor}\0{name}\0").into_bytes();
         for part in std::iter::once(&full).chain(&options) {
@@ -146,7 +137,7 @@ impl Nvrtc {
         key
     }
 
-    /// Compiles `source` (prefixed with the shared declarations) to a cubin for `arch`,
+    /// Compiles `source` (complete: what it includes is in it) to a cubin for `arch`,
     /// with each `(name, value)` of `defines` as a `-D` macro.
     pub fn compile(
         &self,
@@ -177,7 +168,7 @@ impl Nvrtc {
         defines: &[(&str, i64)],
         output: Output,
     ) -> Result<Vec<u8>> {
-        let (full, options) = Self::inputs(name, source, arch, defines);
+        let (full, options) = Self::inputs(source, arch, defines);
         let nul = |_| CudaError::Invalid(format!("{name} contains NUL"));
         let csrc = CString::new(full).map_err(nul)?;
         let cname = CString::new(name).map_err(nul)?;

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::driver::{DeviceBuffer, DevicePtr, Gpu};
+use crate::runtime::driver::{DeviceBuffer, DevicePtr, Gpu};
 use crate::error::{CudaError, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,16 +1,16 @@
-//! Launchers for embed_norm.cu: embedding lookup and zero-centred RMSNorm.
+//! Launchers for norm.cu: embedding lookup and zero-centred RMSNorm.
 
 use std::sync::Arc;
 
 use crate::dims::Dims;
-use crate::driver::{Function, Gpu, KernelArgs, Module};
+use crate::runtime::driver::{Function, Gpu, KernelArgs, Module};
 use crate::error::{CudaError, Result};
-use crate::tensor::{DType, View};
+use crate::runtime::tensor::{DType, View};
 
-/// Rows per rmsnorm block, one warp each (NORM_WARPS in embed_norm.cu).
+/// Rows per rmsnorm block, one warp each (NORM_WARPS in norm.cu).
 const NORM_WARPS: usize = 8;
 
-pub struct EmbedNorm {
+pub struct Norm {
     gpu: Arc<Gpu>,
     _module: Module,
     embed_rows: Function,
@@ -18,10 +18,10 @@ pub struct EmbedNorm {
     dims: Dims,
 }
 
-impl EmbedNorm {
+impl Norm {
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
-        let module = super::load(gpu, "embed_norm.cu", include_str!("embed_norm.cu"), dims)?;
-        Ok(EmbedNorm {
+        let module = super::load(gpu, "norm.cu", dims)?;
+        Ok(Norm {
             gpu: gpu.clone(),
             embed_rows: module.function("embed_rows")?,
             rmsnorm: module.function("rmsnorm")?,

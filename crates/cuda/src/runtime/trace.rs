@@ -17,7 +17,7 @@
 use std::fmt::Write as _;
 use std::sync::{Arc, OnceLock};
 
-use crate::driver::{DevicePtr, Gpu};
+use crate::runtime::driver::{DevicePtr, Gpu};
 use crate::error::{CudaError, Result};
 
 /// Launch slots: grid ids are taken modulo this many (a step has ~300 launches).
