@@ -68,18 +68,18 @@ pub struct Args {
     #[arg(long)]
     json: Option<PathBuf>,
     /// Skip every launch of this kernel, by name or by the label --profile prints ("name grid
-    /// XxYxZ"); repeatable. Times what a step costs without it (scripts/ablate_decode.py); the
+    /// XxYxZ"); repeatable. Times what a step costs without it (scripts/profile/ablate_decode.py); the
     /// generated tokens are then meaningless.
     #[arg(long = "leave-out", value_name = "KERNEL")]
     leave_out: Vec<String>,
     /// Write a per-block timeline of one decode step (graph replay) at the first context to
     /// FILE, as CSV: when each block of each launch started and when its PDL wait returned, on
-    /// which SM (scripts/trace_summary.py summarises it). The kernels are then compiled with the
+    /// which SM (scripts/profile/trace_summary.py summarises it). The kernels are then compiled with the
     /// marks (a store or three per block): compare that run's table only with traced runs.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// At the first context, replay one decode step (graph, after two warm-up replays) with the
-    /// profiler's capture on, for a profiler started with it off (scripts/ncu_step.sh: ncu's
+    /// profiler's capture on, for a profiler started with it off (scripts/profile/ncu_step.sh: ncu's
     /// sampled DRAM and SM activity over one step).
     #[arg(long)]
     profiler_step: bool,

@@ -299,7 +299,7 @@ impl Gpu {
     }
 
     /// Runs `f` with the profiler's capture on and waits for what it queued: a profiler started
-    /// with its capture off (`ncu --profile-from-start off`, scripts/ncu_step.sh) then sees
+    /// with its capture off (`ncu --profile-from-start off`, scripts/profile/ncu_step.sh) then sees
     /// that work and nothing else.
     pub fn profiler_range<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
         self.synchronize()?;

@@ -1,6 +1,10 @@
-//! Shared by the GPU tests: opening the GPU (or skipping where there is none), seeded random
-//! inputs, poisoned outputs, and the error measure.
+//! Shared by the GPU tests and the micro-benchmarks (benches/): opening the GPU (or skipping
+//! where there is none), the tiny fixture, seeded random inputs, poisoned outputs, the error
+//! measure, and timing.
 #![allow(dead_code)]
+
+pub mod gdn;
+pub mod sampling;
 
 use std::sync::Arc;
 
@@ -12,6 +16,17 @@ use lily_cuda::weights::f32_to_bf16;
 use lily_cuda::CudaError;
 use lily_model::weights::{ExpertWeights, MoeWeights};
 use lily_model::Tensor as HostTensor;
+
+/// The tiny checkpoint of lily-cpu's golden fixtures (docs/DESIGN.md §1): LILY_TINY_FIXTURE
+/// where the test binary runs away from the repository (scripts/gpu/gpu_check.sh stages a
+/// copy), else the repository's.
+pub fn fixture() -> std::path::PathBuf {
+    std::env::var_os("LILY_TINY_FIXTURE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../cpu/tests/fixtures/linear3_full1")
+        })
+}
 
 /// The GPU, or None (with a notice) where there is no CUDA driver. Any other failure is a bug.
 pub fn gpu(test: &str) -> Option<Arc<Gpu>> {
@@ -258,6 +273,32 @@ pub fn random_moe(gpu: &Arc<Gpu>, rng: &mut Rng, d: &Dims) -> RandomMoe {
             &shared_gate_up,
         ),
         shared_down: upload(gpu, "shared_down", DType::BF16, &[hid, i], &shared_down),
+    }
+}
+
+/// The input a normed product multiplies: the CPU's zero-centred RMSNorm of `resid`, rounded to
+/// bf16 as the kernels stage it.
+pub fn normed_bf16(resid: &[f32], norm_w: &[f32], eps: f32) -> Vec<f32> {
+    let mut xn = vec![0.0; resid.len()];
+    lily_cpu::norm::rms_norm_zero_centred(resid, norm_w, eps, &mut xn);
+    xn.into_iter().map(round_bf16).collect()
+}
+
+/// A micro-benchmark binary's main: runs the benchmarks named on the command line, or all,
+/// when `--bench` is given (`cargo bench` passes it; scripts/gpu/gpu_check.sh too), so that
+/// `cargo test` builds them without running them.
+pub fn run_benches(benches: &[(&str, fn())]) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if !args.iter().any(|a| a == "--bench") {
+        eprintln!("micro-benchmarks: run with --bench [NAME...]");
+        return;
+    }
+    let names: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    for (name, bench) in benches {
+        if names.is_empty() || names.iter().any(|n| name.contains(n.as_str())) {
+            eprintln!("-- {name}");
+            bench();
+        }
     }
 }
 
