@@ -27,9 +27,10 @@ if [ "${1:-}" = "--stage" ]; then
     dir=${2:?usage: gpu_check.sh --stage DIR}
     mkdir -p "$dir/tests" "$dir/benches"
     strip -o "$dir/lily" "$here/target/release/lily"
-    (cd "$here" && scripts/test_binaries.sh) | while read -r kind t exe; do
+    built=$(cd "$here" && scripts/test_binaries.sh) || { echo "gpu_check.sh: building the test binaries failed" >&2; exit 1; }
+    while read -r kind t exe; do
         strip -o "$dir/$kind/$t" "$exe"
-    done
+    done <<<"$built"
     mkdir -p "$dir/fixture"
     cp "$here"/crates/cpu/tests/fixtures/linear3_full1/* "$dir/fixture/"
     tar cf - -C "$dir" lily tests benches | xz -6 -T2 >"$dir/gpu.tar.xz"

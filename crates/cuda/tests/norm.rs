@@ -11,7 +11,7 @@ mod common;
 
 use std::sync::Arc;
 use common::*;
-use lily_cpu::{linalg, norm};
+use lily_cpu::{norm, products};
 use lily_cuda::dims::Dims;
 use lily_cuda::kernels::gemv::Gemv;
 use lily_cuda::kernels::norm::Norm;
@@ -32,7 +32,7 @@ fn gemv_with_fused_rmsnorm_matches_cpu_norm_then_matvec() {
     let norm_w = rng.vec_bf16(h, 0.1);
     let xn = normed_bf16(&resid, &norm_w, dims.eps);
     let mut expected = vec![0.0; rows];
-    linalg::matvec(&host_bf16("w", vec![rows, h], &w), &xn, &mut expected);
+    products::matvec(&host_bf16("w", vec![rows, h], &w), &xn, &mut expected);
     let y = poisoned(&gpu, "y", DType::F32, &[rows]);
     let xn_out = poisoned(&gpu, "xn", DType::BF16, &[h]);
     gemv.run_normed(
@@ -103,7 +103,7 @@ fn first_product_takes_the_token_embedding_as_its_input() {
         assert_eq!(got_x, row, "position {p}: x is token {t}'s embedding");
         let xn = normed_bf16(row, &norm_w, dims.eps);
         let mut expected = vec![0.0; rows];
-        linalg::matvec(&host_bf16("w", vec![rows, h], &w), &xn, &mut expected);
+        products::matvec(&host_bf16("w", vec![rows, h], &w), &xn, &mut expected);
         check(
             &format!("embedded product at position {p}"),
             &got_y,

@@ -1,4 +1,4 @@
-//! The products y = W x on the GPU against the CPU reference (lily-cpu: linalg): decode's
+//! The products y = W x on the GPU against the CPU reference (lily-cpu: products): decode's
 //! row products (gemv) and the prefill's tensor-core GEMMs at the model's projection shapes,
 //! each writing and adding to its output, and the launchers' shape checks.
 //! Fresh random inputs, outputs poisoned (NaN) before the run; bounds on max|gpu - cpu| /
@@ -9,7 +9,7 @@
 mod common;
 
 use common::*;
-use lily_cpu::linalg;
+use lily_cpu::products;
 use lily_cuda::dims::Dims;
 use lily_cuda::kernels::Out;
 use lily_cuda::kernels::gemm::Gemm;
@@ -32,7 +32,7 @@ fn gemv_matches_cpu_matvec_at_model_shapes() {
         let w = rng.vec_bf16(rows * cols, 1.0 / (cols as f32).sqrt());
         let x = rng.vec_bf16(cols, 1.0);
         let mut expected = vec![0.0; rows];
-        linalg::matvec(&host_bf16("w", vec![rows, cols], &w), &x, &mut expected);
+        products::matvec(&host_bf16("w", vec![rows, cols], &w), &x, &mut expected);
         let wd = upload(&gpu, "w", DType::BF16, &[rows, cols], &w);
         let xd = upload(&gpu, "x", DType::BF16, &[cols], &x);
         let y = poisoned(&gpu, "y", DType::F32, &[rows]);
@@ -80,7 +80,7 @@ fn gemm_matches_cpu_products_at_projection_shapes() {
         let wt = host_bf16("w", vec![n, k], &w);
         let mut expected = vec![0.0; m * n];
         for r in 0..m {
-            linalg::matvec(
+            products::matvec(
                 &wt,
                 &x[r * k..(r + 1) * k],
                 &mut expected[r * n..(r + 1) * n],

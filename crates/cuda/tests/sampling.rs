@@ -10,7 +10,7 @@ mod common;
 
 use common::*;
 use common::sampling::*;
-use lily_cpu::linalg;
+use lily_cpu::products;
 use lily_cuda::dims::Dims;
 use lily_cuda::kernels::gemv::Gemv;
 use lily_cuda::kernels::sampling::{PickPath, RULE_BYTES, Sampling, rule_bytes};
@@ -44,7 +44,7 @@ fn lm_head_with_its_norm_and_greedy_pick_matches_cpu() {
         }
         w[nan * h] = f32::NAN;
         let mut expected = vec![0.0; rows];
-        linalg::matvec(&host_bf16("w", vec![rows, h], &w), &xn, &mut expected);
+        products::matvec(&host_bf16("w", vec![rows, h], &w), &xn, &mut expected);
         assert!(expected[nan].is_nan());
         assert_eq!(lily_model::pick::argmax(&expected) as usize, lo);
         let wd = upload(&gpu, "w", DType::BF16, &[rows, h], &w);
