@@ -16,7 +16,7 @@
 // slot being written this step is never one that any block reads, so there is no race.
 // The recurrent state S is f32 [V][KD][VD] because rounding compounds across tokens. Decode
 // keeps two of them per layer, [2][V][KD][VD]: the step at position p reads S[p % 2] and writes
-// S[(p + 1) % 2], so a step run ahead of the host (backend.rs: decode_pick) is undone by not
+// S[(p + 1) % 2], so a step run ahead of the host (steps.rs: pick_after) is undone by not
 // advancing the position: the state it started from is still there.
 #define GDN_STATE_HALF ((long)GDN_VALUE_HEADS * GDN_KEY_DIM * GDN_VALUE_DIM)
 
