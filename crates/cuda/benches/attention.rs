@@ -76,15 +76,8 @@ fn bench_attention_decode_128k() {
             pos: &posv,
             max_seq,
         };
-        k.decode(&args).unwrap();
-        gpu.synchronize().unwrap();
-        let runs = 20;
-        gpu.profile_start();
-        for _ in 0..runs {
-            k.decode(&args).unwrap();
-        }
-        let times = gpu.profile_finish().unwrap();
-        let mean_us = |name: &str| mean_ms(&times, name) * 1e3;
+        let t = time(&gpu, 20, || k.decode(&args).unwrap());
+        let mean_us = |name: &str| t.kernel_ms(name) * 1e3;
         let (prepare, partial, combine) = (
             mean_us("attn_prepare"),
             mean_us("attn_decode_partial"),
@@ -156,17 +149,10 @@ fn bench_attention_prefill_8k() {
         tokens,
         max_seq,
     };
-    k.prefill(&args).unwrap();
-    gpu.synchronize().unwrap();
-    let runs = 5;
-    gpu.profile_start();
-    for _ in 0..runs {
-        k.prefill(&args).unwrap();
-    }
-    let times = gpu.profile_finish().unwrap();
+    let t = time(&gpu, 5, || k.prefill(&args).unwrap());
     let (prepare, flash) = (
-        mean_ms(&times, "attn_prefill_prepare"),
-        mean_ms(&times, "attn_prefill_flash"),
+        t.kernel_ms("attn_prefill_prepare"),
+        t.kernel_ms("attn_prefill_flash"),
     );
     // What prepare must move: per token the query halves and k, v read (f32); q, k, v written
     // (bf16).

@@ -54,7 +54,8 @@ fn bench_gdn_prefill_8k() {
             })
             .unwrap()
     };
-    let ms = mean_ms_of(&gpu, 10, run);
+    let t = time(&gpu, 10, run);
+    let ms = t.ms;
     assert!(
         download(&gpu, &out).iter().all(|x| x.is_finite()),
         "the benchmark's output has NaN or infinity"
@@ -84,9 +85,7 @@ fn bench_gdn_prefill_8k() {
         flops / (ms as f64 / 1e3) / 1e12,
         bytes / (ms as f64 / 1e3) / 1e9,
     );
-    gpu.profile_start();
-    run();
-    for (label, ms) in gpu.profile_finish().unwrap() {
+    for (label, ms) in t.last_call() {
         eprintln!("  {label}: {ms:.3} ms");
     }
 }

@@ -73,7 +73,8 @@ fn bench_moe_prefill_8k() {
         )
         .unwrap()
     };
-    let ms = mean_ms_of(&gpu, 10, run);
+    let t = time(&gpu, 10, run);
+    let ms = t.ms;
     assert!(
         download(&gpu, &x).iter().all(|v| v.is_finite()),
         "the benchmark's output has NaN or infinity"
@@ -82,10 +83,8 @@ fn bench_moe_prefill_8k() {
         "moe prefill, {tokens} tokens, {}: {ms:.3} ms per layer",
         gpu.name
     );
-    gpu.profile_start();
-    run();
-    let times = gpu.profile_finish().unwrap();
-    for (label, ms) in &times {
+    let times = t.last_call();
+    for (label, ms) in times {
         eprintln!("  {label}: {ms:.3} ms");
     }
     let pairs = (tokens * (d.top_k + 1)) as f64;
@@ -102,7 +101,7 @@ fn bench_moe_prefill_8k() {
         ("gemm_moe_gate_up", 2.0 * (2 * inter * hid) as f64),
         ("gemm_moe_down", 2.0 * (hid * inter) as f64),
     ] {
-        let s = mean_ms(&times, kernel) as f64 / 1e3;
+        let s = t.kernel_ms(kernel) as f64 / 1e3;
         eprintln!(
             "  {kernel}: {:.1} TFLOP/s over the real rows, {:.1} over the padded tiles",
             pairs * per_row / s / 1e12,

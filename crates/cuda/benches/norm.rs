@@ -30,13 +30,7 @@ fn bench_rmsnorm_8k() {
     let w = upload(&gpu, "w", DType::BF16, &[n], &rng.vec_bf16(n, 0.1));
     let out = poisoned(&gpu, "out", DType::BF16, &[rows, n]);
     let (xv, wv, ov) = (x.view(), w.view(), out.view());
-    k.rmsnorm(&xv, &wv, &ov, rows).unwrap();
-    gpu.synchronize().unwrap();
-    gpu.profile_start();
-    for _ in 0..10 {
-        k.rmsnorm(&xv, &wv, &ov, rows).unwrap();
-    }
-    let ms = mean_ms(&gpu.profile_finish().unwrap(), "rmsnorm");
+    let ms = time(&gpu, 10, || k.rmsnorm(&xv, &wv, &ov, rows).unwrap()).kernel_ms("rmsnorm");
     let bytes = (rows * n * (4 + 2)) as f64;
     eprintln!(
         "bench_rmsnorm_8k: {rows} rows of {n}: {:.1} us per launch, {:.0} GB/s",

@@ -41,7 +41,7 @@ fn bench_gemv_normed_in_proj() {
     let norm_w = upload(&gpu, "norm_w", DType::BF16, &[h], &rng.vec_bf16(h, 0.1));
     let y = poisoned(&gpu, "y", DType::F32, &[rows]);
     let mut k = 0;
-    let ms = mean_ms_of(&gpu, 40, || {
+    let ms = time(&gpu, 40, || {
         gemv.run_normed(
             &copies[k % 4].view(),
             &resid.view(),
@@ -51,7 +51,8 @@ fn bench_gemv_normed_in_proj() {
         )
         .unwrap();
         k += 1;
-    });
+    })
+    .ms;
     let bytes = (rows * h * 2) as f64;
     eprintln!(
         "bench_gemv_normed_in_proj: {rows} x {h}: {:.2} us per launch, {:.2} TB/s",
@@ -89,15 +90,9 @@ fn bench_gemm(m: usize) {
         gpu.memset_u32(x.ptr(), 0x3f80_3f80, x.bytes() / 4).unwrap();
         gpu.memset_u32(w.ptr(), 0x3c00_3c00, w.bytes() / 4).unwrap();
         let y = lily_cuda::runtime::tensor::Tensor::new(&gpu, "y", DType::F32, &[m, n]).unwrap();
-        gemm.run(&w.view(), &x.view(), &y.view(), Out::Write).unwrap();
-        gpu.synchronize().unwrap();
-        let reps = 10;
-        let t0 = std::time::Instant::now();
-        for _ in 0..reps {
-            gemm.run(&w.view(), &x.view(), &y.view(), Out::Write).unwrap();
-        }
-        gpu.synchronize().unwrap();
-        let s = t0.elapsed().as_secs_f64() / reps as f64;
+        let s = time(&gpu, 10, || gemm.run(&w.view(), &x.view(), &y.view(), Out::Write).unwrap()).ms
+            as f64
+            / 1e3;
         let tflops = 2.0 * (m * n * k) as f64 / s / 1e12;
         eprintln!(
             "gemm {name} {m}x{n}x{k}: {:.3} ms, {tflops:.1} TFLOP/s",

@@ -54,11 +54,10 @@ fn bench_sampling() {
     ] {
         let r = PickRule { draw: PickRule::draw_for(0.5), ..r };
         s.set_rule(&r);
-        let us = 1e3 * mean_ms_of(&gpu, 200, || s.launch(&r));
-        gpu.profile_start();
-        s.launch(&r);
-        let times = gpu.profile_finish().unwrap();
-        let kernels: Vec<String> = times
+        let t = time(&gpu, 200, || s.launch(&r));
+        let us = 1e3 * t.ms;
+        let kernels: Vec<String> = t
+            .last_call()
             .iter()
             .map(|(label, ms)| format!("{} {:.1}", label.split(' ').next().unwrap(), ms * 1e3))
             .collect();

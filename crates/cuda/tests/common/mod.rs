@@ -302,21 +302,16 @@ pub fn run_benches(benches: &[(&str, fn())]) {
     }
 }
 
-/// Mean milliseconds of the profiled launches whose label starts with `kernel` (labels are
-/// "name grid XxYxZ"); panics if there is none, so a renamed kernel cannot time as zero.
-pub fn mean_ms(times: &[(String, f32)], kernel: &str) -> f32 {
-    let t: Vec<f32> = times
-        .iter()
-        .filter(|(label, _)| label.starts_with(kernel))
-        .map(|(_, ms)| *ms)
-        .collect();
-    assert!(!t.is_empty(), "no timed launch of {kernel}");
-    t.iter().sum::<f32>() / t.len() as f32
+/// What a micro-benchmark measures of `run`, the one way every benchmark times: after one
+/// warm-up call, the mean milliseconds of `reps` calls back to back on the stream (events), and
+/// each launch of `reps` more calls, profiled (labels "name grid XxYxZ").
+pub struct Timing {
+    pub ms: f32,
+    launches: Vec<(String, f32)>,
+    reps: usize,
 }
 
-/// Mean milliseconds of `run` over `reps` back-to-back calls on the stream, timed with events
-/// after one warm-up call.
-pub fn mean_ms_of(gpu: &Arc<Gpu>, reps: usize, mut run: impl FnMut()) -> f32 {
+pub fn time(gpu: &Arc<Gpu>, reps: usize, mut run: impl FnMut()) -> Timing {
     run();
     gpu.synchronize().unwrap();
     let (begin, end) = (gpu.event().unwrap(), gpu.event().unwrap());
@@ -325,7 +320,34 @@ pub fn mean_ms_of(gpu: &Arc<Gpu>, reps: usize, mut run: impl FnMut()) -> f32 {
         run();
     }
     end.record().unwrap();
-    end.since(&begin).unwrap() / reps as f32
+    let ms = end.since(&begin).unwrap() / reps as f32;
+    gpu.synchronize().unwrap();
+    gpu.profile_start();
+    for _ in 0..reps {
+        run();
+    }
+    let launches = gpu.profile_finish().unwrap();
+    Timing { ms, launches, reps }
+}
+
+impl Timing {
+    /// Mean milliseconds of the profiled launches whose label starts with `kernel`; panics if
+    /// there is none, so a renamed kernel cannot time as zero.
+    pub fn kernel_ms(&self, kernel: &str) -> f32 {
+        let t: Vec<f32> = self
+            .launches
+            .iter()
+            .filter(|(label, _)| label.starts_with(kernel))
+            .map(|(_, ms)| *ms)
+            .collect();
+        assert!(!t.is_empty(), "no timed launch of {kernel}");
+        t.iter().sum::<f32>() / t.len() as f32
+    }
+
+    /// The launches of the last profiled call, in order.
+    pub fn last_call(&self) -> &[(String, f32)] {
+        &self.launches[self.launches.len() - self.launches.len() / self.reps..]
+    }
 }
 
 /// Lets the next launch begin, then writes `value` to `pos` once `ns` nanoseconds have passed:
