@@ -115,7 +115,7 @@ fn gdn_decode_matches_cpu_conv_and_recurrence() {
         })
         .unwrap();
         let normed = poisoned(&gpu, "normed", DType::BF16, &[v * vd]);
-        k.gated_norm(&out.view(), &proj.view(), &normd.view(), &normed.view())
+        k.gated_rmsnorm(&out.view(), &proj.view(), &normd.view(), &normed.view())
             .unwrap();
         let o_t = &o[t * v * vd..(t + 1) * v * vd];
         check(
@@ -235,7 +235,7 @@ fn prefill_then_decode(test: &str, d: &Dims, chunks: &[usize]) {
         .unwrap();
     let normed = poisoned(&gpu, "normed", DType::BF16, &[out_w]);
     kernels
-        .gated_norm(&o.view(), &projd.view(), &l.norm.view(), &normed.view())
+        .gated_rmsnorm(&o.view(), &projd.view(), &l.norm.view(), &normed.view())
         .unwrap();
     let (o_cpu, gated) = cpu.run(&proj);
     let what = format!("{test}: decode at {start} after the prefill");

@@ -1,6 +1,6 @@
 //! RMSNorm on the GPU against the CPU reference (lily-cpu: norm): the prefill's row norm
 //! (norm.cu: rmsnorm), and decode's, which runs in the prologue of the product that reads it
-//! (gemv.cuh: stage_normed), the first layer's with the token's embedding lookup.
+//! (gemv.cuh: stage_rmsnorm), the first layer's with the token's embedding lookup.
 //! Fresh random inputs, outputs poisoned (NaN) before the run; bounds on max|gpu - cpu| /
 //! max|cpu|: 1e-4 for f32 outputs from identical bf16 inputs (only the summation order
 //! differs), 1e-2 for bf16 outputs (one bf16 rounding is 2^-9 relative).

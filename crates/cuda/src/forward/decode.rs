@@ -51,7 +51,7 @@ pub(crate) fn step(m: &Model, s: &CudaSequence, path: PickPath, linked: bool) ->
                     pos_lag: (linked && gdn_i == 0) as i32,
                 })?;
                 // normed = norm(o) * silu(z).
-                k.gdn.gated_norm(
+                k.gdn.gated_rmsnorm(
                     &s.gdn_o.view(),
                     &proj,
                     &g.norm.view(),

@@ -21,7 +21,7 @@
 #define GEMV_PER_LANE(cols) ((GEMV_CHUNKS(cols) + 31) / 32)
 #define GEMV_ROWS(cols) (GEMV_PER_LANE(cols) >= GEMV_LOADS ? 1 : GEMV_LOADS / GEMV_PER_LANE(cols))
 
-// The chunks of the norm weight a thread scales in stage_normed: a weight, so its callers ask
+// The chunks of the norm weight a thread scales in stage_rmsnorm: a weight, so its callers ask
 // for it before their PDL wait instead of one more memory round trip after the block sum.
 template <int COLS, int THREADS>
 struct NormWeights {
@@ -72,7 +72,7 @@ struct EmbedRow {
 // registers between the sum and the scaling. `issued` runs once the input's loads are issued
 // and before their first use: loads it issues then queue behind them, not in front.
 template <int COLS, int THREADS, typename Src, typename Issued>
-__device__ __forceinline__ void stage_normed(uint4* xs, const Src& src, const NormWeights<COLS, THREADS>& nw,
+__device__ __forceinline__ void stage_rmsnorm(uint4* xs, const Src& src, const NormWeights<COLS, THREADS>& nw,
                                              bf16* __restrict__ xn_out, float eps, Issued issued) {
     constexpr int CHUNKS = GEMV_CHUNKS(COLS), MINE = NormWeights<COLS, THREADS>::MINE;
     __shared__ float scratch[32];
@@ -146,7 +146,7 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
 #pragma unroll
     for (int r = 0; r < ROWS; r++) y_old[r] = accumulate && lane == 0 && row0 + r < rows ? __ldcg(y + row0 + r) : 0.f;
     if constexpr (NORMED) {
-        stage_normed<COLS, WARPS * 32>(xs, ResidRow{resid}, nw, xn_out, eps, [] {});
+        stage_rmsnorm<COLS, WARPS * 32>(xs, ResidRow{resid}, nw, xn_out, eps, [] {});
     } else {
         for (int c = threadIdx.x; c < CHUNKS; c += blockDim.x) xs[c] = __ldcg(reinterpret_cast<const uint4*>(x) + c);
     }
@@ -198,7 +198,7 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
 // The ring needs at least two stages and 16 warps x 3 rows per SM to keep the stream full
 // (the sweeps: docs/TRIED.md, "Decode: row products").
 // Dynamic shared memory: GEMV_NORMED_WARPS * GEMV_NORMED_STAGES rows (gemv.rs: stream_ring_bytes).
-// `make_src` gives the normed input's source once the wait is over (stage_normed's Src).
+// `make_src` gives the normed input's source once the wait is over (stage_rmsnorm's Src).
 template <typename MakeSrc>
 __device__ __forceinline__ void stream_normed(const bf16* W, MakeSrc make_src, const bf16* norm_w, bf16* xn_out,
                                               float eps, float* y, int rows) {
@@ -256,7 +256,7 @@ __device__ __forceinline__ void stream_normed(const bf16* W, MakeSrc make_src, c
 #pragma unroll
     for (int k = 0; k < EARLY; k++) ask(k);
     pdl_wait();
-    stage_normed<HIDDEN, GEMV_NORMED_WARPS * 32>(xs, make_src(), nw, xn_out, eps, [&] {
+    stage_rmsnorm<HIDDEN, GEMV_NORMED_WARPS * 32>(xs, make_src(), nw, xn_out, eps, [&] {
 #pragma unroll
         for (int k = EARLY; k < STAGES; k++) ask(k);
     });

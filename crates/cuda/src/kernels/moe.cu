@@ -164,7 +164,7 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
                 l2_ahead(ahead + (long)row0 * HIDDEN, (unsigned)n * HIDDEN * 2);
             }
         }
-        stage_normed(xs, ResidRow{resid}, nw, nullptr, eps, [] {});
+        stage_rmsnorm(xs, ResidRow{resid}, nw, nullptr, eps, [] {});
         __syncthreads();
         if (valid) expert_rows_finish(w, xs, h + TOP_K * MOE_INTER + r);
         return;
