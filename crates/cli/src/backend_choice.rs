@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use clap::ValueEnum;
-use lily_cuda::driver::Gpu;
+use lily_cuda::runtime::driver::Gpu;
 use lily_cuda::{CudaError, Dims};
 use lily_model::Config;
 

@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
-use lily_cuda::driver::Gpu;
+use lily_cuda::runtime::driver::Gpu;
 use lily_cuda::{CudaBackend, CudaSequence, Dims};
 use lily_engine::{GenerateOptions, Pick};
 use lily_model::{Backend, PickRule};
@@ -68,18 +68,18 @@ pub struct Args {
     #[arg(long)]
     json: Option<PathBuf>,
     /// Skip every launch of this kernel, by name or by the label --profile prints ("name grid
-    /// XxYxZ"); repeatable. Times what a step costs without it (scripts/ablate_decode.py); the
+    /// XxYxZ"); repeatable. Times what a step costs without it (scripts/profile/ablate_decode.py); the
     /// generated tokens are then meaningless.
     #[arg(long = "leave-out", value_name = "KERNEL")]
     leave_out: Vec<String>,
     /// Write a per-block timeline of one decode step (graph replay) at the first context to
     /// FILE, as CSV: when each block of each launch started and when its PDL wait returned, on
-    /// which SM (scripts/trace_summary.py summarises it). The kernels are then compiled with the
+    /// which SM (scripts/profile/trace_summary.py summarises it). The kernels are then compiled with the
     /// marks (a store or three per block): compare that run's table only with traced runs.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// At the first context, replay one decode step (graph, after two warm-up replays) with the
-    /// profiler's capture on, for a profiler started with it off (scripts/ncu_step.sh: ncu's
+    /// profiler's capture on, for a profiler started with it off (scripts/profile/ncu_step.sh: ncu's
     /// sampled DRAM and SM activity over one step).
     #[arg(long)]
     profiler_step: bool,
@@ -227,7 +227,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let gpu = Gpu::open()?;
     if args.trace.is_some() {
-        lily_cuda::trace::enable(&gpu)?;
+        lily_cuda::runtime::trace::enable(&gpu)?;
     }
     let (backend, precision) = match (&args.model, args.synthetic) {
         (Some(dir), _) => (
@@ -241,8 +241,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         (None, false) => bail!("give --synthetic or --model DIR"),
     };
     tracing::info!("model ready in {:.1} s", started.elapsed().as_secs_f64());
-    let d = backend.dims.clone();
-    let gpu = &backend.gpu;
+    let d = backend.model.dims.clone();
+    let gpu = &backend.model.gpu;
     gpu.leave_out(args.leave_out.clone());
     let commit = option_env!("LILY_COMMIT").unwrap_or("unknown");
     println!(
@@ -327,15 +327,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             prefilled_again(&mut seq)?;
             let labels: Vec<String> = backend.profile_step(&mut seq)?.into_iter().map(|(l, _)| l).collect();
             backend.run_steps(&mut seq, 2)?;
-            lily_cuda::trace::clear(gpu)?;
+            lily_cuda::runtime::trace::clear(gpu)?;
             backend.run_steps(&mut seq, 1)?;
-            let marks = lily_cuda::trace::collect(gpu)?;
+            let marks = lily_cuda::runtime::trace::collect(gpu)?;
             // Marks that do not match the eager step's launches are still written, unnamed.
-            let (text, what) = match lily_cuda::trace::launches(&marks, &labels) {
-                Ok(launches) => (lily_cuda::trace::csv(&launches), format!("{} launches", launches.len())),
+            let (text, what) = match lily_cuda::runtime::trace::launches(&marks, &labels) {
+                Ok(launches) => (lily_cuda::runtime::trace::csv(&launches), format!("{} launches", launches.len())),
                 Err(e) => {
                     tracing::warn!("{e}; writing the marks by grid id");
-                    (lily_cuda::trace::csv(&lily_cuda::trace::unnamed(&marks)), "launches not matched".to_string())
+                    (lily_cuda::runtime::trace::csv(&lily_cuda::runtime::trace::unnamed(&marks)), "launches not matched".to_string())
                 }
             };
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;

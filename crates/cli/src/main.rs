@@ -42,7 +42,7 @@ enum Command {
     /// OpenAI-compatible HTTP server (chat completions, completions, models, health, metrics).
     Serve(serve::ServeArgs),
     /// Write the PTX of every kernel family (developer check: compare two builds with
-    /// scripts/ptx_diff.py to see whether a change leaves the GPU code alone).
+    /// scripts/profile/ptx_diff.py to see whether a change leaves the GPU code alone).
     Ptx(ptx::Args),
 }
 

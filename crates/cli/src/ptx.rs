@@ -1,12 +1,12 @@
 //! `lily ptx`: the PTX of every kernel family as the GPU backend compiles it for the full
 //! model (and this process's launch shapes), one file per family. Two builds' outputs compared
-//! with `scripts/ptx_diff.py` tell whether a change leaves the GPU code alone, without a GPU.
+//! with `scripts/profile/ptx_diff.py` tell whether a change leaves the GPU code alone, without a GPU.
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use lily_cuda::kernels::SOURCES;
-use lily_cuda::nvrtc::Nvrtc;
+use lily_cuda::runtime::nvrtc::Nvrtc;
 use lily_cuda::Dims;
 
 #[derive(clap::Args)]

@@ -141,7 +141,7 @@ fn byte_tokenizer_dir() -> PathBuf {
 }
 
 /// The text and transformers' chat prompt ids (thinking on and off) recorded by
-/// scripts/make_byte_tokenizer.py.
+/// scripts/fixtures/make_byte_tokenizer.py.
 fn reference_prompts() -> (String, Vec<u32>, Vec<u32>) {
     let json: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(byte_tokenizer_dir().join("prompts.json")).unwrap(),

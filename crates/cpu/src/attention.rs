@@ -36,7 +36,7 @@ pub fn causal_attention(
             let qh = &q[(t * num_heads + h) * d..(t * num_heads + h + 1) * d];
             for (p, score) in scores[..visible].iter_mut().enumerate() {
                 let kh = &k_cache[(p * num_kv_heads + kv) * d..(p * num_kv_heads + kv + 1) * d];
-                *score = crate::linalg::dot(qh, kh) * scale;
+                *score = crate::products::dot(qh, kh) * scale;
             }
             let max = scores[..visible]
                 .iter()

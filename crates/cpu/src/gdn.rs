@@ -193,7 +193,7 @@ pub fn gated_delta_rule_chunked(
             for i in 0..c {
                 for j in 0..i {
                     a[i * c + j] =
-                        bt(i) * crate::linalg::dot(kr(i), kr(j)) * (cum[i] - cum[j]).exp();
+                        bt(i) * crate::products::dot(kr(i), kr(j)) * (cum[i] - cum[j]).exp();
                 }
             }
             let mut u = vec![0.0f32; c * dv];
@@ -239,7 +239,7 @@ pub fn gated_delta_rule_chunked(
                     }
                 }
                 for jt in 0..=i {
-                    let p = crate::linalg::dot(qr(i), kr(jt)) * (cum[i] - cum[jt]).exp();
+                    let p = crate::products::dot(qr(i), kr(jt)) * (cum[i] - cum[jt]).exp();
                     for j in 0..dv {
                         o[j] += p * v_new[jt * dv + j];
                     }

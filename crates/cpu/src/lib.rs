@@ -4,8 +4,8 @@
 //! `Qwen3_5MoeForCausalLM` to ~1e-6 relative on the golden fixtures.
 //!
 //! Ops, one module per family, each a plain function over f32 slices (layouts in the module docs):
-//! - [`linalg`]: [`linalg::matvec`], [`linalg::matmul`] against a weight [`lily_model::Tensor`]
-//!   (`out = W x`, W [rows, cols] in f32/bf16/f16, widened per row), [`linalg::dot`].
+//! - [`products`]: [`products::matvec`], [`products::matmul`] against a weight [`lily_model::Tensor`]
+//!   (`out = W x`, W [rows, cols] in f32/bf16/f16, widened per row), [`products::dot`].
 //! - [`norm`]: [`norm::rms_norm_zero_centred`] `x * rsqrt(mean(x^2)+eps) * (1+w)` (layer, final,
 //!   q/k norms), [`norm::rms_norm_zero_centred_rows`] (per head, in place),
 //!   [`norm::gated_rms_norm`] `w * rmsnorm(o) * silu(z)` (GDN output), [`norm::l2_normalize`].
@@ -26,7 +26,7 @@ pub mod activation;
 pub mod attention;
 pub mod error;
 pub mod gdn;
-pub mod linalg;
+pub mod products;
 pub mod model;
 pub mod moe;
 pub mod norm;

@@ -12,7 +12,7 @@ use crate::activation::sigmoid;
 use crate::attention::{causal_attention, AttentionShape};
 use crate::error::CpuError;
 use crate::gdn::{self, GdnInputs, GdnShape};
-use crate::linalg::matmul;
+use crate::products::matmul;
 use crate::moe::moe_block;
 use crate::norm::{gated_rms_norm, rms_norm_zero_centred, rms_norm_zero_centred_rows};
 use crate::rope::{apply_rope, inverse_frequencies};

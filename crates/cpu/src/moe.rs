@@ -4,7 +4,7 @@
 use lily_model::weights::{ExpertWeights, MoeWeights};
 
 use crate::activation::{sigmoid, silu};
-use crate::linalg::{dot, matvec};
+use crate::products::{dot, matvec};
 
 /// Top-`k` experts from router logits: the `k` largest logits (ties to the lower index), weighted
 /// by their softmax renormalised over the `k`, i.e. `exp(l_e - l_max) / sum_k exp(l_k - l_max)`:

@@ -1,5 +1,5 @@
 //! The CPU reference against transformers on tiny seeded checkpoints
-//! (`scripts/make_golden_fixtures.py` writes `tests/fixtures/*`).
+//! (`scripts/fixtures/make_golden_fixtures.py` writes `tests/fixtures/*`).
 //!
 //! Error measure: for arrays a (ours) and b (transformers), `max|a - b| / max|b|` over the whole
 //! array: relative to the array's scale, so near-zero entries do not blow it up.

@@ -11,10 +11,10 @@ use lily_model::weights::{ExpertWeights, MixerWeights};
 use lily_model::Weights;
 
 use crate::dims::Dims;
-use crate::driver::Gpu;
+use crate::runtime::driver::Gpu;
 use crate::error::{CudaError, Result};
 use crate::kernels::Kernels;
-use crate::tensor::{DType, Tensor};
+use crate::runtime::tensor::{DType, Tensor};
 
 pub struct GdnWeights {
     /// [gdn_in_rows, hidden]: in_proj_qkv | in_proj_z | in_proj_b | in_proj_a.

@@ -6,10 +6,10 @@
 
 mod common;
 
-use lily_cuda::kernels::SOURCES;
-use lily_cuda::nvrtc::{Nvrtc, TARGET_ARCH};
-use lily_cuda::shapes::Shapes;
 use lily_cuda::Dims;
+use lily_cuda::kernels::SOURCES;
+use lily_cuda::runtime::nvrtc::{Nvrtc, TARGET_ARCH};
+use lily_cuda::shapes::Shapes;
 
 #[test]
 fn every_kernel_compiles_for_sm90a() {

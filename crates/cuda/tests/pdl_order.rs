@@ -19,13 +19,12 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use lily_cuda::Dims;
+use lily_cuda::kernels::SOURCES;
+use lily_cuda::runtime::nvrtc::{Nvrtc, TARGET_ARCH};
+use lily_cuda::shapes::Shapes;
 
 mod common;
-
-use lily_cuda::kernels::SOURCES;
-use lily_cuda::nvrtc::{Nvrtc, TARGET_ARCH};
-use lily_cuda::shapes::Shapes;
-use lily_cuda::Dims;
 
 /// One instruction as the control-flow walk needs it.
 #[derive(Debug, PartialEq)]

@@ -1,7 +1,7 @@
 //! Encode throughput of Lily's tokenizer on the test corpus, single-threaded.
 //!
 //! `cargo run --release -p lily-model --example tokenizer_bench [corpus.jsonl.gz] [rounds]`
-//! prints one JSON line. scripts/bench_tokenizer.py runs it beside the Python references on the
+//! prints one JSON line. scripts/reference/bench_tokenizer.py runs it beside the Python references on the
 //! same corpus and prints the comparison; the numbers are recorded in
 //! crates/model/src/tokenizer/README.md.
 

@@ -1,5 +1,5 @@
 //! The chat template rendered by Lily against transformers' `apply_chat_template` on 35
-//! conversations (scripts/make_chat_fixtures.py): the prompt text byte for byte, its token ids,
+//! conversations (scripts/fixtures/make_chat_fixtures.py): the prompt text byte for byte, its token ids,
 //! and the template's refusals.
 
 use lily_model::chat::{ChatOptions, ChatTemplate, Message};

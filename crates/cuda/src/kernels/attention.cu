@@ -25,7 +25,7 @@ __device__ __forceinline__ double rope_inv_freq(float theta, int j) { return pow
 // Zero-centred RMSNorm of one head (thread i holds dim i of x, w its weight), then rotate-half
 // RoPE on the first ROPE_DIM dims at position p with thread i's inverse frequency; returns dim
 // i. Block of HD threads; xs holds HD floats.
-__device__ __forceinline__ float norm_rope(float x, float w, double inv_freq, int p, float eps, float* xs,
+__device__ __forceinline__ float rmsnorm_rope(float x, float w, double inv_freq, int p, float eps, float* xs,
                                            float* scratch) {
     const int i = threadIdx.x;
     const float r = rsqrtf(block_sum(x * x, scratch) / HD + eps);
@@ -62,7 +62,7 @@ extern "C" __global__ void attn_prepare(const float* __restrict__ proj, const bf
     // A key block's value asked for with its key, not after the norm's barriers (a round trip
     // on the launch's path: the split-KV decode waits for every block).
     const float v = is_q ? 0.f : __ldcg(proj + Q_ROWS + ATTN_KV_HEADS * HD + kvh * HD + i);
-    const float x = norm_rope(src[i], w, inv_freq, p, eps, xs, scratch);
+    const float x = rmsnorm_rope(src[i], w, inv_freq, p, eps, xs, scratch);
     if (is_q) {
         q_out[b * HD + i] = x;
     } else {

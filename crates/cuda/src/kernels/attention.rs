@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use crate::dims::{Dims, ATTN_SPLITS};
-use crate::driver::{Function, Gpu, KernelArgs, Module, TensorMapShape};
+use crate::runtime::driver::{Function, Gpu, KernelArgs, Module, TensorMapShape};
 use crate::error::{CudaError, Result};
-use crate::tensor::{DType, View};
+use crate::runtime::tensor::{DType, View};
 
 pub struct Attention {
     gpu: Arc<Gpu>,
@@ -122,7 +122,7 @@ pub struct AttnPrefillArgs<'a> {
 
 impl Attention {
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
-        let module = super::load(gpu, "attention.cu", include_str!("attention.cu"), dims)?;
+        let module = super::load(gpu, "attention.cu", dims)?;
         let prefill_flash = module.function("attn_prefill_flash")?;
         module.allow_shared(&prefill_flash, FlashBlock::of(dims).shared)?;
         let partial = module.function("attn_decode_partial")?;

@@ -3,9 +3,9 @@
 use std::sync::Arc;
 
 use crate::dims::Dims;
-use crate::driver::{Function, Gpu, KernelArgs, Module};
+use crate::runtime::driver::{Function, Gpu, KernelArgs, Module};
 use crate::error::{CudaError, Result};
-use crate::tensor::{DType, View};
+use crate::runtime::tensor::{DType, View};
 
 pub struct Fill {
     gpu: Arc<Gpu>,
@@ -16,7 +16,7 @@ pub struct Fill {
 
 impl Fill {
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
-        let module = super::load(gpu, "fill.cu", include_str!("fill.cu"), dims)?;
+        let module = super::load(gpu, "fill.cu", dims)?;
         Ok(Fill {
             gpu: gpu.clone(),
             bf16: module.function("fill_bf16")?,

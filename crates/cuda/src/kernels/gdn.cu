@@ -16,7 +16,7 @@
 // slot being written this step is never one that any block reads, so there is no race.
 // The recurrent state S is f32 [V][KD][VD] because rounding compounds across tokens. Decode
 // keeps two of them per layer, [2][V][KD][VD]: the step at position p reads S[p % 2] and writes
-// S[(p + 1) % 2], so a step run ahead of the host (backend.rs: decode_pick) is undone by not
+// S[(p + 1) % 2], so a step run ahead of the host (steps.rs: pick_after) is undone by not
 // advancing the position: the state it started from is still there.
 #define GDN_STATE_HALF ((long)GDN_VALUE_HEADS * GDN_KEY_DIM * GDN_VALUE_DIM)
 
@@ -177,7 +177,7 @@ gdn_decode(const float* __restrict__ proj, const bf16* __restrict__ conv_w, floa
 // step (docs/TRIED.md, "Decode: GDN").
 #define GDN_NORM_WARPS 8
 template <bool EARLY>
-__device__ __forceinline__ void gated_norm_rows(const float* __restrict__ o, const float* __restrict__ proj,
+__device__ __forceinline__ void gated_rmsnorm_rows(const float* __restrict__ o, const float* __restrict__ proj,
                                                 const bf16* __restrict__ w, bf16* __restrict__ out, float eps,
                                                 int rows) {
     constexpr int PER_LANE = (GDN_VALUE_DIM + 31) / 32;
@@ -222,12 +222,12 @@ __device__ __forceinline__ void gated_norm_rows(const float* __restrict__ o, con
 extern "C" __global__ void __launch_bounds__(GDN_NORM_WARPS * 32)
 gdn_gated_norm(const float* __restrict__ o, const float* __restrict__ proj, const bf16* __restrict__ w,
                bf16* __restrict__ out, float eps, int rows) {
-    gated_norm_rows<false>(o, proj, w, out, eps, rows);
+    gated_rmsnorm_rows<false>(o, proj, w, out, eps, rows);
 }
 extern "C" __global__ void __launch_bounds__(GDN_NORM_WARPS * 32)
 gdn_gated_norm_decode(const float* __restrict__ o, const float* __restrict__ proj, const bf16* __restrict__ w,
                       bf16* __restrict__ out, float eps, int rows) {
-    gated_norm_rows<true>(o, proj, w, out, eps, rows);
+    gated_rmsnorm_rows<true>(o, proj, w, out, eps, rows);
 }
 
 // ---- Prefill: a chunk of `tokens` tokens at positions start .. start + tokens - 1. ----

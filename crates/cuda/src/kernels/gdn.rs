@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use crate::dims::Dims;
-use crate::driver::{Function, Gpu, KernelArgs, Module};
+use crate::runtime::driver::{Function, Gpu, KernelArgs, Module};
 use crate::error::{CudaError, Result};
-use crate::tensor::{DType, Tensor, View};
+use crate::runtime::tensor::{DType, Tensor, View};
 
 /// L2-norm epsilon of q and k in the prefill (transformers' `l2norm`, the CPU reference's
 /// `QK_L2_EPS`; the decode kernel takes the model's rms eps, equal for Qwen3.6).
@@ -66,8 +66,8 @@ pub struct Gdn {
     gpu: Arc<Gpu>,
     _module: Module,
     decode: Function,
-    gated_norm: Function,
-    gated_norm_decode: Function,
+    gated_rmsnorm: Function,
+    gated_rmsnorm_decode: Function,
     prefill_prep: Function,
     prefill_ring: Function,
     chunk_solve: Function,
@@ -178,7 +178,7 @@ pub struct GdnDecodeArgs<'a> {
 
 impl Gdn {
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
-        let module = super::load(gpu, "gdn.cu", include_str!("gdn.cu"), dims)?;
+        let module = super::load(gpu, "gdn.cu", dims)?;
         let chunk_solve = module.function("gdn_chunk_solve")?;
         module.allow_shared(&chunk_solve, solve_shared_bytes(dims))?;
         let chunk_scan = module.function("gdn_chunk_scan")?;
@@ -186,8 +186,8 @@ impl Gdn {
         Ok(Gdn {
             gpu: gpu.clone(),
             decode: module.function("gdn_decode")?,
-            gated_norm: module.function("gdn_gated_norm")?,
-            gated_norm_decode: module.function("gdn_gated_norm_decode")?,
+            gated_rmsnorm: module.function("gdn_gated_norm")?,
+            gated_rmsnorm_decode: module.function("gdn_gated_norm_decode")?,
             prefill_prep: module.function("gdn_prefill_prep")?,
             prefill_ring: module.function("gdn_prefill_ring")?,
             chunk_solve,
@@ -240,18 +240,18 @@ impl Gdn {
     }
 
     /// out = bf16(w * rmsnorm(o) * silu(z)) per value head, z taken from `proj`.
-    pub fn gated_norm(&self, o: &View, proj: &View, w: &View, out: &View) -> Result<()> {
+    pub fn gated_rmsnorm(&self, o: &View, proj: &View, w: &View, out: &View) -> Result<()> {
         let d = &self.dims;
         let o = o.expect(DType::F32, &[d.gdn_out()])?;
         let proj = proj.expect(DType::F32, &[d.gdn_in_rows()])?;
         let w = w.expect(DType::BF16, &[d.gdn_value_dim])?;
         let out = out.expect(DType::BF16, &[d.gdn_out()])?;
-        self.launch_gated_norm(&self.gated_norm_decode, o, proj, w, out, d.gdn_value_heads)
+        self.launch_gated_rmsnorm(&self.gated_rmsnorm_decode, o, proj, w, out, d.gdn_value_heads)
     }
 
     /// The gated norm over `rows` (token, head) rows by `f` (the decode step's or the
     /// prefill's entry point); GDN_NORM_WARPS rows per block.
-    fn launch_gated_norm(&self, f: &Function, o: u64, proj: u64, w: u64, out: u64, rows: usize) -> Result<()> {
+    fn launch_gated_rmsnorm(&self, f: &Function, o: u64, proj: u64, w: u64, out: u64, rows: usize) -> Result<()> {
         const ROWS_PER_BLOCK: usize = 8;
         let mut args = KernelArgs::new()
             .ptr(o)
@@ -379,7 +379,7 @@ impl Gdn {
             &mut args,
         )?;
 
-        self.launch_gated_norm(&self.gated_norm, sc.o.ptr(), proj, norm, out, t * v)
+        self.launch_gated_rmsnorm(&self.gated_rmsnorm, sc.o.ptr(), proj, norm, out, t * v)
     }
 }
 

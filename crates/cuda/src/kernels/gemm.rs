@@ -4,9 +4,10 @@
 use std::sync::Arc;
 
 use crate::dims::Dims;
-use crate::driver::{DevicePtr, Function, Gpu, KernelArgs, Module, TensorMapShape};
+use crate::runtime::driver::{DevicePtr, Function, Gpu, KernelArgs, Module, TensorMapShape};
 use crate::error::{CudaError, Result};
-use crate::tensor::{DType, View};
+use crate::runtime::tensor::{DType, View};
+use super::Out;
 
 /// A block's output tile (GEMM_BM x GEMM_BN in gemm.cu), the same for the dense and the
 /// grouped kernels: two warpgroups of 128 threads.
@@ -108,7 +109,7 @@ fn matrix(v: &View, dtype: DType) -> Result<(usize, usize)> {
 
 impl Gemm {
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
-        let module = super::load(gpu, "gemm.cu", include_str!("gemm.cu"), dims)?;
+        let module = super::load(gpu, "gemm.cu", dims)?;
         let dense = module.function("gemm_bf16")?;
         let dense_narrow = module.function("gemm_bf16_n128")?;
         let gate_up = module.function("gemm_moe_gate_up")?;
@@ -133,9 +134,9 @@ impl Gemm {
         jobs.clamp(1, self.gpu.multiprocessors.max(1) as usize) as u32
     }
 
-    /// y = x w^T, or y += x w^T with `accumulate`. x: BF16 [m, k]; w: BF16 [n, k] (a weight as
-    /// stored); y: F32 [m, n]; k a multiple of 8.
-    pub fn run(&self, x: &View, w: &View, y: &View, accumulate: bool) -> Result<()> {
+    /// y = x w^T (each row of x times W, as gemv's y = W x), or y += x w^T with `Out::Add`.
+    /// w: BF16 [n, k] (a weight as stored); x: BF16 [m, k]; y: F32 [m, n]; k a multiple of 8.
+    pub fn run(&self, w: &View, x: &View, y: &View, out: Out) -> Result<()> {
         let (m, k) = matrix(x, DType::BF16)?;
         let (n, wk) = matrix(w, DType::BF16)?;
         if wk != k || k == 0 || k % K_MULTIPLE != 0 {
@@ -162,7 +163,7 @@ impl Gemm {
             .i32(m as i32)
             .i32(n as i32)
             .i32(k as i32)
-            .i32(accumulate as i32);
+            .i32((out == Out::Add) as i32);
         self.gpu.launch(
             if cols == TILE_COLS { &self.dense } else { &self.dense_narrow },
             (self.blocks(m.div_ceil(TILE_ROWS) * n.div_ceil(cols)), 1, 1),

@@ -3,12 +3,13 @@
 use std::sync::Arc;
 
 use crate::dims::Dims;
-use crate::driver::{DevicePtr, Function, Gpu, KernelArgs, Module};
+use crate::runtime::driver::{DevicePtr, Function, Gpu, KernelArgs, Module};
 use crate::error::{CudaError, Result};
 use crate::shapes::{self, Shapes};
-use crate::tensor::{DType, View};
+use super::Out;
+use crate::runtime::tensor::{DType, View};
 
-/// Rows a block of `warps` warps takes at `cols` columns (GEMV_ROWS in gemv.cu per warp): as
+/// Rows a block of `warps` warps takes at `cols` columns (GEMV_ROWS in gemv.cuh per warp): as
 /// many whole rows per warp as keep each lane's `gemv_loads` loads in flight, at least one.
 fn rows_per_block(shapes: &Shapes, warps: usize, cols: usize) -> usize {
     let per_lane = (cols / 8).div_ceil(32);
@@ -58,7 +59,7 @@ pub struct Gemv {
 impl Gemv {
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
         let shapes = shapes::current()?;
-        let module = super::load(gpu, "gemv.cu", include_str!("gemv.cu"), dims)?;
+        let module = super::load(gpu, "gemv.cu", dims)?;
         let entry = |cols, warps, name| -> Result<Entry> {
             Ok(Entry {
                 cols,
@@ -89,9 +90,9 @@ impl Gemv {
         })
     }
 
-    /// y = W x, or y += W x with `accumulate`. W: BF16 [rows, cols] with cols one of the
+    /// y = W x, or y += W x with `Out::Add`. W: BF16 [rows, cols] with cols one of the
     /// compiled widths (hidden, GDN value width, attention width); x: BF16 [cols]; y: F32 [rows].
-    pub fn run(&self, w: &View, x: &View, y: &View, accumulate: bool) -> Result<()> {
+    pub fn run(&self, w: &View, x: &View, y: &View, out: Out) -> Result<()> {
         let (rows, cols) = match w.shape[..] {
             [r, c] if w.dtype == DType::BF16 => (r, c),
             _ => {
@@ -121,7 +122,7 @@ impl Gemv {
             .ptr(x)
             .ptr(y)
             .i32(rows as i32)
-            .i32(accumulate as i32);
+            .i32((out == Out::Add) as i32);
         self.gpu.launch(
             &entry.f,
             (
@@ -253,7 +254,7 @@ impl Gemv {
     }
 
     fn launch_streamed(&self, f: &Function, mut args: KernelArgs) -> Result<()> {
-        // A fixed number of blocks per SM: their warps loop over the rows (gemv.cu).
+        // A fixed number of blocks per SM: their warps loop over the rows (gemv.cuh: stream_normed).
         let blocks = self.gpu.multiprocessors.max(1) * self.shapes.gemv_normed_blocks as u32;
         self.gpu.launch(
             f,

@@ -2,43 +2,56 @@
 //! the model's dimensions) and checks every argument before dispatch.
 
 pub mod attention;
-pub mod embed_norm;
 pub mod fill;
 pub mod gdn;
 pub mod gemm;
 pub mod gemv;
 pub mod moe;
+pub mod norm;
 pub mod sampling;
 
 use std::sync::Arc;
 
-use crate::cubin_cache::CubinCache;
+use crate::runtime::cubin_cache::CubinCache;
 use crate::dims::Dims;
-use crate::driver::{Gpu, Module};
+use crate::runtime::driver::{Gpu, Module};
 use crate::error::Result;
-use crate::nvrtc::{Nvrtc, TARGET_ARCH};
-use crate::tensor::View;
-use sampling::PickPath;
+use crate::runtime::nvrtc::{Nvrtc, TARGET_ARCH};
 
-/// Every kernel source, by file name (the CI compile test walks this list).
+/// A family's source as the compiler sees it: the headers it includes, then its own file, each
+/// under a `#line` naming it so that the compiler's messages point into the right file.
+macro_rules! family {
+    ($($file:literal),+) => {
+        concat!($("#line 1 \"", $file, "\"\n", include_str!($file), "\n"),+)
+    };
+}
+
+/// Every kernel family's source, by file name (the CI compile test walks this list). Each
+/// includes common.cuh (bf16 as raw bits, so NVRTC from a bare wheel needs no CUDA headers;
+/// warp and block reductions, PDL); moe.cu's router is gemv.cuh's row product.
 pub const SOURCES: &[(&str, &str)] = &[
-    ("embed_norm.cu", include_str!("embed_norm.cu")),
-    ("gemv.cu", include_str!("gemv.cu")),
-    ("gemm.cu", include_str!("gemm.cu")),
-    ("gdn.cu", include_str!("gdn.cu")),
-    ("attention.cu", include_str!("attention.cu")),
-    ("moe.cu", moe::SOURCE),
-    ("sampling.cu", include_str!("sampling.cu")),
-    ("fill.cu", include_str!("fill.cu")),
+    ("norm.cu", family!("common.cuh", "norm.cu")),
+    ("gemv.cu", family!("common.cuh", "gemv.cuh", "gemv.cu")),
+    ("gemm.cu", family!("common.cuh", "gemm.cu")),
+    ("gdn.cu", family!("common.cuh", "gdn.cu")),
+    ("attention.cu", family!("common.cuh", "attention.cu")),
+    ("moe.cu", family!("common.cuh", "gemv.cuh", "moe.cu")),
+    ("sampling.cu", family!("common.cuh", "sampling.cu")),
+    ("fill.cu", family!("common.cuh", "fill.cu")),
 ];
 
 /// Compiles one family for `dims` (or takes the cubin a previous run cached) and loads it on
 /// `gpu`. A cached cubin the driver refuses is recompiled and replaced.
-pub(crate) fn load(gpu: &Arc<Gpu>, name: &str, source: &str, dims: &Dims) -> Result<Module> {
+pub(crate) fn load(gpu: &Arc<Gpu>, name: &str, dims: &Dims) -> Result<Module> {
+    let source = SOURCES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| *s)
+        .ok_or_else(|| crate::error::CudaError::Invalid(format!("no kernel family {name}")))?;
     let started = std::time::Instant::now();
     let nvrtc = Nvrtc::get()?;
     let mut defines = dims.defines();
-    defines.extend(crate::trace::define());
+    defines.extend(crate::runtime::trace::define());
     let compile = || nvrtc.compile(name, source, TARGET_ARCH, &defines);
     let cache = CubinCache::from_env();
     let key = nvrtc.cache_key(name, source, TARGET_ARCH, &defines);
@@ -60,9 +73,17 @@ pub(crate) fn load(gpu: &Arc<Gpu>, name: &str, source: &str, dims: &Dims) -> Res
     }
 }
 
+/// What a product does with its output y: overwrite it, or add to it (the residual add of the
+/// products that end a mixer or an MoE block, in their epilogue).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Out {
+    Write,
+    Add,
+}
+
 /// All kernel families, compiled for one model.
 pub struct Kernels {
-    pub embed_norm: embed_norm::EmbedNorm,
+    pub norm: norm::Norm,
     pub gemv: gemv::Gemv,
     pub gemm: gemm::Gemm,
     pub gdn: gdn::Gdn,
@@ -73,38 +94,10 @@ pub struct Kernels {
 }
 
 impl Kernels {
-    /// The logits of the residual row `x` (F32 [hidden]): lm_head over its final norm, then the
-    /// pick under the rule in `rule` into `best` (an argmax key; it must hold 0, as finish_step
-    /// leaves it). lm_head's epilogue leaves the argmax there: a greedy rule's pick, a draw's
-    /// max, which sampling's kernels replace with the drawn token. `path` must be the rule's
-    /// (`PickPath::of`): under a greedy rule the draw writes nothing, and a cut whose passes are
-    /// left out is not made.
-    #[allow(clippy::too_many_arguments)]
-    pub fn lm_head_pick(
-        &self,
-        lm_head: &View,
-        final_norm: &View,
-        x: &View,
-        logits: &View,
-        rule: &View,
-        scratch: &View,
-        best: &View,
-        path: PickPath,
-    ) -> Result<()> {
-        self.gemv
-            .run_lm_head(lm_head, x, final_norm, logits, best)?;
-        match path {
-            PickPath::Greedy => Ok(()),
-            PickPath::Draw { top_k, top_p } => self
-                .sampling
-                .draw(logits, rule, scratch, best, top_k, top_p),
-        }
-    }
-
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Kernels> {
         dims.validate().map_err(crate::error::CudaError::Invalid)?;
         Ok(Kernels {
-            embed_norm: embed_norm::EmbedNorm::load(gpu, dims)?,
+            norm: norm::Norm::load(gpu, dims)?,
             gemv: gemv::Gemv::load(gpu, dims)?,
             gemm: gemm::Gemm::load(gpu, dims)?,
             gdn: gdn::Gdn::load(gpu, dims)?,

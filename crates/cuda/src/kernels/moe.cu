@@ -1,5 +1,5 @@
 // Mixture of experts: decode's kernels, and the routing around prefill's expert GEMMs. Needs:
-// HIDDEN, NUM_EXPERTS, TOP_K, MOE_INTER, and gemv.cu compiled in front of it (the router is a
+// HIDDEN, NUM_EXPERTS, TOP_K, MOE_INTER, and gemv.cuh included before it (the router is a
 // row product with the norm fused).
 // Decode, one token: moe_router (router and the shared expert's gate|up; its last block routes),
 // moe_gate_up (the routed experts' gate|up and the shared expert's down), moe_down (the routed
@@ -128,8 +128,8 @@ __device__ __forceinline__ void expert_rows_finish(const ExpertRows& w, const ui
     if (lane == 0) *h_row = silu(ga) * ua;
 }
 
-// The router: logits = [router | shared_expert_gate] . rmsnorm(resid) with the norm fused (gemv.cu
-// is compiled in front of this file), and block 0 writing the normed x for the experts. The last
+// The router: logits = [router | shared_expert_gate] . rmsnorm(resid) with the norm fused (gemv.cuh
+// is included before this file), and block 0 writing the normed x for the experts. The last
 // router block to finish does the routing, which saves a launch per layer: `done` counts
 // finished router blocks and is reset by that last block. Blocks from ROUTER_BLOCKS on are the
 // shared expert's gate|up, a warp per intermediate row, into h[TOP_K].
@@ -164,7 +164,7 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
                 l2_ahead(ahead + (long)row0 * HIDDEN, (unsigned)n * HIDDEN * 2);
             }
         }
-        stage_normed(xs, ResidRow{resid}, nw, nullptr, eps, [] {});
+        stage_rmsnorm(xs, ResidRow{resid}, nw, nullptr, eps, [] {});
         __syncthreads();
         if (valid) expert_rows_finish(w, xs, h + TOP_K * MOE_INTER + r);
         return;

@@ -5,14 +5,12 @@
 use std::sync::Arc;
 
 use crate::dims::Dims;
-use crate::driver::{Function, Gpu, KernelArgs, Module};
+use crate::runtime::driver::{Function, Gpu, KernelArgs, Module};
 use crate::error::{CudaError, Result};
 use crate::kernels::gemm::{self, ExpertTiles, Gemm};
+use crate::kernels::Out;
 use crate::shapes::{self, Shapes};
-use crate::tensor::{DType, Tensor, View};
-
-/// moe.cu builds on gemv.cu's row product (the router), so it is compiled behind it.
-pub const SOURCE: &str = concat!(include_str!("gemv.cu"), "\n", include_str!("moe.cu"));
+use crate::runtime::tensor::{DType, Tensor, View};
 
 pub struct Moe {
     gpu: Arc<Gpu>,
@@ -69,7 +67,7 @@ impl Moe {
                 shapes.moe_down_rows, dims.top_k
             )));
         }
-        let module = super::load(gpu, "moe.cu", SOURCE, dims)?;
+        let module = super::load(gpu, "moe.cu", dims)?;
         Ok(Moe {
             gpu: gpu.clone(),
             router: module.function("moe_router")?,
@@ -212,7 +210,7 @@ impl Moe {
         a.xn.expect(DType::BF16, &[t, hid])?;
         let x = a.x.expect(DType::F32, &[t, hid])?;
         let logits = s.logits.view().rows(t);
-        gemm.run(a.xn, a.router, &logits, false)?;
+        gemm.run(a.router, a.xn, &logits, Out::Write)?;
         let ids = s.ids.view().range(0, pairs);
         let weights = s.weights.view().range(0, pairs);
         self.route_rows(&logits, &ids, &weights, &s.counts.view())?;

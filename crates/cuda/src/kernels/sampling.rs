@@ -7,9 +7,9 @@ use std::sync::Arc;
 use lily_model::PickRule;
 
 use crate::dims::Dims;
-use crate::driver::{Function, Gpu, KernelArgs, Module, PinnedBuffer};
+use crate::runtime::driver::{Function, Gpu, KernelArgs, Module, PinnedBuffer};
 use crate::error::{CudaError, Result};
-use crate::tensor::{DType, View};
+use crate::runtime::tensor::{DType, View};
 
 /// Bytes of the device rule (`PickRuleDev` in sampling.cu).
 pub const RULE_BYTES: usize = 24;
@@ -84,7 +84,7 @@ pub struct Sampling {
 
 impl Sampling {
     pub fn load(gpu: &Arc<Gpu>, dims: &Dims) -> Result<Self> {
-        let module = super::load(gpu, "sampling.cu", include_str!("sampling.cu"), dims)?;
+        let module = super::load(gpu, "sampling.cu", dims)?;
         Ok(Sampling {
             gpu: gpu.clone(),
             weights: module.function("sample_weights")?,

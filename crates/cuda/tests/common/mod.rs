@@ -1,17 +1,32 @@
-//! Shared by the GPU tests: opening the GPU (or skipping where there is none), seeded random
-//! inputs, poisoned outputs, and the error measure.
+//! Shared by the GPU tests and the micro-benchmarks (benches/): opening the GPU (or skipping
+//! where there is none), the tiny fixture, seeded random inputs, poisoned outputs, the error
+//! measure, and timing.
 #![allow(dead_code)]
+
+pub mod gdn;
+pub mod sampling;
 
 use std::sync::Arc;
 
 use lily_cuda::dims::Dims;
-use lily_cuda::driver::Gpu;
-use lily_cuda::nvrtc::Nvrtc;
-use lily_cuda::tensor::{DType, Tensor};
+use lily_cuda::runtime::driver::Gpu;
+use lily_cuda::runtime::nvrtc::Nvrtc;
+use lily_cuda::runtime::tensor::{DType, Tensor};
 use lily_cuda::weights::f32_to_bf16;
 use lily_cuda::CudaError;
 use lily_model::weights::{ExpertWeights, MoeWeights};
 use lily_model::Tensor as HostTensor;
+
+/// The tiny checkpoint of lily-cpu's golden fixtures (docs/DESIGN.md §1): LILY_TINY_FIXTURE
+/// where the test binary runs away from the repository (scripts/gpu/gpu_check.sh stages a
+/// copy), else the repository's.
+pub fn fixture() -> std::path::PathBuf {
+    std::env::var_os("LILY_TINY_FIXTURE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../cpu/tests/fixtures/linear3_full1")
+        })
+}
 
 /// The GPU, or None (with a notice) where there is no CUDA driver. Any other failure is a bug.
 pub fn gpu(test: &str) -> Option<Arc<Gpu>> {
@@ -261,21 +276,42 @@ pub fn random_moe(gpu: &Arc<Gpu>, rng: &mut Rng, d: &Dims) -> RandomMoe {
     }
 }
 
-/// Mean milliseconds of the profiled launches whose label starts with `kernel` (labels are
-/// "name grid XxYxZ"); panics if there is none, so a renamed kernel cannot time as zero.
-pub fn mean_ms(times: &[(String, f32)], kernel: &str) -> f32 {
-    let t: Vec<f32> = times
-        .iter()
-        .filter(|(label, _)| label.starts_with(kernel))
-        .map(|(_, ms)| *ms)
-        .collect();
-    assert!(!t.is_empty(), "no timed launch of {kernel}");
-    t.iter().sum::<f32>() / t.len() as f32
+/// The input a normed product multiplies: the CPU's zero-centred RMSNorm of `resid`, rounded to
+/// bf16 as the kernels stage it.
+pub fn normed_bf16(resid: &[f32], norm_w: &[f32], eps: f32) -> Vec<f32> {
+    let mut xn = vec![0.0; resid.len()];
+    lily_cpu::norm::rms_norm_zero_centred(resid, norm_w, eps, &mut xn);
+    xn.into_iter().map(round_bf16).collect()
 }
 
-/// Mean milliseconds of `run` over `reps` back-to-back calls on the stream, timed with events
-/// after one warm-up call.
-pub fn mean_ms_of(gpu: &Arc<Gpu>, reps: usize, mut run: impl FnMut()) -> f32 {
+/// A micro-benchmark binary's main: runs the benchmarks named on the command line, or all,
+/// when `--bench` is given (`cargo bench` passes it; scripts/gpu/gpu_check.sh too), so that
+/// `cargo test` builds them without running them.
+pub fn run_benches(benches: &[(&str, fn())]) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if !args.iter().any(|a| a == "--bench") {
+        eprintln!("micro-benchmarks: run with --bench [NAME...]");
+        return;
+    }
+    let names: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    for (name, bench) in benches {
+        if names.is_empty() || names.iter().any(|n| name.contains(n.as_str())) {
+            eprintln!("-- {name}");
+            bench();
+        }
+    }
+}
+
+/// What a micro-benchmark measures of `run`, the one way every benchmark times: after one
+/// warm-up call, the mean milliseconds of `reps` calls back to back on the stream (events), and
+/// each launch of `reps` more calls, profiled (labels "name grid XxYxZ").
+pub struct Timing {
+    pub ms: f32,
+    launches: Vec<(String, f32)>,
+    reps: usize,
+}
+
+pub fn time(gpu: &Arc<Gpu>, reps: usize, mut run: impl FnMut()) -> Timing {
     run();
     gpu.synchronize().unwrap();
     let (begin, end) = (gpu.event().unwrap(), gpu.event().unwrap());
@@ -284,13 +320,43 @@ pub fn mean_ms_of(gpu: &Arc<Gpu>, reps: usize, mut run: impl FnMut()) -> f32 {
         run();
     }
     end.record().unwrap();
-    end.since(&begin).unwrap() / reps as f32
+    let ms = end.since(&begin).unwrap() / reps as f32;
+    gpu.synchronize().unwrap();
+    gpu.profile_start();
+    for _ in 0..reps {
+        run();
+    }
+    let launches = gpu.profile_finish().unwrap();
+    Timing { ms, launches, reps }
+}
+
+impl Timing {
+    /// Mean milliseconds of the profiled launches whose label starts with `kernel`; panics if
+    /// there is none, so a renamed kernel cannot time as zero.
+    pub fn kernel_ms(&self, kernel: &str) -> f32 {
+        let t: Vec<f32> = self
+            .launches
+            .iter()
+            .filter(|(label, _)| label.starts_with(kernel))
+            .map(|(_, ms)| *ms)
+            .collect();
+        assert!(!t.is_empty(), "no timed launch of {kernel}");
+        t.iter().sum::<f32>() / t.len() as f32
+    }
+
+    /// The launches of the last profiled call, in order.
+    pub fn last_call(&self) -> &[(String, f32)] {
+        &self.launches[self.launches.len() - self.launches.len() / self.reps..]
+    }
 }
 
 /// Lets the next launch begin, then writes `value` to `pos` once `ns` nanoseconds have passed:
 /// the split-KV kernel two launches later is resident by then and reads the old position before
-/// its PDL wait, so it must notice the new one after the wait.
-pub const WRITE_LATE: &str = r#"
+/// its PDL wait, so it must notice the new one after the wait. Its PDL calls are common.cuh's,
+/// which it includes as the kernel families do.
+pub const WRITE_LATE: &str = concat!(
+    include_str!("../../src/kernels/common.cuh"),
+    r#"
 extern "C" __global__ void write_late(int* pos, int value, unsigned long long ns) {
     pdl_launch_next();
     pdl_wait();
@@ -301,7 +367,8 @@ extern "C" __global__ void write_late(int* pos, int value, unsigned long long ns
     } while (t - t0 < ns);
     *pos = value;
 }
-"#;
+"#
+);
 
 /// A model small enough for a test, with every kind of layer: what the kernel checks without a
 /// GPU compile besides the full model.
