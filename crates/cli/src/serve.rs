@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use crate::backend_choice::{self, BackendKind, RunOn};
 
-/// Where `scripts/make_demo_checkpoint.py` writes the demo checkpoint.
+/// Where `scripts/fixtures/make_demo_checkpoint.py` writes the demo checkpoint.
 pub(crate) const DEMO_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/demo");
 const DEMO_NOTE: &str = "Lily's built-in demo checkpoint: a tiny model of the Qwen3.6 architecture trained for minutes on generated simple English \
                          (see assets/demo/README.md). It shows the whole system working; it is not Qwen3.6.";
@@ -203,7 +203,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         None => {
             let dir = PathBuf::from(DEMO_DIR);
             if !dir.join("config.json").exists() {
-                bail!("no --model given and the built-in demo checkpoint is missing ({}); make it with scripts/make_demo_checkpoint.py", dir.display());
+                bail!("no --model given and the built-in demo checkpoint is missing ({}); make it with scripts/fixtures/make_demo_checkpoint.py", dir.display());
             }
             (dir, true)
         }
