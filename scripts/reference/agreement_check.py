@@ -36,7 +36,8 @@ import torch
 from transformers import (AutoConfig, Qwen3_5MoeForCausalLM, Qwen3_5MoeForConditionalGeneration,
                           Qwen3_5MoeTextConfig)
 
-sys.path.insert(0, os.path.dirname(__file__))
+# The seeded weights come from the fixture generator beside this folder.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
 from make_golden_fixtures import randomise  # noqa: E402
 
 

@@ -19,7 +19,8 @@ import time
 import torch
 from transformers import Qwen3_5MoeForCausalLM, Qwen3_5MoeTextConfig
 
-sys.path.insert(0, os.path.dirname(__file__))
+# The seeded weights come from the fixture generator beside this folder.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
 from make_golden_fixtures import randomise, round_parameters_to_bf16  # noqa: E402
 
 STEPS = 16
