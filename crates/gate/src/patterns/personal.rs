@@ -19,7 +19,7 @@ static ID_TOKEN: LazyLock<Regex> =
 /// Which kind of number the nearest keyword before a token announces.
 static ID_WORD: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
-        r"(?i)(?P<passport>passport|reisepass|passeport|pasaporte|passaporto|paspoort)",
+        r"(?i)(?P<passport>passport|reisepass|passeport|pasaporte|passaporto|passaporte|paspoort|pasaport|паспорт|护照|護照|パスポート|旅券|여권|جواز|पासपोर्ट)",
         r"|(?P<licence>driver'?s?\s+licen[cs]e|driving\s+licen[cs]e|licen[cs]e\s+(?:no|number|#)|(?-u:\b)DL\s*(?:no|#|number)?(?-u:\b)|f(?:ü|ue)hrerschein|permis\s+de\s+conduire|licencia\s+de\s+conducir|carnet\s+de\s+conducir|patente\s+di\s+guida|rijbewijs)",
         r"|(?P<medical>(?-u:\b)MRN(?-u:\b)|medical\s+record|patient\s+(?:id|number|no)|chart\s+(?:no|number)|hospital\s+(?:number|no)|health\s+record|(?-u:\b)NHS(?-u:\b)|krankenakte|patientennummer|dossier\s+m[ée]dical|historia\s+cl[ií]nica)",
         r"|(?P<insurance>insurance|policy\s+(?:no|number|#)|member\s+id|subscriber\s+id|medicare|medicaid|group\s+(?:no|number)|versicherungsnummer|versichertennummer|krankenversicherung|assurance|seguro|assicurazione|(?-i:(?-u:\b)AHV(?-u:\b)|(?-u:\b)SVNR(?-u:\b)))",
@@ -29,7 +29,7 @@ static ID_WORD: LazyLock<Regex> = LazyLock::new(|| {
 const WINDOW: usize = 48;
 static FILLER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^[\s:#=\-–.,()]*(?:(?:no|nr|number|num|id|is|was|#|card|details?|reads|ends|in|with|the|my|his|her|their|of|n[º°o]|numéro|nummer|número|:)[\s:#=\-–.,()]*){0,5}$",
+        r"(?i)^[\s:#=\-–.,()]*(?:(?:no|nr|number|num|id|is|was|#|card|details?|reads|ends|in|with|the|my|his|her|their|of|n[º°o]|numéro|nummer|número|numero|numara\w{0,4}|номер|серия|и|№|号码|號碼|号|番号|は|번호|는|은|رقم|السفر|نمبر|नंबर|संख्या|:)[\s:#=\-–.,()]*){0,5}$",
     )
 });
 
@@ -61,6 +61,18 @@ pub fn scan_contextual_ids(text: &str, out: &mut Vec<Span>) {
         };
         out.push(span(m.start(), m.end(), category, detector, 0.9));
     }
+    // A Russian passport is a series of four digits (often split 2 + 2) and a number of six.
+    for m in RU_PASSPORT.find_iter(text) {
+        if RU_PASSPORT_WORD.is_match(before(text, m.start(), WINDOW + 16)) {
+            out.push(span(
+                m.start(),
+                m.end(),
+                Category::Passport,
+                "ru_passport_in_context",
+                0.9,
+            ));
+        }
+    }
     // NHS numbers are often written in three groups, which the token above does not cover.
     for m in NHS.find_iter(text) {
         if nhs_number(&ascii_digits(m.as_str()))
@@ -77,6 +89,9 @@ pub fn scan_contextual_ids(text: &str, out: &mut Vec<Span>) {
     }
 }
 
+static RU_PASSPORT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?-u:\b)[0-9]{2} ?[0-9]{2}[ №]{0,3}[0-9]{6}(?-u:\b)"));
+static RU_PASSPORT_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)паспорт"));
 static NHS: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?-u:\b)[0-9]{3}[ \-]?[0-9]{3}[ \-]?[0-9]{4}(?-u:\b)"));
 static NHS_WORD: LazyLock<Regex> =
@@ -188,6 +203,19 @@ mod tests {
                 Category::MedicalRecord,
                 "943 476 5919",
             ),
+            (
+                "Паспорт: серия и номер 45 19 738264, выдан",
+                Category::Passport,
+                "45 19 738264",
+            ),
+            ("护照号码 E12345678", Category::Passport, "E12345678"),
+            ("여권 번호는 M12345678 입니다", Category::Passport, "M12345678"),
+            (
+                "pasaport numaram U12345678, formu doldur",
+                Category::Passport,
+                "U12345678",
+            ),
+            ("رقم جواز السفر A1234567", Category::Passport, "A1234567"),
         ];
         let bare = run(scan_contextual_ids, "my NHS no 9434765919");
         assert!(
@@ -212,6 +240,7 @@ mod tests {
             "passport photos are 35x45 mm; I bought model AB1234 yesterday at the shop",
             "NHS number 943 476 5918",
             "they were all removed in svn r262489 long ago",
+            "серия 45 19 738264",
         ] {
             assert!(
                 run(scan_contextual_ids, t).is_empty(),
