@@ -102,12 +102,13 @@ static PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
 /// What follows a password word up to the value: an optional short complement that starts
 /// with a preposition ("for the router", "für den Router", "de mi correo", "от почты"), then
 /// a separator or a copula (group 1 is the value); or, without either, the next token
-/// (group 2), which must then look like a password on its own.
+/// (group 2), which must then look like a password on its own. Chinese, Japanese and Korean
+/// write the next words without a space: the value ends where their scripts begin.
 static PASSWORD_VALUE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r#"^["'\])]*(?:(?:\s+(?:for|to|of|on|at|für|fürs|zum|zur|vom|von|des|de|du|pour|para|per|voor|van|del|della|di|da|do|dos|das|от|для|на|من|के|की|için)\s[^\n:：=＝]{0,32}?)?"#,
-        r#"(?:\s*(?:=>|:=|->|[:：=＝])\s*|\s+(?:is|was|ist|lautet|war|est|était|es|era|é|è|jest|är|er|это|هي|هو|है)\s+(?::\s*)?|\s*(?:是|为|為|は|은|는|이|가|：)\s*)["'`「“]?([^\s"'`」”]{4,64})"#,
-        r#"|\s+["'`]?([^\s"'`]{6,64}))"#,
+        r#"(?:\s*(?:=>|:=|->|[:：=＝])\s*|\s+(?:is|was|ist|lautet|war|est|était|es|era|é|è|jest|är|er|это|هي|هو|है)\s+(?::\s*)?|\s*(?:是|为|為|は|은|는|이|가|：)\s*)["'`「“]?([^\s"'`」”\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u{3000}-\u{303F}]{4,64})"#,
+        r#"|\s+["'`]?([^\s"'`\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u{3000}-\u{303F}]{6,64}))"#,
     ))
     .expect("password value regex")
 });
@@ -436,6 +437,8 @@ mod tests {
             ("WLAN Passwort 48213759602318574629.", "48213759602318574629"),
             ("وكلمة السر 7391048256 للضيوف", "7391048256"),
             ("wifi şifresi 58203918 olsun", "58203918"),
+            ("密码是Huanghe#2026,帮我写一段配置说明", "Huanghe#2026"),
+            ("パスワードはSakura_2026!。これで入れない", "Sakura_2026!"),
         ] {
             let got = secrets(t);
             assert!(
