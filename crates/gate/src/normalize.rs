@@ -336,7 +336,10 @@ mod tests {
         let n = Normalized::from_text(input);
         assert_eq!(n.text, "ID 784-1987-4829163-4, ok");
         // Any part of the run maps to the whole run, override characters included.
-        assert_eq!(back(&n, input, "1987"), "\u{202E}4-3619284-7891-487\u{202C}");
+        assert_eq!(
+            back(&n, input, "1987"),
+            "\u{202E}4-3619284-7891-487\u{202C}"
+        );
         assert_eq!(back(&n, input, ", ok"), ", ok");
         // Unclosed: the run ends at the line's end.
         let n = Normalized::from_text("tel \u{202E}0958 7946\nnext");

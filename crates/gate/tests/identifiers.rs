@@ -167,7 +167,10 @@ fn a_value_reversed_under_an_override_is_read_and_masked_whole() {
     let v = Gate::identifiers_only(Policy::default_policy()).inspect(text, Destination::Cloud);
     assert_eq!(v.decision, Decision::Mask, "{:?}", v.findings);
     let masked = v.masked_text.expect("masked");
-    assert!(!masked.contains("7654321") && !masked.contains('\u{202E}'), "{masked}");
+    assert!(
+        !masked.contains("7654321") && !masked.contains('\u{202E}'),
+        "{masked}"
+    );
 }
 
 #[test]

@@ -52,9 +52,7 @@ fn without_glued_particle(address: &str) -> (&str, bool) {
     let tld_start = address.rfind('.').map_or(0, |i| i + 1);
     let tld = &address[tld_start..];
     match tld.find(|c: char| !c.is_ascii()) {
-        Some(cut) if cut >= 2 && tld.is_char_boundary(cut) => {
-            (&address[..tld_start + cut], true)
-        }
+        Some(cut) if cut >= 2 && tld.is_char_boundary(cut) => (&address[..tld_start + cut], true),
         _ => (address, false),
     }
 }
@@ -196,11 +194,18 @@ pub fn scan_phone(text: &str, out: &mut Vec<Span>) {
         }
     }
     for m in BARE.find_iter(text) {
-        if near(text, m.start(), m.end(), &PHONE_WORD, CUE_WINDOW, AFTER_WINDOW) {
+        if near(text, m.start(), m.end(), &PHONE_WORD, CUE_WINDOW, 0) || call_after(text, m.end()) {
             push(m.start(), m.end(), "phone_in_context", 0.85, 7, true);
         } else if e164_mobile(m.as_str()) && !looks_like_reference(text, m.start()) {
             // A mobile number written in international form without its "+".
-            push(m.start(), m.end(), "phone_international_bare", 0.8, 11, true);
+            push(
+                m.start(),
+                m.end(),
+                "phone_international_bare",
+                0.8,
+                11,
+                true,
+            );
         }
     }
     for m in CN_MOBILE.find_iter(text) {
@@ -223,14 +228,27 @@ pub fn scan_phone(text: &str, out: &mut Vec<Span>) {
         // number ("उनका नंबर 98291 47362").
         let cue = near(text, m.start(), m.end(), &PHONE_CUE, CUE_WINDOW, 0)
             || (national_mobile(&ascii_digits(m.as_str()))
-                && near(text, m.start(), m.end(), &PHONE_WORD, CUE_WINDOW, AFTER_WINDOW));
+                && (near(text, m.start(), m.end(), &PHONE_WORD, CUE_WINDOW, 0)
+                    || call_after(text, m.end())));
         if cue {
             push(m.start(), m.end(), "phone_local_in_context", 0.85, 8, true);
         }
     }
 }
 
-/// How far after a number a calling verb may stand ("... 0171 4829356 zurückrufen").
+/// A verb of calling or a phone word just after the number, in the languages that put it
+/// there ("... 0171 4829356 zurückrufen", "... numarasından arayıp", "...に電話", "... पर कॉल
+/// करो"). Not "number", "text" or "call": after a number those are ordinary words ("80070005
+/// when I call the API").
+fn call_after(text: &str, end: usize) -> bool {
+    static CALL_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)(?:zur[üu]ck|an)?rufen|bellen|appen|numara\w*|ara(?:y[ıi]p|yın|yabilir)|電話|电话|전화|연락|문자|कॉल|फ़ोन|फोन|звони|позвони|اتصل|هاتف")
+            .expect("call regex")
+    });
+    CALL_AFTER.is_match(after(text, end, AFTER_WINDOW))
+}
+
+/// How far after a number a calling verb may stand.
 const AFTER_WINDOW: usize = 32;
 
 /// Mobile ranges of the numbering plans of the gate's locales and their neighbours, written
@@ -259,7 +277,13 @@ const MOBILE_PLANS: &[(&str, &[&str], &[usize])] = &[
     ("971", &["5"], &[9]),
     ("20", &["10", "11", "12", "15"], &[10]),
     ("212", &["6", "7"], &[9]),
-    ("55", &["119", "219", "319", "419", "519", "619", "719", "819", "919"], &[11]),
+    (
+        "55",
+        &[
+            "119", "219", "319", "419", "519", "619", "719", "819", "919",
+        ],
+        &[11],
+    ),
     ("61", &["4"], &[9]),
 ];
 
@@ -428,12 +452,27 @@ mod tests {
     #[test]
     fn international_numbers_without_plus() {
         for (t, value) in [
-            ("Sie möchte mich unter 491726384915 zurückrufen", "491726384915"),
+            (
+                "Sie möchte mich unter 491726384915 zurückrufen",
+                "491726384915",
+            ),
             ("Llama a doña Remedios al 34655318402 y dile", "34655318402"),
-            ("Chiama l'architetta allo 393471829365 e chiedile", "393471829365"),
-            ("Liga à Dona Conceição para o 351912483706 e diz-lhe", "351912483706"),
-            ("Stuur Joost een appje op 31651827394 dat ik later ben", "31651827394"),
-            ("Burak Bey'i 905426173985 numarasından arayıp", "905426173985"),
+            (
+                "Chiama l'architetta allo 393471829365 e chiedile",
+                "393471829365",
+            ),
+            (
+                "Liga à Dona Conceição para o 351912483706 e diz-lhe",
+                "351912483706",
+            ),
+            (
+                "Stuur Joost een appje op 31651827394 dat ik later ben",
+                "31651827394",
+            ),
+            (
+                "Burak Bey'i 905426173985 numarasından arayıp",
+                "905426173985",
+            ),
             ("her number's 447946183520: the keys", "447946183520"),
             ("给他 8613912345678", "8613912345678"),
             // A calling verb after the number.
@@ -447,6 +486,8 @@ mod tests {
             "invoice 34655318402 paid",
             "timestamp 1700000000123",
             "a total of 3934718293651 bytes",
+            "Error 80070005 when I call the API",
+            "it printed 1234567 text lines",
         ] {
             assert!(phones(t).is_empty(), "{t}: {:?}", phones(t));
         }

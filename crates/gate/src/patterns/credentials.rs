@@ -8,9 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::context::{
-    after, before, char_after, char_before, entropy, placeholder_value, span,
-};
+use super::context::{after, before, char_after, char_before, entropy, placeholder_value, span};
 use super::encoded::decode_base64;
 use super::secrets::{is_uuid, names_a_digest};
 use crate::span::{Category, Span};

@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::checksum::{
-    ae_emirates_id, br_cpf, cn_resident_id, de_steuer_id, es_dni_nie, fr_nir, it_codice_fiscale, jp_my_number,
-    kr_rrn, luhn, nl_bsn, pt_nif, ru_inn, ru_snils, tr_kimlik, verhoeff,
+    ae_emirates_id, br_cpf, cn_resident_id, de_steuer_id, es_dni_nie, fr_nir, it_codice_fiscale,
+    jp_my_number, kr_rrn, luhn, nl_bsn, pt_nif, ru_inn, ru_snils, tr_kimlik, verhoeff,
 };
 use super::context::{
     ascii_alnum_upper, ascii_digits, looks_like_reference, near, span, word_bounded,
@@ -100,9 +100,8 @@ static NIF_WORD: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)(?-u:\b)(?:nif|nipc)(?-u:\b)|contribuinte|n[úu]mero fiscal|identifica[çc][ãa]o fiscal")
 });
 /// Emirates ID: 784-YYYY-NNNNNNN-C, or the fifteen digits bare next to a word for it.
-static EMIRATES_ID: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?-u:\b)784([\- ]?)(?:19|20)[0-9]{2}[\- ]?[0-9]{7}[\- ]?[0-9](?-u:\b)")
-});
+static EMIRATES_ID: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?-u:\b)784([\- ]?)(?:19|20)[0-9]{2}[\- ]?[0-9]{7}[\- ]?[0-9](?-u:\b)"));
 static EMIRATES_WORD: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)emirates|(?-u:\b)eid(?-u:\b)|هوية|الهوية|إماراتي"));
 
@@ -352,9 +351,21 @@ mod tests {
         found("снилс 11223344595", "ru_snils", "11223344595");
         found("ИНН 500100732259", "ru_inn", "500100732259");
         found("o meu NIF, 123456789, e a morada", "pt_nif", "123456789");
-        found("número de contribuinte 123 456 789", "pt_nif", "123 456 789");
-        found("Emirates ID 784-1980-1234567-8", "ae_emirates_id", "784-1980-1234567-8");
-        found("رقم الهوية 784198012345678", "ae_emirates_id", "784198012345678");
+        found(
+            "número de contribuinte 123 456 789",
+            "pt_nif",
+            "123 456 789",
+        );
+        found(
+            "Emirates ID 784-1980-1234567-8",
+            "ae_emirates_id",
+            "784-1980-1234567-8",
+        );
+        found(
+            "رقم الهوية 784198012345678",
+            "ae_emirates_id",
+            "784198012345678",
+        );
     }
 
     #[test]

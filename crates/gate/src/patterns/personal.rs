@@ -212,7 +212,11 @@ mod tests {
                 "45 19 738264",
             ),
             ("护照号码 E12345678", Category::Passport, "E12345678"),
-            ("여권 번호는 M12345678 입니다", Category::Passport, "M12345678"),
+            (
+                "여권 번호는 M12345678 입니다",
+                Category::Passport,
+                "M12345678",
+            ),
             (
                 "pasaport numaram U12345678, formu doldur",
                 Category::Passport,
@@ -229,8 +233,16 @@ mod tests {
                 Category::NationalId,
                 "180692301234",
             ),
-            ("رقم بطاقة الهوية 1023456789", Category::NationalId, "1023456789"),
-            ("my voter ID is ABC1234567", Category::NationalId, "ABC1234567"),
+            (
+                "رقم بطاقة الهوية 1023456789",
+                Category::NationalId,
+                "1023456789",
+            ),
+            (
+                "my voter ID is ABC1234567",
+                Category::NationalId,
+                "ABC1234567",
+            ),
         ];
         let bare = run(scan_contextual_ids, "my NHS no 9434765919");
         assert!(

@@ -434,7 +434,10 @@ mod tests {
             ("DB_PASSWORD=hunter2x", "hunter2x"),
             ("Passwort ist 20481632", "20481632"),
             ("my password Hunter2!x", "Hunter2!x"),
-            ("WLAN Passwort 48213759602318574629.", "48213759602318574629"),
+            (
+                "WLAN Passwort 48213759602318574629.",
+                "48213759602318574629",
+            ),
             ("وكلمة السر 7391048256 للضيوف", "7391048256"),
             ("wifi şifresi 58203918 olsun", "58203918"),
             ("密码是Huanghe#2026,帮我写一段配置说明", "Huanghe#2026"),
