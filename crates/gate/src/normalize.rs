@@ -7,8 +7,10 @@
 //! ligatures, compatibility forms), Unicode spaces and dashes folded to ' ' and '-', control
 //! characters to ' ', and Cyrillic/Greek lookalike letters folded to Latin
 //! inside tokens that also contain ASCII letters or digits (a mixed-script token is an evasion;
-//! a Russian word is not). Every output byte remembers where its character began in the
-//! input, so a span found in the clean text maps back to the original bytes. One pass, linear.
+//! a Russian word is not). A right-to-left override (U+202E) around digits and Latin letters
+//! shows them reversed, so the run is read in the order a reader sees ("\u{202E}4321" is
+//! "1234"). Every output byte remembers where its character began in the input, so a span
+//! found in the clean text maps back to the original bytes. One pass, linear.
 
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
@@ -18,25 +20,57 @@ pub struct Normalized {
     /// `origin[i]` is the input byte offset of the character that produced `text` byte `i`;
     /// `origin[text.len()]` is the input length.
     origin: Vec<usize>,
+    /// Reversed override runs: the clean byte range and the input range (override characters
+    /// included). A span touching one maps to all of it, since its characters are out of order.
+    reversed: Vec<(usize, usize, usize, usize)>,
 }
+
+/// Longest override run read reversed; a longer one is read as it stands (a paragraph under
+/// an override is a display trick, not a disguised value).
+const MAX_OVERRIDE_RUN: usize = 256;
 
 impl Normalized {
     pub fn from_bytes(input: &[u8]) -> Normalized {
         let mut out = Normalized {
             text: String::with_capacity(input.len()),
             origin: Vec::with_capacity(input.len() + 1),
+            reversed: Vec::new(),
         };
         let mut token: Vec<(char, usize)> = Vec::new();
+        // An open override: where its U+202E stands and the characters since.
+        let mut run: Option<(usize, Vec<(char, usize)>)> = None;
+        let mut step = |out: &mut Normalized, c: char, at: usize| {
+            if let Some((rlo_at, chars)) = &mut run {
+                let closes = matches!(c, '\u{202C}' | '\u{2069}');
+                if closes || c == '\n' || chars.len() == MAX_OVERRIDE_RUN {
+                    let end = if closes { at + c.len_utf8() } else { at };
+                    out.feed_override(&mut token, *rlo_at, chars, end);
+                    run = None;
+                    if !closes {
+                        out.feed(&mut token, c, at);
+                    }
+                } else {
+                    chars.push((c, at));
+                }
+            } else if c == '\u{202E}' {
+                run = Some((at, Vec::new()));
+            } else {
+                out.feed(&mut token, c, at);
+            }
+        };
         let mut offset = 0;
         for chunk in input.utf8_chunks() {
             for (i, c) in chunk.valid().char_indices() {
-                out.feed(&mut token, c, offset + i);
+                step(&mut out, c, offset + i);
             }
             offset += chunk.valid().len();
             if !chunk.invalid().is_empty() {
-                out.feed(&mut token, char::REPLACEMENT_CHARACTER, offset);
+                step(&mut out, char::REPLACEMENT_CHARACTER, offset);
                 offset += chunk.invalid().len();
             }
+        }
+        if let Some((rlo_at, chars)) = &run {
+            out.feed_override(&mut token, *rlo_at, chars, input.len());
         }
         out.flush(&mut token);
         out.origin.push(input.len());
@@ -51,9 +85,43 @@ impl Normalized {
     /// the start of the next kept character, so removed invisible characters right after a
     /// span are included in it (masking them too is harmless).
     pub fn original_range(&self, start: usize, end: usize) -> (usize, usize) {
-        let start = self.origin[start.min(self.text.len())];
-        let end = self.origin[end.min(self.text.len())];
+        let (s, e) = (start.min(self.text.len()), end.min(self.text.len()));
+        let (mut start, mut end) = (self.origin[s], self.origin[e]);
+        for &(from, to, input_from, input_to) in &self.reversed {
+            if from < e.max(s + 1) && s < to {
+                start = start.min(input_from);
+                end = end.max(input_to);
+            }
+        }
         (start, end.max(start))
+    }
+
+    /// The characters of an override run: reversed when none is a right-to-left letter
+    /// (Arabic or Hebrew text under an override reads as it stands).
+    fn feed_override(
+        &mut self,
+        token: &mut Vec<(char, usize)>,
+        rlo_at: usize,
+        chars: &[(char, usize)],
+        end: usize,
+    ) {
+        let rtl = chars.iter().any(|&(c, _)| {
+            c.is_alphabetic()
+                && matches!(c as u32, 0x0590..=0x08FF | 0xFB1D..=0xFDFF | 0xFE70..=0xFEFF)
+        });
+        if rtl {
+            for &(c, at) in chars {
+                self.feed(token, c, at);
+            }
+            return;
+        }
+        self.flush(token);
+        let from = self.text.len();
+        for &(c, at) in chars.iter().rev() {
+            self.feed(token, c, at);
+        }
+        self.flush(token);
+        self.reversed.push((from, self.text.len(), rlo_at, end));
     }
 
     fn feed(&mut self, token: &mut Vec<(char, usize)>, c: char, at: usize) {
@@ -256,10 +324,29 @@ mod tests {
 
     #[test]
     fn bidi_marks_tags_and_fillers_are_dropped() {
-        let input = "tel \u{202E}+44\u{061C} 20\u{E0041} 7946\u{FE0F} 0958\u{202C}";
+        let input = "tel \u{202B}+44\u{061C} 20\u{E0041} 7946\u{FE0F} 0958\u{202C}";
         let n = Normalized::from_text(input);
         assert_eq!(n.text, "tel +44 20 7946 0958");
         assert_eq!(back(&n, input, "+44 20"), "+44\u{061C} 20\u{E0041}");
+    }
+
+    #[test]
+    fn override_runs_read_in_display_order() {
+        let input = "ID \u{202E}4-3619284-7891-487\u{202C}, ok";
+        let n = Normalized::from_text(input);
+        assert_eq!(n.text, "ID 784-1987-4829163-4, ok");
+        // Any part of the run maps to the whole run, override characters included.
+        assert_eq!(
+            back(&n, input, "1987"),
+            "\u{202E}4-3619284-7891-487\u{202C}"
+        );
+        assert_eq!(back(&n, input, ", ok"), ", ok");
+        // Unclosed: the run ends at the line's end.
+        let n = Normalized::from_text("tel \u{202E}0958 7946\nnext");
+        assert_eq!(n.text, "tel 6497 8590\nnext");
+        // Arabic letters under an override stay in their order.
+        let arabic = "\u{202E}مرحبا 12\u{202C}";
+        assert_eq!(Normalized::from_text(arabic).text, "مرحبا 12");
     }
 
     #[test]

@@ -129,6 +129,9 @@ fn hard_negatives_are_allowed() {
         "The meeting is on 12/05/2024 at 10:30",
         "password requirements: at least 8 characters",
         "My password is too short",
+        "invoice 34655318402 paid, ticket 351912483706 closed",
+        "Python 3.12 の変更点を2-3行で",
+        "a rua estava vazia, passport photos are 35x45 mm",
     ] {
         let (decision, cats) = categories(text);
         assert_eq!(decision, Decision::Allow, "{text}: {cats:?}");
@@ -150,10 +153,24 @@ fn public_test_values_and_placeholders_are_allowed() {
         "mysql -u root -p mydb",
         "Mein Passwort ist zu kurz, was tun?",
         "我忘记密码了",
+        "테스트 메일은 qa@example.com으로 보내고 서버는 203.0.113.42예요",
     ] {
         let (decision, cats) = categories(text);
         assert_eq!(decision, Decision::Allow, "{text}: {cats:?}");
     }
+}
+
+#[test]
+fn a_value_reversed_under_an_override_is_read_and_masked_whole() {
+    // Shown as 784-1980-1234567-8 (an Emirates ID) by a right-to-left override.
+    let text = "رقم الهوية \u{202E}8-7654321-0891-487\u{202C} للعقد";
+    let v = Gate::identifiers_only(Policy::default_policy()).inspect(text, Destination::Cloud);
+    assert_eq!(v.decision, Decision::Mask, "{:?}", v.findings);
+    let masked = v.masked_text.expect("masked");
+    assert!(
+        !masked.contains("7654321") && !masked.contains('\u{202E}'),
+        "{masked}"
+    );
 }
 
 #[test]
@@ -172,6 +189,9 @@ fn secrets_outside_provider_formats_are_refused() {
         "seed: legal winner thank year wave sausage worth useful legal winner thank yellow",
         "KwDiBf89QgGbjEhKnhXJuH7LrciVrZi3qYjgd9M7rFU73sVHnoWn",
         "my AWS secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq81kLmn0p for the bucket",
+        "the secret the console showed me once is 52B43cirmXbsG8DEmcQBvvsTBQLY1PtSFu5lbb7I. Region eu-west-2",
+        "WLAN-Name Heimnetz, Passwort 48213759602318574629.",
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.\neyJzdWIiOiIxMjM0NTY3ODkwIn0\n.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
     ] {
         let (decision, cats) = categories(text);
         assert_eq!(decision, Decision::Refuse, "{text}: {cats:?}");
@@ -189,6 +209,14 @@ fn national_ids_and_local_phones_are_masked() {
         "我的手机号是13912345678",
         "mi móvil es 612 34 56 78",
         "मेरा मोबाइल ९८७६५ ४३२११ है",
+        "Escreve à loja com o meu NIF, 123456789, por favor",
+        "Паспорт: серия и номер 45 19 738264, выдан в Москве",
+        "Liga para o 351912483706 e diz-lhe que chego tarde",
+        "Stuur een appje op 31651827394 dat ik later ben",
+        "Sie soll mich unter 491726384915 zurückrufen",
+        "新しい住所は東京都世田谷区北沢2-14-7です",
+        "a morada é Rua de Cedofeita 214, 4050-174 Porto",
+        "주소는 서울특별시 강남구 테헤란로 123 입니다",
     ] {
         let (decision, cats) = categories(text);
         assert_eq!(decision, Decision::Mask, "{text}: {cats:?}");

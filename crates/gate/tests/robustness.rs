@@ -300,9 +300,10 @@ fn identifiers_in_other_scripts_digits_and_split_by_invisible_characters_are_mas
             "529.982\u{00AD}.247-25",
         ),
         (
-            "tel \u{202E}+44 20 7946\u{200B} 0958\u{202C}!",
+            // Shown reversed under a right-to-left override: reads "+44 20 7946 0958".
+            "tel \u{202E}8590 \u{200B}6497 02 44+\u{202C}!",
             Category::Phone,
-            "+44 20 7946\u{200B} 0958\u{202C}",
+            "\u{202E}8590 \u{200B}6497 02 44+\u{202C}",
         ),
         (
             "手机 ①③⑨ １２３４ ５６７８",

@@ -303,6 +303,31 @@ pub fn jp_my_number(id: &str) -> bool {
     d[11] == if r <= 1 { 0 } else { 11 - r }
 }
 
+/// Portuguese NIF (número de identificação fiscal): nine digits weighted 9..2; the check is
+/// 11 - the sum mod 11, 0 where that is 10 or 11. The first digit names the holder type
+/// (1-3 people, 45 non-residents, 5 companies, 6 public bodies, 7x/8x/9x other entities).
+pub fn pt_nif(id: &str) -> bool {
+    let Some(d) = digit_values(id) else {
+        return false;
+    };
+    if d.len() != 9 || d[0] == 0 || d[0] == 4 && d[1] != 5 {
+        return false;
+    }
+    let sum: u32 = d[..8].iter().zip((2..=9).rev()).map(|(&x, w)| x * w).sum();
+    let check = 11 - sum % 11;
+    d[8] == if check >= 10 { 0 } else { check }
+}
+
+/// UAE Emirates ID: fifteen digits, 784 (the country), the holder's birth year, seven digits
+/// and a Luhn check digit.
+pub fn ae_emirates_id(id: &str) -> bool {
+    let year = id.get(3..7).and_then(|y| y.parse::<u32>().ok());
+    id.len() == 15
+        && id.starts_with("784")
+        && year.is_some_and(|y| (1900..=2099).contains(&y))
+        && luhn(id)
+}
+
 /// Turkish T.C. Kimlik No: eleven digits, no leading zero; the tenth is (7 x the odd-position
 /// sum - the even-position sum) mod 10, the eleventh the sum of the first ten mod 10.
 pub fn tr_kimlik(id: &str) -> bool {
@@ -469,6 +494,12 @@ mod tests {
         assert!(ru_inn("500100732259"));
         assert!(!ru_inn("500100732258"));
         assert!(nhs_number("9434765919"));
+        assert!(pt_nif("123456789"));
+        assert!(!pt_nif("123456788"));
+        assert!(!pt_nif("023456789"));
+        assert!(ae_emirates_id("784198012345678"));
+        assert!(!ae_emirates_id("784198012345679"));
+        assert!(!ae_emirates_id("785198012345670"), "another country");
         assert!(!nhs_number("9434765918"));
     }
 

@@ -21,9 +21,11 @@ static RETINA: LazyLock<Regex> =
 
 pub fn scan_email(text: &str, out: &mut Vec<Span>) {
     for m in EMAIL.find_iter(text) {
-        let s = m.as_str();
+        let (s, glued_particle) = without_glued_particle(m.as_str());
+        let end = m.start() + s.len();
         if char_before(text, m.start()).is_some_and(|c| c.is_alphanumeric() || c == '.')
-            || char_after(text, m.end()).is_some_and(|c| c.is_alphanumeric() || c == '@')
+            || (!glued_particle
+                && char_after(text, end).is_some_and(|c| c.is_alphanumeric() || c == '@'))
             || RETINA.is_match(s)
             // An SSH remote (git@github.com:org/repo) is not a person's address.
             || (s.starts_with("git@") && char_after(text, m.end()) == Some(':'))
@@ -40,13 +42,18 @@ pub fn scan_email(text: &str, out: &mut Vec<Span>) {
         } else {
             ("email", 0.99)
         };
-        out.push(span(
-            m.start(),
-            m.end(),
-            Category::Email,
-            detector,
-            confidence,
-        ));
+        out.push(span(m.start(), end, Category::Email, detector, confidence));
+    }
+}
+
+/// Korean and Japanese write particles straight after an address ("qa@example.com으로",
+/// "bob@mail.jpに"): an ASCII top-level domain ends where the other script begins.
+fn without_glued_particle(address: &str) -> (&str, bool) {
+    let tld_start = address.rfind('.').map_or(0, |i| i + 1);
+    let tld = &address[tld_start..];
+    match tld.find(|c: char| !c.is_ascii()) {
+        Some(cut) if cut >= 2 && tld.is_char_boundary(cut) => (&address[..tld_start + cut], true),
+        _ => (address, false),
     }
 }
 
@@ -85,7 +92,7 @@ static BARE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?-u:\b)[0-9]{7,15}(?-u:\b)").expect("phone regex"));
 static PHONE_WORD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r"(?i)\b(?:phone|tel|telephone|mobile|mob|cell|call|text|sms|fax|whatsapp|signal|number|ring|num[ée]ro|n[úu]mero|nummer|contacto|contato|{PHONE_LATIN})\b|{PHONE_OTHER_SCRIPTS}|{NUMBER_OTHER_SCRIPTS}"
+        r"(?i)\b(?:phone|tel|telephone|mobile|mob|cell|call|text|sms|fax|whatsapp|signal|number|ring|num[ée]ro|n[úu]mero|nummer|contacto|contato|{PHONE_LATIN}|{CALL_LATIN})\b|{PHONE_OTHER_SCRIPTS}|{NUMBER_OTHER_SCRIPTS}"
     ))
     .expect("phone word regex")
 });
@@ -99,9 +106,13 @@ static PHONE_CUE: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// The phone words of the Latin-script locales (de, fr, es, it, pt, nl, tr).
 /// Unicode word boundaries: these only ever run on a short window before a candidate.
-const PHONE_LATIN: &str = "telefon\\w{0,4}|rufnummer|handy(?:nummer)?|mobil(?:nummer|e)?|festnetz|anrufen|t[ée]l[ée]phone|portable|tel[ée]fono|m[óo]vil|celular|cellulare|telefone|telem[óo]vel|telefoonnummer|mobiel(?:tje)?|gsm|numara\\w{0,3}";
+const PHONE_LATIN: &str = "telefon\\w{0,4}|rufnummer|handy(?:nummer)?|mobil(?:nummer|e)?|festnetz|anrufen|t[ée]l[ée]phone|portable|tel[ée]fono|m[óo]vil|celular|cellulare|telefone|telem[óo]vel|telefoonnummer|mobiel(?:tje)?|gsm|numara\\w{0,6}";
+/// Verbs of calling and messaging (de, fr, es, it, pt, nl, tr): a number they take is a phone
+/// number, before or after them ("Llama a doña Remedios al 34655318402", "unter ...
+/// zurückrufen", "... numarasından arayıp").
+const CALL_LATIN: &str = "(?:zur[üu]ck)?rufen?|ruf|simse|appelle[rz]?|rappelle[rz]?|llam[ae]\\w{0,4}|ll[áa]mame|chiam[ai]\\w{0,4}|richiam\\w{0,4}|lig[ae]\\w{0,3}|telefona\\w{0,3}|bel(?:len)?|appje|appen|ara(?:y[ıi]p|yın|yabilir\\w*)|mesaj";
 /// Phone words in scripts without ASCII word boundaries: zh, ja, ko, ar, ru, hi.
-const PHONE_OTHER_SCRIPTS: &str = "电话|電話|手机|手機|联系|聯絡|微信|携帯|ケータイ|連絡先|전화|휴대폰|핸드폰|연락처|هاتف|الهاتف|جوال|الجوال|موبايل|اتصل|واتساب|телефон|тел\\.|моб\\.|мобильн|сотов|звон|फ़ोन|फोन|मोबाइल|संपर्क|कॉल";
+const PHONE_OTHER_SCRIPTS: &str = "电话|電話|手机|手機|联系|聯絡|微信|短信|打给|携帯|ケータイ|連絡先|ショートメール|전화|휴대폰|핸드폰|연락처|문자|هاتف|الهاتف|جوال|الجوال|موبايل|اتصل|واتساب|телефон|тел\\.|моб\\.|мобильн|сотов|звон|смс|फ़ोन|फोन|मोबाइल|संपर्क|कॉल|मैसेज";
 /// "Number" in those scripts: enough next to a phone shape, not for a weak one.
 const NUMBER_OTHER_SCRIPTS: &str = "号码|號碼|番号|번호|رقم|номер|नंबर|नम्बर";
 static DATE_LIKE: LazyLock<Regex> = LazyLock::new(|| {
@@ -183,8 +194,18 @@ pub fn scan_phone(text: &str, out: &mut Vec<Span>) {
         }
     }
     for m in BARE.find_iter(text) {
-        if near(text, m.start(), m.end(), &PHONE_WORD, CUE_WINDOW, 0) {
+        if near(text, m.start(), m.end(), &PHONE_WORD, CUE_WINDOW, 0) || call_after(text, m.end()) {
             push(m.start(), m.end(), "phone_in_context", 0.85, 7, true);
+        } else if e164_mobile(m.as_str()) && !looks_like_reference(text, m.start()) {
+            // A mobile number written in international form without its "+".
+            push(
+                m.start(),
+                m.end(),
+                "phone_international_bare",
+                0.8,
+                11,
+                true,
+            );
         }
     }
     for m in CN_MOBILE.find_iter(text) {
@@ -203,9 +224,86 @@ pub fn scan_phone(text: &str, out: &mut Vec<Span>) {
         }
     }
     for m in LOCAL.find_iter(text) {
-        if near(text, m.start(), m.end(), &PHONE_CUE, CUE_WINDOW, 0) {
+        // A word that only says "number" is enough when the digits are a national mobile
+        // number ("उनका नंबर 98291 47362").
+        let cue = near(text, m.start(), m.end(), &PHONE_CUE, CUE_WINDOW, 0)
+            || (national_mobile(&ascii_digits(m.as_str()))
+                && (near(text, m.start(), m.end(), &PHONE_WORD, CUE_WINDOW, 0)
+                    || call_after(text, m.end())));
+        if cue {
             push(m.start(), m.end(), "phone_local_in_context", 0.85, 8, true);
         }
+    }
+}
+
+/// A verb of calling or a phone word just after the number, in the languages that put it
+/// there ("... 0171 4829356 zurückrufen", "... numarasından arayıp", "...に電話", "... पर कॉल
+/// करो"). Not "number", "text" or "call": after a number those are ordinary words ("80070005
+/// when I call the API").
+fn call_after(text: &str, end: usize) -> bool {
+    static CALL_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)(?:zur[üu]ck|an)?rufen|bellen|appen|numara\w*|ara(?:y[ıi]p|yın|yabilir)|電話|电话|전화|연락|문자|कॉल|फ़ोन|फोन|звони|позвони|اتصل|هاتف")
+            .expect("call regex")
+    });
+    CALL_AFTER.is_match(after(text, end, AFTER_WINDOW))
+}
+
+/// How far after a number a calling verb may stand.
+const AFTER_WINDOW: usize = 32;
+
+/// Mobile ranges of the numbering plans of the gate's locales and their neighbours, written
+/// with the country code and without "+": (country code, first digits of the national number,
+/// national number lengths). Numbers of other shapes (orders, timestamps) rarely start with
+/// a country code and a mobile prefix and have exactly the plan's length.
+const MOBILE_PLANS: &[(&str, &[&str], &[usize])] = &[
+    ("49", &["15", "16", "17"], &[10, 11]),
+    ("44", &["7"], &[10]),
+    ("33", &["6", "7"], &[9]),
+    ("34", &["6", "7"], &[9]),
+    ("39", &["3"], &[9, 10]),
+    ("351", &["91", "92", "93", "96"], &[9]),
+    ("31", &["6"], &[9]),
+    ("32", &["45", "46", "47", "48", "49"], &[9]),
+    ("41", &["75", "76", "77", "78", "79"], &[9]),
+    ("43", &["65", "66", "67", "68", "69"], &[10, 11, 12]),
+    ("48", &["45", "5", "6", "7", "88"], &[9]),
+    ("90", &["5"], &[10]),
+    ("7", &["9"], &[10]),
+    ("86", &["13", "14", "15", "16", "17", "18", "19"], &[11]),
+    ("81", &["70", "80", "90"], &[10]),
+    ("82", &["10"], &[9, 10]),
+    ("91", &["6", "7", "8", "9"], &[10]),
+    ("966", &["5"], &[9]),
+    ("971", &["5"], &[9]),
+    ("20", &["10", "11", "12", "15"], &[10]),
+    ("212", &["6", "7"], &[9]),
+    (
+        "55",
+        &[
+            "119", "219", "319", "419", "519", "619", "719", "819", "919",
+        ],
+        &[11],
+    ),
+    ("61", &["4"], &[9]),
+];
+
+fn e164_mobile(digits: &str) -> bool {
+    MOBILE_PLANS.iter().any(|(cc, prefixes, lengths)| {
+        digits.strip_prefix(cc).is_some_and(|national| {
+            lengths.contains(&national.len()) && prefixes.iter().any(|p| national.starts_with(p))
+        })
+    })
+}
+
+/// National mobile numbers written without a trunk 0: India (ten digits from 6 to 9),
+/// Spain (nine from 6 or 7), Italy (ten from 3), Portugal (nine from 91/92/93/96), Turkey
+/// (ten from 5), Russia (ten from 9).
+fn national_mobile(digits: &str) -> bool {
+    let starts = |set: &[&str]| set.iter().any(|p| digits.starts_with(p));
+    match digits.len() {
+        9 => starts(&["6", "7", "91", "92", "93", "96"]),
+        10 => starts(&["3", "5", "6", "7", "8", "9"]),
+        _ => false,
     }
 }
 
@@ -345,8 +443,53 @@ mod tests {
             ("meu celular (11) 91234-5678", "(11) 91234-5678"),
             ("cep telefonum 0532 123 45 67", "0532 123 45 67"),
             ("mijn mobiel 06-12345678", "06-12345678"),
+            ("उनका नंबर 98291 47362 है", "98291 47362"),
         ] {
             assert_eq!(phones(t), [value], "{t}");
+        }
+    }
+
+    #[test]
+    fn international_numbers_without_plus() {
+        for (t, value) in [
+            (
+                "Sie möchte mich unter 491726384915 zurückrufen",
+                "491726384915",
+            ),
+            ("Llama a doña Remedios al 34655318402 y dile", "34655318402"),
+            (
+                "Chiama l'architetta allo 393471829365 e chiedile",
+                "393471829365",
+            ),
+            (
+                "Liga à Dona Conceição para o 351912483706 e diz-lhe",
+                "351912483706",
+            ),
+            (
+                "Stuur Joost een appje op 31651827394 dat ik later ben",
+                "31651827394",
+            ),
+            (
+                "Burak Bey'i 905426173985 numarasından arayıp",
+                "905426173985",
+            ),
+            ("her number's 447946183520: the keys", "447946183520"),
+            ("给他 8613912345678", "8613912345678"),
+            // A calling verb after the number.
+            ("Bitte 5551234567 zurückrufen", "5551234567"),
+        ] {
+            assert_eq!(phones(t), [value], "{t}");
+        }
+        for t in [
+            "order 491726384915 shipped",
+            "ticket 351912483706 closed",
+            "invoice 34655318402 paid",
+            "timestamp 1700000000123",
+            "a total of 3934718293651 bytes",
+            "Error 80070005 when I call the API",
+            "it printed 1234567 text lines",
+        ] {
+            assert!(phones(t).is_empty(), "{t}: {:?}", phones(t));
         }
     }
 
@@ -366,6 +509,17 @@ mod tests {
         let mut out = Vec::new();
         scan_email("jane@myexample.com and joe@examples.org", &mut out);
         assert!(out.iter().all(|s| s.confidence > 0.9), "{out:?}");
+    }
+
+    #[test]
+    fn particles_glued_to_an_address_are_not_its_domain() {
+        assert_eq!(emails("qa@example.com으로 보내고"), ["qa@example.com"]);
+        assert_eq!(emails("taro@mail.jpに送って"), ["taro@mail.jp"]);
+        let mut out = Vec::new();
+        scan_email("테스트 메일은 qa@example.com으로", &mut out);
+        assert!(out.len() == 1 && out[0].confidence < 0.2, "{out:?}");
+        // An internationalised domain keeps its letters.
+        assert_eq!(emails("écris à marie@exemple.рф"), ["marie@exemple.рф"]);
     }
 
     #[test]

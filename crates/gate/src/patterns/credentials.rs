@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::context::{before, char_after, char_before, entropy, placeholder_value, span};
+use super::context::{after, before, char_after, char_before, entropy, placeholder_value, span};
 use super::encoded::decode_base64;
 use super::secrets::{is_uuid, names_a_digest};
 use crate::span::{Category, Span};
@@ -183,7 +183,13 @@ fn scan_keyword_entropy(text: &str, out: &mut Vec<Span>) {
     for m in TOKEN.find_iter(text) {
         let v = m.as_str();
         let glued = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '.');
-        if glued(char_before(text, m.start())) || glued(char_after(text, m.end())) {
+        // A dot after the token glues it to a file or host name, unless it ends the sentence.
+        let sentence_end = after(text, m.end(), 2)
+            .strip_prefix('.')
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace));
+        if glued(char_before(text, m.start()))
+            || (glued(char_after(text, m.end())) && !sentence_end)
+        {
             continue;
         }
         let digits = v.bytes().filter(u8::is_ascii_digit).count();
@@ -276,6 +282,11 @@ mod tests {
                 "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq81kLmn0p",
             ),
             (
+                "the secret the console showed me once is 52B43cirmXbsG8DEmcQBvvsTBQLY1PtSFu5lbb7I. Region eu-west-2.",
+                "high_entropy_token_near_key_word",
+                "52B43cirmXbsG8DEmcQBvvsTBQLY1PtSFu5lbb7I",
+            ),
+            (
                 "мой API токен Zk29fLq8Xm3Vb7Nc1Rt6Yp4W",
                 "high_entropy_token_near_key_word",
                 "Zk29fLq8Xm3Vb7Nc1Rt6Yp4W",
@@ -325,6 +336,7 @@ mod tests {
             "public key id 550e8400-e29b-41d4-a716-446655440000",
             "the keyboard layout de-DE-ISO-8859-15-variant",
             "key path src/main/java/com/example/service",
+            "secret file a8F3kL9qZ2xW7mN4vB6tR1yP.json",
         ] {
             assert!(secrets(t).is_empty(), "{t}: {:?}", secrets(t));
         }

@@ -2,7 +2,7 @@
 //! PAN (shape and holder type) and fourteen with check digits: German Steuer-ID, French NIR,
 //! Spanish DNI/NIE, Italian codice fiscale, Dutch BSN, Indian Aadhaar, Chinese resident id,
 //! Swedish personnummer, Brazilian CPF, Korean RRN, Japanese My Number, Turkish T.C. Kimlik
-//! No, Russian SNILS and INN. Bare digit strings that are common in other roles (9 to 12
+//! No, Russian SNILS and INN, Portuguese NIF, UAE Emirates ID. Bare digit strings that are common in other roles (9 to 12
 //! digits) need a context word (in the language of the document).
 
 use std::sync::LazyLock;
@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::checksum::{
-    br_cpf, cn_resident_id, de_steuer_id, es_dni_nie, fr_nir, it_codice_fiscale, jp_my_number,
-    kr_rrn, luhn, nl_bsn, ru_inn, ru_snils, tr_kimlik, verhoeff,
+    ae_emirates_id, br_cpf, cn_resident_id, de_steuer_id, es_dni_nie, fr_nir, it_codice_fiscale,
+    jp_my_number, kr_rrn, luhn, nl_bsn, pt_nif, ru_inn, ru_snils, tr_kimlik, verhoeff,
 };
 use super::context::{
     ascii_alnum_upper, ascii_digits, looks_like_reference, near, span, word_bounded,
@@ -95,6 +95,15 @@ static SNILS: LazyLock<Regex> =
 static SNILS_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)снилс|snils|страхов"));
 static INN: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u:\b)(?:[0-9]{10}|[0-9]{12})(?-u:\b)"));
 static INN_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"ИНН|инн|(?-u:\b)INN(?-u:\b)"));
+static NIF: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u:\b)[0-9]{3} ?[0-9]{3} ?[0-9]{3}(?-u:\b)"));
+static NIF_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)(?-u:\b)(?:nif|nipc)(?-u:\b)|contribuinte|n[úu]mero fiscal|identifica[çc][ãa]o fiscal")
+});
+/// Emirates ID: 784-YYYY-NNNNNNN-C, or the fifteen digits bare next to a word for it.
+static EMIRATES_ID: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?-u:\b)784([\- ]?)(?:19|20)[0-9]{2}[\- ]?[0-9]{7}[\- ]?[0-9](?-u:\b)"));
+static EMIRATES_WORD: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)emirates|(?-u:\b)eid(?-u:\b)|هوية|الهوية|إماراتي"));
 
 fn id(out: &mut Vec<Span>, start: usize, end: usize, detector: &str, confidence: f32) {
     out.push(span(start, end, Category::NationalId, detector, confidence));
@@ -248,6 +257,19 @@ fn scan_asian_and_russian(text: &str, out: &mut Vec<Span>) {
             id(out, m.start(), m.end(), "ru_inn", 0.97);
         }
     }
+    // Nine bare digits are as often an order or a phone: the NIF needs its word.
+    for m in NIF.find_iter(text) {
+        if context(&m, &NIF_WORD) && pt_nif(&ascii_digits(m.as_str())) {
+            id(out, m.start(), m.end(), "pt_nif", 0.97);
+        }
+    }
+    for caps in EMIRATES_ID.captures_iter(text) {
+        let m = caps.get(0).expect("whole match");
+        let grouped = caps.get(1).is_some_and(|g| !g.as_str().is_empty());
+        if (grouped || context(&m, &EMIRATES_WORD)) && ae_emirates_id(&ascii_digits(m.as_str())) {
+            id(out, m.start(), m.end(), "ae_emirates_id", 0.97);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -328,6 +350,22 @@ mod tests {
         found("СНИЛС 112-233-445 95", "ru_snils", "112-233-445 95");
         found("снилс 11223344595", "ru_snils", "11223344595");
         found("ИНН 500100732259", "ru_inn", "500100732259");
+        found("o meu NIF, 123456789, e a morada", "pt_nif", "123456789");
+        found(
+            "número de contribuinte 123 456 789",
+            "pt_nif",
+            "123 456 789",
+        );
+        found(
+            "Emirates ID 784-1980-1234567-8",
+            "ae_emirates_id",
+            "784-1980-1234567-8",
+        );
+        found(
+            "رقم الهوية 784198012345678",
+            "ae_emirates_id",
+            "784198012345678",
+        );
     }
 
     #[test]
@@ -340,6 +378,10 @@ mod tests {
             "112-233-445 96",
             "ИНН 500100732258",
             "build 7707083893",
+            "NIF 123456788",
+            "encomenda 123456789 enviada",
+            "784198012345678 rows",
+            "Emirates ID 784-1980-1234567-9",
         ] {
             assert!(ids(t).is_empty(), "{t}: {:?}", ids(t));
         }

@@ -1,4 +1,4 @@
-//! Identifiers recognised by a word nearby: passport and driver's licence numbers, medical
+//! Identifiers recognised by a word nearby: passport, identity card and driver's licence numbers, medical
 //! record and insurance numbers (UK NHS numbers also by their check digit), dates of birth.
 
 use std::sync::LazyLock;
@@ -19,7 +19,8 @@ static ID_TOKEN: LazyLock<Regex> =
 /// Which kind of number the nearest keyword before a token announces.
 static ID_WORD: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
-        r"(?i)(?P<passport>passport|reisepass|passeport|pasaporte|passaporto|paspoort)",
+        r"(?i)(?P<passport>passport|reisepass|passeport|pasaporte|passaporto|passaporte|paspoort|pasaport|паспорт|护照|護照|パスポート|旅券|여권|جواز|पासपोर्ट)",
+        r"|(?P<id_card>identity\s+(?:card|number|document)|national\s+id(?:entity)?|(?-u:\b)id[\s\-]card|personalausweis|ausweisnummer|carte\s+(?:nationale\s+)?d'identit[ée]|documento\s+(?:nacional\s+)?de\s+identidad|carta\s+d'identit[àa]|cart[ãa]o\s+de\s+cidad[ãa]o|bilhete\s+de\s+identidade|identiteitskaart|identiteitsbewijs|id-kaart|身份证|身分證|신분증|удостоверени[ея]\s+личности|بطاقة\s+الهوية|الهوية\s+الوطنية|الرقم\s+القومي|(?-u:\b)iqama|الإقامة|पहचान\s+पत्र|वोटर\s+आईडी|voter\s+id|n[üu]fus\s+c[üu]zdan\w*|kimlik\s+kart\w*)",
         r"|(?P<licence>driver'?s?\s+licen[cs]e|driving\s+licen[cs]e|licen[cs]e\s+(?:no|number|#)|(?-u:\b)DL\s*(?:no|#|number)?(?-u:\b)|f(?:ü|ue)hrerschein|permis\s+de\s+conduire|licencia\s+de\s+conducir|carnet\s+de\s+conducir|patente\s+di\s+guida|rijbewijs)",
         r"|(?P<medical>(?-u:\b)MRN(?-u:\b)|medical\s+record|patient\s+(?:id|number|no)|chart\s+(?:no|number)|hospital\s+(?:number|no)|health\s+record|(?-u:\b)NHS(?-u:\b)|krankenakte|patientennummer|dossier\s+m[ée]dical|historia\s+cl[ií]nica)",
         r"|(?P<insurance>insurance|policy\s+(?:no|number|#)|member\s+id|subscriber\s+id|medicare|medicaid|group\s+(?:no|number)|versicherungsnummer|versichertennummer|krankenversicherung|assurance|seguro|assicurazione|(?-i:(?-u:\b)AHV(?-u:\b)|(?-u:\b)SVNR(?-u:\b)))",
@@ -29,7 +30,7 @@ static ID_WORD: LazyLock<Regex> = LazyLock::new(|| {
 const WINDOW: usize = 48;
 static FILLER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^[\s:#=\-–.,()]*(?:(?:no|nr|number|num|id|is|was|#|card|details?|reads|ends|in|with|the|my|his|her|their|of|n[º°o]|numéro|nummer|número|:)[\s:#=\-–.,()]*){0,5}$",
+        r"(?i)^[\s:#=\-–.,()]*(?:(?:no|nr|number|num|id|is|was|#|card|details?|reads|ends|in|with|the|my|his|her|their|of|n[º°o]|numéro|nummer|número|numero|numara\w{0,4}|номер|серия|и|№|号码|號碼|号|番号|は|번호|는|은|رقم|السفر|نمبر|नंबर|संख्या|:)[\s:#=\-–.,()]*){0,5}$",
     )
 });
 
@@ -52,6 +53,8 @@ pub fn scan_contextual_ids(text: &str, out: &mut Vec<Span>) {
         }
         let (category, detector) = if caps.name("passport").is_some() {
             (Category::Passport, "passport_in_context")
+        } else if caps.name("id_card").is_some() {
+            (Category::NationalId, "id_card_in_context")
         } else if caps.name("licence").is_some() {
             (Category::DriversLicence, "drivers_licence_in_context")
         } else if caps.name("medical").is_some() {
@@ -60,6 +63,18 @@ pub fn scan_contextual_ids(text: &str, out: &mut Vec<Span>) {
             (Category::InsuranceNumber, "insurance_number_in_context")
         };
         out.push(span(m.start(), m.end(), category, detector, 0.9));
+    }
+    // A Russian passport is a series of four digits (often split 2 + 2) and a number of six.
+    for m in RU_PASSPORT.find_iter(text) {
+        if RU_PASSPORT_WORD.is_match(before(text, m.start(), WINDOW + 16)) {
+            out.push(span(
+                m.start(),
+                m.end(),
+                Category::Passport,
+                "ru_passport_in_context",
+                0.9,
+            ));
+        }
     }
     // NHS numbers are often written in three groups, which the token above does not cover.
     for m in NHS.find_iter(text) {
@@ -77,6 +92,9 @@ pub fn scan_contextual_ids(text: &str, out: &mut Vec<Span>) {
     }
 }
 
+static RU_PASSPORT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?-u:\b)[0-9]{2} ?[0-9]{2}[ №]{0,3}[0-9]{6}(?-u:\b)"));
+static RU_PASSPORT_WORD: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)паспорт"));
 static NHS: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?-u:\b)[0-9]{3}[ \-]?[0-9]{3}[ \-]?[0-9]{4}(?-u:\b)"));
 static NHS_WORD: LazyLock<Regex> =
@@ -188,6 +206,43 @@ mod tests {
                 Category::MedicalRecord,
                 "943 476 5919",
             ),
+            (
+                "Паспорт: серия и номер 45 19 738264, выдан",
+                Category::Passport,
+                "45 19 738264",
+            ),
+            ("护照号码 E12345678", Category::Passport, "E12345678"),
+            (
+                "여권 번호는 M12345678 입니다",
+                Category::Passport,
+                "M12345678",
+            ),
+            (
+                "pasaport numaram U12345678, formu doldur",
+                Category::Passport,
+                "U12345678",
+            ),
+            ("رقم جواز السفر A1234567", Category::Passport, "A1234567"),
+            (
+                "Personalausweis Nr. L01X00T47 bitte eintragen",
+                Category::NationalId,
+                "L01X00T47",
+            ),
+            (
+                "numéro de carte d'identité : 180692301234",
+                Category::NationalId,
+                "180692301234",
+            ),
+            (
+                "رقم بطاقة الهوية 1023456789",
+                Category::NationalId,
+                "1023456789",
+            ),
+            (
+                "my voter ID is ABC1234567",
+                Category::NationalId,
+                "ABC1234567",
+            ),
         ];
         let bare = run(scan_contextual_ids, "my NHS no 9434765919");
         assert!(
@@ -212,6 +267,9 @@ mod tests {
             "passport photos are 35x45 mm; I bought model AB1234 yesterday at the shop",
             "NHS number 943 476 5918",
             "they were all removed in svn r262489 long ago",
+            "серия 45 19 738264",
+            "the identity card expired in 2021",
+            "ID card reader model 4410 is broken",
         ] {
             assert!(
                 run(scan_contextual_ids, t).is_empty(),

@@ -78,11 +78,12 @@ static PEM_BODY: LazyLock<Regex> =
 const PEM_MAX_BYTES: usize = 64 * 1024;
 
 /// Three base64url parts; a part may be wrapped over lines (a pasted header, a shell line
-/// continuation), which the check removes before decoding.
+/// continuation), also just before or after a dot, which the check removes before decoding.
 static JWT: LazyLock<Regex> = LazyLock::new(|| {
     let part = r"[A-Za-z0-9_\-]+(?:\\?\r?\n[ \t>]*[A-Za-z0-9_\-]+)*";
+    let wrap = r"(?:\\?\r?\n[ \t>]*)?";
     Regex::new(&format!(
-        r"eyJ{part}\.(?:\\?\r?\n[ \t>]*)?eyJ{part}\.(?:\\?\r?\n[ \t>]*)?{part}"
+        r"eyJ{part}{wrap}\.{wrap}eyJ{part}{wrap}\.{wrap}{part}"
     ))
     .expect("jwt regex")
 });
@@ -101,12 +102,13 @@ static PASSWORD: LazyLock<Regex> = LazyLock::new(|| {
 /// What follows a password word up to the value: an optional short complement that starts
 /// with a preposition ("for the router", "für den Router", "de mi correo", "от почты"), then
 /// a separator or a copula (group 1 is the value); or, without either, the next token
-/// (group 2), which must then look like a password on its own.
+/// (group 2), which must then look like a password on its own. Chinese, Japanese and Korean
+/// write the next words without a space: the value ends where their scripts begin.
 static PASSWORD_VALUE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r#"^["'\])]*(?:(?:\s+(?:for|to|of|on|at|für|fürs|zum|zur|vom|von|des|de|du|pour|para|per|voor|van|del|della|di|da|do|dos|das|от|для|на|من|के|की|için)\s[^\n:：=＝]{0,32}?)?"#,
-        r#"(?:\s*(?:=>|:=|->|[:：=＝])\s*|\s+(?:is|was|ist|lautet|war|est|était|es|era|é|è|jest|är|er|это|هي|هو|है)\s+(?::\s*)?|\s*(?:是|为|為|は|은|는|이|가|：)\s*)["'`「“]?([^\s"'`」”]{4,64})"#,
-        r#"|\s+["'`]?([^\s"'`]{6,64}))"#,
+        r#"(?:\s*(?:=>|:=|->|[:：=＝])\s*|\s+(?:is|was|ist|lautet|war|est|était|es|era|é|è|jest|är|er|это|هي|هو|है)\s+(?::\s*)?|\s*(?:是|为|為|は|은|는|이|가|：)\s*)["'`「“]?([^\s"'`」”\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u{3000}-\u{303F}]{4,64})"#,
+        r#"|\s+["'`]?([^\s"'`\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u{3000}-\u{303F}]{6,64}))"#,
     ))
     .expect("password value regex")
 });
@@ -244,11 +246,13 @@ fn plausible_password(v: &str, pin: bool, separated: bool) -> bool {
     if placeholder_value(v) || looks_like_code(v) {
         return false;
     }
-    let digits = v.len() >= 6 && v.bytes().all(|b| b.is_ascii_digit());
+    let digits = |n: usize| v.len() >= n && v.bytes().all(|b| b.is_ascii_digit());
     if separated {
-        classes(v) >= 2 || v.chars().count() >= 12 || digits
+        classes(v) >= 2 || v.chars().count() >= 12 || digits(6)
     } else {
-        classes(v) >= 3 && v.len() >= 6
+        // A long run of digits right after the word is a Wi-Fi key or a PIN-style password
+        // ("Passwort 48213759602318574629"); a year or a count is shorter.
+        (classes(v) >= 3 && v.len() >= 6) || digits(8)
     }
 }
 
@@ -430,6 +434,14 @@ mod tests {
             ("DB_PASSWORD=hunter2x", "hunter2x"),
             ("Passwort ist 20481632", "20481632"),
             ("my password Hunter2!x", "Hunter2!x"),
+            (
+                "WLAN Passwort 48213759602318574629.",
+                "48213759602318574629",
+            ),
+            ("وكلمة السر 7391048256 للضيوف", "7391048256"),
+            ("wifi şifresi 58203918 olsun", "58203918"),
+            ("密码是Huanghe#2026,帮我写一段配置说明", "Huanghe#2026"),
+            ("パスワードはSakura_2026!。これで入れない", "Sakura_2026!"),
         ] {
             let got = secrets(t);
             assert!(
@@ -450,6 +462,11 @@ mod tests {
             "eyJhbGciOiJIUzI1NiIsInR5cCI6Ik\\\n  pXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.\ndozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
             "jwt",
         );
+        // Wrapped just before a dot.
+        found(
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.\neyJzdWIiOiIxMjM0NTY3ODkwIn0\n.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+            "jwt",
+        );
     }
 
     #[test]
@@ -465,6 +482,8 @@ mod tests {
             "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
             "token: the-quick-brown-fox-jumps",
             "pin is 12",
+            "password 2024 reset",
+            "Passwort 1234567 Zeichen",
             "pub type PRESENTHISTORYTOKEN = D3DKMT_PRESENTHISTORYTOKEN_0;",
             "let token = self.colon2_token.clone();",
             "credentials: MI_UserCredentials_0,",
