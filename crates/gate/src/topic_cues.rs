@@ -123,7 +123,7 @@ const FIRST_PERSON: &[&str] = &[
     // ar: pronouns, "I have", "I suffer", "I take", the writer's people and things
     "انا", "انني", "اني", "لدي", "لديّ", "عندي", "اعاني", "اتناول", "نحن", "زوجي", "زوجتي", "ابني", "ابنتي", "بنتي",
     "امي", "والدتي", "ابي", "والدي", "اخي", "اختي", "طبيبي", "تشخيصي", "تاشيرتي", "اقامتي", "حالتي", "نتيجتي", "سجلي",
-    "قال لي", "قالت لي", "اخبرتني", "سابدا", "ساخضع", "اخاف", "اشعر", "صرت", "لا استطيع", "لم اعد",
+    "قال لي", "قالت لي", "اخبرتني", "سابدا", "ساخضع", "اخاف", "اشعر", "صرت", "لا استطيع", "لم اعد", "اخذ دواء", "خائف", "خائفه",
     // Verbs that only the writer says of themself: "I feel", "I started", "I've been (feeling)"
     "ando", "comecei", "fiquei", "sinto", "me sinto", "comencé", "empecé", "me siento", "mi sento",
     "ho iniziato", "ho cominciato", "je me sens", "ich fühle mich",
@@ -142,7 +142,11 @@ const FIRST_PERSON: &[&str] = &[
     // situation before a question ("...のですが", "...는데"), ongoing treatment ("通っていて",
     // "받고 있는데") and favours done to the speaker ("してもらっている", "出してくれません") mark it
     "のですが", "んですが", "んですけど", "のですけど", "ているので", "ているのに", "っていて", "通って",
-    "てもらって", "てくれません", "てくれない", "たくない", "たくありません",
+    "てもらって", "てくれません", "てくれない", "たくない", "たくありません", "と言われて", "飲み始め", "打ち始め",
+    "通い始め", "に呼ばれ", "呼び出され",
+    // Feelings are predicated of the speaker only, in Japanese and Korean ("つらいです", "무서워요")
+    "つらいです", "辛いです", "不安です", "怖いです", "困っています", "悩んでいます", "心配です",
+    "힘들어요", "힘듭니다", "무서워요", "걱정돼요", "걱정이에요", "불안해요", "괴로워요", "답답해요", "어떡하죠",
     "*는데", "*인데", "*은데", "받고 있*", "먹고 있*", "맞고 있*", "다니고 있*",
     // The writer's own story told as lasting up to now ("since last year", "for three weeks",
     // "lately"); a plain past date is not one ("how many were arrested last year?")
@@ -172,7 +176,9 @@ const WISHES_TO_DIE: &[&str] = &[
     "voglio morire", "voglio sparire", "non voglio più vivere", "wil dood", "wil verdwijnen", "wil niet meer leven",
     "quero morrer", "quero desaparecer", "não quero mais viver", "хочу умереть", "хочу исчезнуть", "не хочу жить",
     "ölmek istiyorum", "yaşamak istemiyorum", "kaybolmak istiyorum", "मरना चाहता", "मरना चाहती", "जीना नहीं चाहता",
-    "जीना नहीं चाहती", "想死", "不想活", "想消失", "死にたい", "消えたい", "生きていたくない", "죽고 싶*", "사라지고 싶*",
+    "जीना नहीं चाहती", "nicht mehr aufwachen", "don't want to wake up", "don’t want to wake up", "kill myself",
+    "end my life", "take my own life", "mich umbringen", "me tuer", "matarme", "uccidermi", "me matar",
+    "покончить с собой", "kendimi öldür*", "不想醒来", "想死", "不想活", "想消失", "死にたい", "消えたい", "生きていたくない", "죽고 싶*", "사라지고 싶*",
     "살기 싫*", "اريد ان اموت", "لا اريد ان اعيش",
 ];
 
@@ -302,6 +308,16 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         "après mon opération", "desde la operación", "después de la operación", "tras la operación",
         "dopo l'operazione", "dopo l’operazione", "dopo l'intervento", "dopo l’intervento", "sinds de operatie",
         "na de operatie", "desde a operação", "depois da operação",
+        // A test that came back positive, and organs and glands treated
+        "tested positive", "came back positive", "test was positive", "positiv getestet", "test war positiv",
+        "testé positif", "testée positive", "dio positivo", "salió positivo", "risultato positivo", "positief getest",
+        "deu positivo", "testei positivo", "положительный результат", "тест положительный", "анализ положительный",
+        "pozitif çıktı", "tahlil*", "양성으로", "양성 반응*", "검사 결과*", "検査結果", "健康診断", "نتيجه التحليل",
+        "تحليل الدم", "طلعت ايجابيه", "पॉजिटिव आई", "पॉजिटिव आया", "रिपोर्ट पॉजिटिव",
+        "rene", "reni", "niere", "riñón", "nier", "почк*", "böbre*", "腎臓", "किडनी", "गुर्दा", "tiroide", "tiroides",
+        "schilddrüse", "thyroïde", "schildklier", "щитовидк*", "tiroid*", "甲状腺", "갑상선*", "الغده الدرقيه", "थायराइड",
+        "leber", "hígado", "fegato", "fígado", "karaciğer*", "肝臓", "الكبد", "लिवर", "stomie", "stomia", "estoma",
+        "pillola", "pillole", "ormoni", "гормон*", "دواء", "ادويه", "ضغط الدم", "دواء للضغط",
         // Symptoms
         "husten", "erbrechen", "übelkeit", "durchfall", "schwindel*", "atemnot", "nachtschweiß", "toux", "tousse*",
         "vomi*", "nausée*", "diarrhée", "vertige*", "essouffl*", "toso", "vómito*", "náusea*", "diarrea",
@@ -629,12 +645,12 @@ const MONEY_TERMS: &[&str] = &[
     "مدخرات*", "taksit*", "birikim*",
 ];
 
-/// Words of an amount where the figure is written in words or short ("一万二", "二十万", "5만 원",
-/// "180 тысяч", "2 lakh"): with a money word, a figure like "48,000".
+/// Units of an amount, counted right after a figure in digits or Chinese numerals ("一万二", "二十万",
+/// "4천", "180 тысяч", "2 lakh"): with a money word, a figure like "48,000".
 #[rustfmt::skip]
 const AMOUNT_UNITS: &[&str] = &[
     "thousand", "million", "grand", "tausend", "mille", "mil", "mila", "duizend", "bin", "milyon", "lira",
-    "万", "千", "亿", "元", "块钱", "万円", "円", "만", "만원", "억", "천만", "тысяч*", "тыс", "млн", "миллион*", "рубл*",
+    "万", "千", "亿", "元", "块钱", "万円", "円", "만*", "천*", "억*", "тысяч*", "тыс", "млн", "миллион*", "рубл*",
     "हजार", "लाख", "करोड", "करोड़", "रुपये", "रुपए", "الف", "مليون", "ريال", "درهم", "دينار", "جنيه",
 ];
 
@@ -756,6 +772,7 @@ const NOT_CUES: &[&str] = &[
     "vorrei sapere", "voglio sapere", "mi chiedo", "quero saber", "gostaria de saber", "ik wil weten",
     "ik vraag me af", "我想知道", "我想了解", "我想问", "я хочу узнать", "я хочу знать", "мне интересно",
     "मैं जानना चाहता", "मैं जानना चाहती", "bilmek istiyorum", "öğrenmek istiyorum", "merak ediyorum",
+    "と言われています", "と言われていますが",
     "告诉我", "帮我", "给我讲", "给我解释", "请问", "расскажи мне", "расскажите мне", "скажи мне", "объясни мне",
     "объясните мне", "подскажи мне", "подскажите мне",
 ];
@@ -1007,13 +1024,14 @@ fn fits(text: &str, start: usize, end: usize, rule: &Rule) -> bool {
     start_ok && end_ok
 }
 
-/// Whether a figure comes right before `start` (spaces between allowed): "7 лет", "7岁".
+/// Whether a figure comes right before `start` (spaces between allowed), in digits or in Chinese
+/// and Japanese numerals: "7 лет", "7岁", "4천", "一万二", "三百万円".
 fn after_figure(text: &str, start: usize) -> bool {
     text[..start]
         .trim_end()
         .chars()
         .next_back()
-        .is_some_and(|c| c.is_ascii_digit())
+        .is_some_and(|c| c.is_ascii_digit() || "一二三四五六七八九十两百千万零".contains(c))
 }
 
 /// The word after the one a match at `end` is in: "child process" -> "process".
@@ -1057,7 +1075,9 @@ fn scan(sentence: &str) -> Found {
             if !fits(&text, m.start(), m.end(), rule) {
                 continue;
             }
-            if rule.class == Class::AgeUnit && !after_figure(&text, m.start()) {
+            if matches!(rule.class, Class::AgeUnit | Class::Amount)
+                && !after_figure(&text, m.start())
+            {
                 continue;
             }
             if rule.class == Class::NotCue {
@@ -1386,7 +1406,10 @@ mod tests {
             topics("Since they took out part of my bowel I have to change the bag often."),
             [Category::Health]
         );
-        assert_eq!(topics("Мне поставили помпу, теперь я проверяю сахар."), [Category::Health]);
+        assert_eq!(
+            topics("Мне поставили помпу, теперь я проверяю сахар."),
+            [Category::Health]
+        );
         assert_eq!(topics("Üç haftadır öksürüyorum."), [Category::Health]);
         // The speaker is dropped: the clause that sets out one's situation marks it.
         assert_eq!(
@@ -1397,7 +1420,10 @@ mod tests {
             topics("心療内科に通っていて、休職を相談したいのですが。"),
             [Category::MentalHealth]
         );
-        assert_eq!(topics("사라지고 싶다는 생각만 들어요."), [Category::MentalHealth]);
+        assert_eq!(
+            topics("사라지고 싶다는 생각만 들어요."),
+            [Category::MentalHealth]
+        );
         // A man with a boyfriend, a woman with a girlfriend.
         assert_eq!(
             topics("僕は男ですが、彼氏がいます。"),
@@ -1405,7 +1431,10 @@ mod tests {
         );
         assert!(topics("I'm a man and my girlfriend wants a dog.").is_empty());
         // Amounts in words.
-        assert_eq!(topics("我月薪一万二，房贷每月还六千八。"), [Category::Finances]);
+        assert_eq!(
+            topics("我月薪一万二，房贷每月还六千八。"),
+            [Category::Finances]
+        );
         assert_eq!(
             topics("У меня три микрозайма на 180 тысяч рублей."),
             [Category::Finances]
@@ -1414,7 +1443,17 @@ mod tests {
             topics("月給が少ないので、学資ローンが三百万円残っているのですが。"),
             [Category::Finances]
         );
+        assert_eq!(topics("Tahlil sonucum pozitif çıktı."), [Category::Health]);
+        assert_eq!(
+            topics("抗がん剤の副作用で髪が抜けてきて、つらいです。"),
+            [Category::Health]
+        );
+        assert_eq!(
+            topics("연봉이 4천인데 대출이 1억이라 걱정돼요."),
+            [Category::Finances]
+        );
         // General questions and statistics stay benign.
+        assert!(topics("糖尿病は遺伝すると言われていますか？").is_empty());
         assert!(topics("Türkiye'de geçen yıl kaç kişi tutuklandı?").is_empty());
         assert!(topics("How do I protect my app from SQL injections?").is_empty());
         assert!(topics("透析とはどんな治療ですか？").is_empty());
