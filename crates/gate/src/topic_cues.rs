@@ -123,7 +123,94 @@ const FIRST_PERSON: &[&str] = &[
     // ar: pronouns, "I have", "I suffer", "I take", the writer's people and things
     "انا", "انني", "اني", "لدي", "لديّ", "عندي", "اعاني", "اتناول", "نحن", "زوجي", "زوجتي", "ابني", "ابنتي", "بنتي",
     "امي", "والدتي", "ابي", "والدي", "اخي", "اختي", "طبيبي", "تشخيصي", "تاشيرتي", "اقامتي", "حالتي", "نتيجتي", "سجلي",
-    "قال لي", "قالت لي", "اخبرتني", "سابدا", "ساخضع",
+    "قال لي", "قالت لي", "اخبرتني", "سابدا", "ساخضع", "اخاف", "اشعر", "صرت", "لا استطيع", "لم اعد", "اخذ دواء", "خائف", "خائفه",
+    // Verbs that only the writer says of themself: "I feel", "I started", "I've been (feeling)"
+    "ando", "comecei", "fiquei", "sinto", "me sinto", "comencé", "empecé", "me siento", "mi sento",
+    "ho iniziato", "ho cominciato", "je me sens", "ich fühle mich",
+    // Turkish first person past ("kilo verdim", "çağrıldım"), by endings no other language has
+    "*dım", "*düm", "*rdim", "*ldim", "*ndim", "*ktim", "*ştim", "*ttim", "*rdum", "*ldum", "*ndum",
+    "*duğum", "*tuğum", "*dığım", "*tığım", "*diğim", "*tiğim", "*düğüm", "*tüğüm", "*sıyım", "*siyim", "*suyum",
+    "*süyüm",
+    // The writer's people named without a possessive, as Russian and Hindi usually do ("Мужу дали",
+    // "पिताजी को")
+    "муж", "мужа", "мужу", "мужем", "жена", "жены", "жене", "женой", "мама", "мамы", "маме", "маму", "мамой",
+    "папа", "папы", "папе", "папу", "сын", "сына", "сыну", "сыном", "дочь", "дочери", "дочке", "брат", "брату",
+    "сестра", "сестре", "бабушк*", "дедушк*",
+    "पिताजी", "पिता जी", "पापा", "माँ", "मां", "मम्मी", "माताजी", "पति", "पत्नी", "बेटा", "बेटी", "भाई", "बहन",
+    "दादी", "दादा", "नानी", "नाना",
+    // Japanese and Korean drop the subject that is the speaker; the clause that sets out one's own
+    // situation before a question ("...のですが", "...는데"), ongoing treatment ("通っていて",
+    // "받고 있는데") and favours done to the speaker ("してもらっている", "出してくれません") mark it
+    "のですが", "んですが", "んですけど", "のですけど", "ているので", "ているのに", "っていて", "通って",
+    "てもらって", "てくれません", "てくれない", "たくない", "たくありません", "と言われて", "飲み始め", "打ち始め",
+    "通い始め", "に呼ばれ", "呼び出され",
+    // Feelings are predicated of the speaker only, in Japanese and Korean ("つらいです", "무서워요")
+    "つらいです", "辛いです", "不安です", "怖いです", "困っています", "悩んでいます", "心配です",
+    "힘들어요", "힘듭니다", "무서워요", "걱정돼요", "걱정이에요", "불안해요", "괴로워요", "답답해요", "어떡하죠",
+    "*는데", "*인데", "*은데", "받고 있*", "먹고 있*", "맞고 있*", "다니고 있*",
+    // The writer's own story told as lasting up to now ("since last year", "for three weeks",
+    // "lately"); a plain past date is not one ("how many were arrested last year?")
+    "since last", "for the past", "for the last", "lately", "these days",
+    "seit letzter", "seit letztem", "seit wochen", "seit monaten", "seit jahren", "seit einer woche",
+    "seit einem monat", "seit einem jahr", "in letzter zeit",
+    "depuis des semaines", "depuis des mois", "depuis des années", "depuis la semaine", "depuis le mois",
+    "depuis l'an", "depuis l’an", "depuis l'année", "depuis l’année", "ces derniers temps",
+    "desde hace", "últimamente",
+    "da settimane", "da mesi", "da anni", "dalla settimana", "dal mese", "dall'anno", "dall’anno", "ultimamente",
+    "sinds vorige", "sinds vorig", "al weken", "al maanden", "al jaren", "de laatste tijd",
+    "desde que", "há semanas", "há meses", "há anos",
+    "с прошлого", "с прошлой", "уже неделю", "уже месяц", "уже год", "уже две", "уже три", "последнее время",
+    "haftadır", "haftalardır", "aydır", "aylardır", "yıldır", "yıllardır", "gündür", "günlerdir", "son zamanlarda",
+    "去年から", "先月から", "先週から", "ずっと",
+    "요즘", "작년부터", "지난달부터", "지난주부터", "올해부터",
+    "منذ شهر", "منذ اسبوع", "منذ سنه", "منذ ايام", "منذ العمليه",
+    "आजकल", "कल से", "हफ्ते से", "हफ्तों से", "महीने से", "महीनों से", "साल से",
+];
+
+/// Wishing to die or to disappear: a mental-health disclosure that is said of oneself, so each
+/// entry is both a topic word and a first-person word.
+#[rustfmt::skip]
+const WISHES_TO_DIE: &[&str] = &[
+    "want to die", "want to disappear", "don't want to live", "don’t want to live", "nicht mehr leben",
+    "envie de mourir", "veux mourir", "veux disparaître", "quiero morir", "quiero desaparecer", "no quiero vivir",
+    "voglio morire", "voglio sparire", "non voglio più vivere", "wil dood", "wil verdwijnen", "wil niet meer leven",
+    "quero morrer", "quero desaparecer", "não quero mais viver", "хочу умереть", "хочу исчезнуть", "не хочу жить",
+    "ölmek istiyorum", "yaşamak istemiyorum", "kaybolmak istiyorum", "मरना चाहता", "मरना चाहती", "जीना नहीं चाहता",
+    "जीना नहीं चाहती", "nicht mehr aufwachen", "don't want to wake up", "don’t want to wake up", "kill myself",
+    "end my life", "take my own life", "mich umbringen", "me tuer", "matarme", "uccidermi", "me matar",
+    "покончить с собой", "kendimi öldür*", "不想醒来", "想死", "不想活", "想消失", "死にたい", "消えたい", "生きていたくない", "죽고 싶*", "사라지고 싶*",
+    "살기 싫*", "اريد ان اموت", "لا اريد ان اعيش",
+];
+
+/// A man speaking of himself ("僕", "I'm a guy", "मैं लड़का हूँ") or a woman of herself: with a
+/// partner of the same sex (`MALE_PARTNERS`, `FEMALE_PARTNERS`) in the sentence, a disclosure of
+/// sexuality.
+#[rustfmt::skip]
+const MALE_SELF: &[&str] = &[
+    "i'm a man", "i am a man", "i'm a guy", "i am a guy", "as a guy", "ich bin ein mann", "ich bin ein junge",
+    "je suis un homme", "je suis un garçon", "je suis un mec", "soy hombre", "soy un hombre", "soy un chico",
+    "sono un uomo", "sono un ragazzo", "ik ben een man", "ik ben een jongen", "sou homem", "sou um homem",
+    "sou um rapaz", "я парень", "я мужчина", "erkeğim", "ben erkeğim", "मैं लड़का हूँ", "मैं लड़का हूं", "मैं आदमी हूँ",
+    "मैं आदमी हूं", "我是男生", "我是男的", "我是男人", "僕", "俺", "男ですが", "남자인데", "저는 남자", "나는 남자",
+    "انا رجل", "انا شاب",
+];
+#[rustfmt::skip]
+const FEMALE_SELF: &[&str] = &[
+    "i'm a woman", "i am a woman", "i'm a girl", "i am a girl", "ich bin eine frau", "je suis une femme",
+    "je suis une fille", "soy mujer", "soy una mujer", "soy una chica", "sono una donna", "sono una ragazza",
+    "ik ben een vrouw", "ik ben een meisje", "sou mulher", "sou uma mulher", "я девушка", "я женщина", "kadınım",
+    "ben kadınım", "मैं लड़की हूँ", "मैं लड़की हूं", "मैं औरत हूँ", "我是女生", "我是女的", "我是女人", "女ですが",
+    "私は女", "여자인데", "저는 여자", "나는 여자", "انا امراه", "انا فتاه",
+];
+#[rustfmt::skip]
+const MALE_PARTNERS: &[&str] = &[
+    "boyfriend", "husband", "petit ami", "petit copain", "novio", "fidanzato", "namorado", "мой парень", "моим парнем",
+    "бойфренд*", "बॉयफ्रेंड", "男朋友", "男友", "彼氏", "남자친구*", "남친*", "erkek arkadaşım", "حبيبي",
+];
+#[rustfmt::skip]
+const FEMALE_PARTNERS: &[&str] = &[
+    "girlfriend", "wife", "petite amie", "petite copine", "novia", "fidanzata", "namorada", "моя девушка",
+    "моей девушкой", "गर्लफ्रेंड", "女朋友", "女友", "여자친구*", "여친*", "kız arkadaşım", "حبيبتي",
 ];
 
 /// Third-person pronouns: in the sentence right after a first-person one they are usually the
@@ -208,36 +295,82 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         "bestraling*", "dialys*", "dialyse", "dialisi", "diálisis", "diálise", "hemodiális*", "hémodialys*",
         "transplantation", "transplanté*", "transplante", "trasplant*", "colonoscop*", "endoscop*", "mastectom*", "lumpectom*", "hysterectom*",
         "mammogra*", "pacemaker",
+        // Organs and body parts a treatment is done to, and operations, said of oneself ("they took
+        // out part of my bowel", "injections to stimulate the ovaries")
+        "bowel", "bowels", "stoma", "ostomy", "colostom*", "ileostom*", "prostate", "ovary", "ovaries",
+        "uterus", "womb", "bladder", "pancreas", "lungs", "injections", "darm", "prostata", "eierstock*",
+        "gebärmutter", "spritze*", "intestin*", "côlon", "ovaire*", "utérus", "vessie", "piqûre*",
+        "intestino", "próstata", "ovario*", "útero", "vejiga", "inyecciones", "ovaie", "utero", "vescica", "iniezioni",
+        "darmen", "eierstok*", "baarmoeder", "injecties", "ovário*", "bexiga", "injeções",
+        "cirurgia", "cirugía", "chirurgia", "chirurgie", "operatie", "since the operation", "since my operation",
+        "after my operation", "seit der operation", "seit der op", "nach der operation", "nach der op",
+        "depuis l'opération", "depuis l’opération", "depuis mon opération", "après l'opération", "après l’opération",
+        "après mon opération", "desde la operación", "después de la operación", "tras la operación",
+        "dopo l'operazione", "dopo l’operazione", "dopo l'intervento", "dopo l’intervento", "sinds de operatie",
+        "na de operatie", "desde a operação", "depois da operação",
+        // A test that came back positive, and organs and glands treated
+        "tested positive", "came back positive", "test was positive", "positiv getestet", "test war positiv",
+        "testé positif", "testée positive", "dio positivo", "salió positivo", "risultato positivo", "positief getest",
+        "deu positivo", "testei positivo", "положительный результат", "тест положительный", "анализ положительный",
+        "pozitif çıktı", "tahlil*", "양성으로", "양성 반응*", "검사 결과*", "検査結果", "健康診断", "نتيجه التحليل",
+        "تحليل الدم", "طلعت ايجابيه", "पॉजिटिव आई", "पॉजिटिव आया", "रिपोर्ट पॉजिटिव",
+        "rene", "reni", "niere", "riñón", "nier", "почк*", "böbre*", "腎臓", "किडनी", "गुर्दा", "tiroide", "tiroides",
+        "schilddrüse", "thyroïde", "schildklier", "щитовидк*", "tiroid*", "甲状腺", "갑상선*", "الغده الدرقيه", "थायराइड",
+        "leber", "hígado", "fegato", "fígado", "karaciğer*", "肝臓", "الكبد", "लिवर", "stomie", "stomia", "estoma",
+        "pillola", "pillole", "ormoni", "гормон*", "دواء", "ادويه", "ضغط الدم", "دواء للضغط",
+        // Symptoms
+        "husten", "erbrechen", "übelkeit", "durchfall", "schwindel*", "atemnot", "nachtschweiß", "toux", "tousse*",
+        "vomi*", "nausée*", "diarrhée", "vertige*", "essouffl*", "toso", "vómito*", "náusea*", "diarrea",
+        "mareo*", "tosse", "nausea", "vertigin*", "hoest*", "overgeven", "misselijk*", "diarree", "duizelig*",
+        "kortademig*", "nachtzweet", "enjoo*", "diarreia", "tontura*", "falta de ar",
+        // Care of the old and memory loss: a nursing home, forgetting one's people
+        "nursing home", "care home", "pflegeheim", "altenheim", "maison de retraite", "ehpad", "residencia de ancianos",
+        "casa di riposo", "verpleeghuis", "verzorgingshuis", "lar de idosos", "asilo de idosos",
+        "ne me reconnaît plus", "ne me reconnait plus", "erkennt mich nicht", "no me reconoce", "non mi riconosce",
+        "herkent me niet", "não me reconhece", "doesn't recognise me", "doesn't recognize me", "doesn’t recognize me",
+        "blood sugar", "sugar levels", "insulin pump", "blutzucker", "glycémie", "glucemia", "bloedsuiker",
+        "insulinpumpe", "pompe à insuline", "bomba de insulina", "microinfusore", "insulinepomp", "dexcom",
+        "freestyle libre",
         // zh
         "艾滋", "阳性", "癌", "肿瘤", "活检", "化疗", "放疗", "透析", "糖尿病", "胰岛素", "确诊", "诊断", "手术", "怀孕",
         "流产", "乙肝", "高血压", "抗病毒", "吃药", "服药", "住院", "出院", "司美格鲁肽", "替尔泊肽", "二甲双胍", "试管婴儿",
-        "促排卵", "克罗米芬", "来曲唑", "医生说",
+        "促排卵", "克罗米芬", "来曲唑", "医生说", "医院", "看病", "看医生", "哪个科", "挂号", "咳嗽", "发烧", "发热",
+        "呕吐", "腹泻", "拉肚子", "头晕", "咳血", "便血", "盗汗", "血糖", "认不出", "养老院", "注射", "打针",
         // ja
         "エイズ", "陽性", "がんだ", "がんと", "がんが", "がんの", "がんで", "がんを", "乳がん", "肺がん", "胃がん", "大腸がん",
         "抗がん剤", "腫瘍", "生検", "化学療法", "放射線治療", "透析", "糖尿病", "インスリン", "妊娠", "流産", "手術", "入院",
-        "不妊治療", "体外受精", "オゼンピック", "マンジャロ", "抗ウイルス薬", "感染して",
+        "不妊治療", "体外受精", "オゼンピック", "マンジャロ", "抗ウイルス薬", "感染して", "病院", "通院", "咳が", "熱が",
+        "発熱", "吐き気", "嘔吐", "下痢", "めまい", "血便", "寝汗", "血糖", "血をきれい", "老人ホーム", "介護施設",
+        "認知症", "注射", "人工肛門", "ストーマ",
         // ko
         "에이즈", "양성이", "양성 판정", "암이", "암을", "암", "암에", "암으로", "암 진단", "유방암*", "폐암*", "위암*",
         "대장암*", "갑상선암*", "간암*", "췌장암*", "항암*", "조직검사*", "투석*", "당뇨*", "인슐린*", "임신*", "유산했*",
-        "수술*", "입원*", "진단을 받*", "진단받*", "진단 받*", "확진*", "오젬픽*", "위고비*", "마운자로*", "시험관*", "난임*", "불임*",
+        "수술*", "입원*", "병원*", "기침*", "발열*", "구토*", "설사*", "어지러*", "혈변*", "혈당*", "요양원*", "치매*",
+        "주사를*", "주사 맞*", "인슐린 펜*", "진단을 받*", "진단받*", "진단 받*", "확진*", "오젬픽*", "위고비*", "마운자로*", "시험관*", "난임*", "불임*",
         // ar
         "فيروس نقص المناعه", "ايدز*", "سرطان*", "ورم", "ورما", "الورم", "اورام*", "خزعه*", "كيميائي*", "كيماوي*", "اشعاعي*", "غسيل الكلي",
         "غسيل كلوي", "سكري*", "انسولين*", "اجهاض*", "عمليه جراحيه", "مستشفي*", "تشخيص*", "مصاب*", "اوزمبيك*", "مونجارو*",
-        "ويجوفي*",
+        "ويجوفي*", "سعال", "كحه", "حمي", "تقيؤ", "استفراغ", "غثيان", "اسهال", "دوخه", "نزيف*", "جراحه", "منذ العمليه",
+        "بعد العمليه", "سكر الدم", "حقن*", "غسيل كلي", "دار المسنين", "دار رعايه",
         // ru
         "вич", "спид", "рак", "рака", "раком", "раке", "онколог*", "опухол*", "биопси*", "химиотерап*", "лучев*",
         "радиотерап*", "диализ*", "гемодиализ*", "диабет*", "инсулин*", "беремен*", "выкидыш*", "аборт*", "больниц*",
         "врач*", "диагноз*", "диагност*", "гепатит*", "антиретровирус*", "лекарств*", "таблетк*", "оземпик*",
         "семаглутид*", "тирзепатид*", "экстракорпоральн*", "летрозол*", "симптом*", "болезн*", "болит", "болеет", "заболел*",
-        "инфаркт*", "инсульт*",
+        "инфаркт*", "инсульт*", "кашель", "кашля", "кашляю", "рвот*", "тошнит", "тошнот*", "понос", "диаре*",
+        "головокружени*", "одышк*", "после операции", "сахар в крови", "уровень сахара", "проверяю сахар", "помпу",
+        "помпа", "укол*", "дом престарелых", "деменци*", "не узнает",
         // hi
         "एचआईवी", "एड्स", "कैंसर", "बायोप्सी", "कीमोथेरेपी", "कीमो", "रेडियोथेरेपी", "डायलिसिस", "मधुमेह", "डायबिटीज",
         "इंसुलिन", "गर्भवती", "गर्भपात", "ऑपरेशन", "अस्पताल", "डॉक्टर", "दवा", "दवाई", "बीमारी", "बीमार", "निदान",
-        "ट्यूमर", "हेपेटाइटिस", "टीबी", "दिल का दौरा", "आईवीएफ",
+        "ट्यूमर", "हेपेटाइटिस", "टीबी", "दिल का दौरा", "आईवीएफ", "खांसी", "खाँसी", "बुखार", "उल्टी", "दस्त", "चक्कर",
+        "खून साफ", "खून की जांच", "शुगर", "इंजेक्शन", "वृद्धाश्रम",
         // tr
         "kanser*", "tümör*", "biyopsi*", "kemoterapi*", "kemo", "radyoterapi*", "ışın tedavi*", "diyaliz*", "diyabet*",
         "şeker hastası", "insülin*", "hamile*", "düşük yaptım", "ameliyat*", "hastane*", "teşhis*", "tanısı",
         "tanı kondu", "ilaç kullan*", "ilaçlarım*", "ilacım*", "ilaç alıyorum", "ilaç içiyorum", "hepatit*", "onkolo*", "kötü huylu", "tüp bebek",
+        "öksür*", "kanlı", "ateşim", "bulantı*", "kusuyorum", "kusma", "ishal*", "baş dönme*", "nefes darlığı",
+        "terleme*", "terliyorum", "kan şekeri", "şekerim", "iğne*", "huzurevi*", "bunama", "ameliyattan sonra",
     ]),
     (Category::MentalHealth, &[
         "depress*", "anxi*", "therap*", "psychiatr*", "psycholo*", "suicid*", "self-harm*", "ptsd", "trauma*",
@@ -358,7 +491,12 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         "حزب*", "مظاهره", "مظاهرات", "احتجاج*",
         "оппозиц*", "митинг*", "протест*", "голосовал*", "член партии", "кпрф",
         "भाजपा", "कांग्रेस", "पार्टी का सदस्य", "आंदोलन",
-        "chp", "akp", "hdp", "mhp", "parti üyesi*", "partiye üye*", "protesto*", "oy verdim",
+        "chp", "akp", "hdp", "mhp", "parti üyesi*", "partiye üye*", "protesto*", "oy verdim", "miting*", "partinin",
+        "il başkan*", "ilçe başkan*",
+        // Office in a party or a council
+        "councillor", "councilor", "stadtrat", "stadträtin", "ortsverein", "conseiller municipal",
+        "conseillère municipale", "concejal*", "consigliere comunale", "gemeenteraadslid", "vereador*",
+        "депутат*", "पार्षद", "विधायक", "党支部", "市議", "区議",
     ]),
     (Category::Ethnicity, &[
         "ethnic*", "racis*", "racial*", "arab*", "romani", "gypsy", "gitano*", "sinti", "immigrant*", "migrant*",
@@ -392,7 +530,7 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         "chwilówk*", "dług*", "zadłuż*", "komornik*", "skuld*", "kronofogden",
         // zh, ja, ko, ar, ru, hi, tr
         "欠债", "负债", "欠款", "欠了", "欠钱", "должен банку", "должна банку", "破产", "网贷", "借金", "自己破産", "滞納", "빚*", "연체*", "파산*", "ديون*", "مديون*", "افلاس*",
-        "долги", "долгов", "долг", "задолженност*", "банкрот*", "коллектор*", "просрочк*", "कर्ज", "उधार", "दिवालिया",
+        "долги", "долгов", "долг", "микрозайм*", "задолженност*", "банкрот*", "коллектор*", "просрочк*", "कर्ज", "उधार", "दिवालिया",
         "borç*", "borcum", "iflas*", "icra*", "haciz*",
     ]),
     (Category::Legal, &[
@@ -433,7 +571,7 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         "سجل جنائي", "سجل اجرامي", "سجن*", "اعتقال*", "اعتقلت", "معتقل*", "محكوم*", "ادانه", "مدان*", "سوابق*",
         "الافراج المشروط",
         "судимост*", "судим", "осужден*", "тюрьм*", "арест*", "условный срок", "условного срока", "уголовное дело",
-        "уголовного дела", "уголовному делу", "отсидел*", "приговор*",
+        "уголовного дела", "уголовному делу", "отсидел*", "приговор*", "года условно", "лет условно", "год условно",
         "आपराधिक", "जेल", "गिरफ्तार*", "सजा हुई", "सजा सुनाई", "दोषी ठहराया", "पैरोल", "जमानत",
         "sabıka*", "adli sicil*", "hapis", "hapse", "hapiste", "cezaevi*", "tutukla*", "gözaltı*", "mahkum*",
         "mahkûm*", "denetimli serbestlik", "şartlı tahliye", "suç kaydı", "sicil kaydı",
@@ -468,7 +606,13 @@ const TOPIC_TERMS: &[(Category, &[&str])] = &[
         "беженец",
         "डिपोर्ट", "निर्वासन", "अवैध रूप से", "अवैध", "शरण", "शरणार्थी", "अवैध प्रवासी", "बिना दस्तावेज", "निवास परमिट", "ग्रीन कार्ड",
         "oturma izn*", "ikamet izn*", "sınır dışı", "kaçak göçmen*", "mülteci*", "sığınma*", "iltica*", "çalışma izn*",
-        "kimliksiz",
+        "kimliksiz", "geçici koruma*", "geri gönderme*", "geri gönderil*", "göç idaresi",
+        // Protection short of asylum and detention before removal
+        "temporary protection", "subsidiary protection", "detention centre", "detention center", "removal centre",
+        "subsidiärer schutz", "abschiebehaft", "protection subsidiaire", "centre de rétention", "protección subsidiaria",
+        "centro de internamiento", "protezione sussidiaria", "centro di permanenza", "tijdelijke bescherming",
+        "detentiecentrum", "proteção temporária", "временное убежище", "仮放免", "収容", "보호소*", "مركز الترحيل",
+        "مركز احتجاز",
     ]),
     (Category::Biometrics, &[
         "fingerprint*", "faceid", "facial", "retina*", "iris", "voiceprint*", "biometr*", "dna", "genom*",
@@ -495,6 +639,19 @@ const MONEY_TERMS: &[&str] = &[
     "工资", "房贷", "贷款", "房租", "存款", "收入", "給料", "年収", "ローン", "家賃", "貯金", "월급*", "대출*", "연봉*",
     "월세*", "зарплат*", "ипотек*", "кредит*", "сбережени*", "सैलरी", "वेतन", "लोन", "किराया", "راتب*", "قرض*", "ايجار*",
     "maaş*", "kredi*", "kira*",
+    "月薪", "年薪", "薪水", "车贷", "消费贷", "信用卡", "花呗", "借呗", "月収", "手取り", "奨学金", "カードローン", "リボ",
+    "연봉*", "적금*", "예금*", "카드값*", "전세*", "학자금*", "마이너스 통장*", "займ*", "микрозайм*", "заём", "заем",
+    "накоплени*", "оклад*", "рассрочк*", "кредитк*", "तनख्वाह", "कर्ज", "ईएमआई", "emi", "बचत", "اقساط*", "قسط*",
+    "مدخرات*", "taksit*", "birikim*",
+];
+
+/// Units of an amount, counted right after a figure in digits or Chinese numerals ("一万二", "二十万",
+/// "4천", "180 тысяч", "2 lakh"): with a money word, a figure like "48,000".
+#[rustfmt::skip]
+const AMOUNT_UNITS: &[&str] = &[
+    "thousand", "million", "grand", "tausend", "mille", "mil", "mila", "duizend", "bin", "milyon", "lira",
+    "万", "千", "亿", "元", "块钱", "万円", "円", "만*", "천*", "억*", "тысяч*", "тыс", "млн", "миллион*", "рубл*",
+    "हजार", "लाख", "करोड", "करोड़", "रुपये", "रुपए", "الف", "مليون", "ريال", "درهم", "دينار", "جنيه",
 ];
 
 /// Money in trouble without a figure: "we missed two mortgage payments", "three months of rent
@@ -513,6 +670,8 @@ const MONEY_TROUBLE: &[&str] = &[
 const VISA_TERMS: &[&str] = &[
     "visa", "visas", "visum", "visado", "visto", "vistos", "签证", "ビザ", "査証", "비자*", "تاشير*", "اقامه", "اقامتي",
     "виза", "визы", "визу", "визой", "визе", "वीजा", "vize*",
+    // Residence papers: "meine Papiere sind abgelaufen", "انتهت أوراقي"
+    "papiere", "papiers", "papeles", "papieren", "papéis", "اوراقي", "اوراق", "在留カード", "체류*", "외국인등록증*",
 ];
 /// A status that ran out, was refused or is illegal: with a visa word, an immigration matter.
 #[rustfmt::skip]
@@ -523,7 +682,7 @@ const STATUS_TROUBLE: &[&str] = &[
     "negat*", "rifiutat*", "verlopen", "verloopt", "afgewezen", "ingetrokken", "negad*", "recusad*",
     "过期", "到期", "被拒", "拒签", "逾期", "切れ", "期限", "不許可", "만료*", "거절*", "거부*", "انتهت", "انتهي*",
     "منتهي*", "رفض*", "закончил*", "истек*", "просроч*", "отказ*", "аннулир*", "खत्म", "समाप्त", "खारिज", "रद्द",
-    "doldu", "bitti", "bitiyor", "reddedil*", "iptal*", "süresi",
+    "doldu", "bitti", "bitiyor", "reddedil*", "iptal*", "süresi", "끝나*", "끝났*", "안 해 준*", "切れる", "切れた",
 ];
 
 /// Child words: a topic only with a detail about the child in the sentence (an age, school,
@@ -563,7 +722,11 @@ const CHILD_DETAILS: &[&str] = &[
     "عمره", "عمرها", "学校", "老师", "幼儿园", "上学", "成绩", "多动症", "自闭症", "尿床", "被欺负", "霸凌", "幼稚園", "保育園", "いじめ",
     "発達障害", "おねしょ", "학교*", "선생님*", "유치원*", "어린이집*", "왕따*", "따돌림*", "자폐*", "школ*", "учител*",
     "детский сад", "детсад*", "травл*", "буллинг*", "сдвг", "аутизм*", "स्कूल", "विद्यालय", "शिक्षक", "टीचर", "مدرس*",
-    "روضه", "حضانه", "تنمر", "okul*", "öğretmen*", "anaokul*", "kreş*", "zorbalık*", "hiperaktivite*", "otizm*",
+    "روضه", "حضانه", "تنمر", "الصف", "okul*", "sınıf*",
+    "小学", "中学", "高校生", "年生", "クラス", "担任", "先生", "不登校", "部活", "宿題", "年级", "班主任", "同学", "初中",
+    "作业", "학년*", "담임*", "초등학*", "중학*", "고등학*", "숙제*", "класс*", "одноклассник*", "कक्षा", "क्लास",
+    "homework", "classmate*", "hausaufgaben", "mitschüler*", "klasse", "devoirs", "camarade*", "deberes",
+    "compañeros", "compiti", "compagni", "huiswerk", "klasgeno*", "colegas", "öğretmen*", "anaokul*", "kreş*", "zorbalık*", "hiperaktivite*", "otizm*",
 ];
 
 /// Fields of a patient document: with a health word anywhere in the text, the text discloses
@@ -599,6 +762,7 @@ const NOT_CUES: &[&str] = &[
     "el mes", "al mes", "un mes", "este mes", "cada mes", "por mes", "del mes", "de mes", "mes de", "mes que",
     "ma il", "ma la", "ma lo", "ma non", "ma che", "ma se", "ma è", "ma anche", "ma i", "ma gli", "ma le", "ma come",
     "ma quali", "ma perché", "ma cosa",
+    "sql injections", "code injections", "prompt injections", "command injections",
     "batería de litio", "batteria al litio", "bateria de lítio", "batterie au lithium", "pile au lithium",
     // Asking about a subject: the first-person word of the question frame discloses nothing ("I want
     // to know the side effects of sertraline"); another one in the sentence still counts.
@@ -608,6 +772,9 @@ const NOT_CUES: &[&str] = &[
     "vorrei sapere", "voglio sapere", "mi chiedo", "quero saber", "gostaria de saber", "ik wil weten",
     "ik vraag me af", "我想知道", "我想了解", "我想问", "я хочу узнать", "я хочу знать", "мне интересно",
     "मैं जानना चाहता", "मैं जानना चाहती", "bilmek istiyorum", "öğrenmek istiyorum", "merak ediyorum",
+    "と言われています", "と言われていますが", "知りたいのですが", "聞きたいのですが", "お聞きしたいのですが",
+    "質問なのですが", "質問があるのですが", "調べているのですが", "질문이 있는데", "궁금한 게 있는데", "알고 싶은데",
+    "조사하고 있는데", "اشعر بالفضول",
     "告诉我", "帮我", "给我讲", "给我解释", "请问", "расскажи мне", "расскажите мне", "скажи мне", "объясни мне",
     "объясните мне", "подскажи мне", "подскажите мне",
 ];
@@ -677,6 +844,11 @@ enum Class {
     StudyFrame,
     ThirdPerson,
     AgeUnit,
+    Amount,
+    MaleSelf,
+    FemaleSelf,
+    MalePartner,
+    FemalePartner,
 }
 
 /// Where an entry may start inside a word.
@@ -775,6 +947,13 @@ fn lists() -> impl Iterator<Item = (Class, &'static [&'static str])> {
             (Class::StudyFrame, STUDY_FRAMES),
             (Class::ThirdPerson, THIRD_PERSON),
             (Class::AgeUnit, AGE_UNITS_AFTER_FIGURE),
+            (Class::Amount, AMOUNT_UNITS),
+            (Class::Topic(Category::MentalHealth), WISHES_TO_DIE),
+            (Class::FirstPerson, WISHES_TO_DIE),
+            (Class::MaleSelf, MALE_SELF),
+            (Class::FemaleSelf, FEMALE_SELF),
+            (Class::MalePartner, MALE_PARTNERS),
+            (Class::FemalePartner, FEMALE_PARTNERS),
         ])
 }
 
@@ -847,13 +1026,14 @@ fn fits(text: &str, start: usize, end: usize, rule: &Rule) -> bool {
     start_ok && end_ok
 }
 
-/// Whether a figure comes right before `start` (spaces between allowed): "7 лет", "7岁".
+/// Whether a figure comes right before `start` (spaces between allowed), in digits or in Chinese
+/// and Japanese numerals: "7 лет", "7岁", "4천", "一万二", "三百万円".
 fn after_figure(text: &str, start: usize) -> bool {
     text[..start]
         .trim_end()
         .chars()
         .next_back()
-        .is_some_and(|c| c.is_ascii_digit())
+        .is_some_and(|c| c.is_ascii_digit() || "一二三四五六七八九十两百千万零".contains(c))
 }
 
 /// The word after the one a match at `end` is in: "child process" -> "process".
@@ -897,7 +1077,9 @@ fn scan(sentence: &str) -> Found {
             if !fits(&text, m.start(), m.end(), rule) {
                 continue;
             }
-            if rule.class == Class::AgeUnit && !after_figure(&text, m.start()) {
+            if matches!(rule.class, Class::AgeUnit | Class::Amount)
+                && !after_figure(&text, m.start())
+            {
                 continue;
             }
             if rule.class == Class::NotCue {
@@ -1017,8 +1199,10 @@ impl Detector for TopicCues {
                 continue;
             }
             let health = HEALTH.iter().any(|c| hits.has(Class::Topic(*c)));
-            let money =
-                hits.has(Class::Money) && (has_figure(sentence) || hits.has(Class::MoneyTrouble));
+            let money = hits.has(Class::Money)
+                && (has_figure(sentence)
+                    || hits.has(Class::Amount)
+                    || hits.has(Class::MoneyTrouble));
             let child = hits.has(Class::Child)
                 && (health
                     || hits.has(Class::ChildDetail)
@@ -1039,6 +1223,11 @@ impl Detector for TopicCues {
             }
             if child {
                 report(Category::Children, s, e, 1);
+            }
+            let same_sex = (hits.has(Class::MaleSelf) && hits.has(Class::MalePartner))
+                || (hits.has(Class::FemaleSelf) && hits.has(Class::FemalePartner));
+            if same_sex {
+                report(Category::Sexuality, s, e, 1);
             }
         }
         let laid_out = text.contains(['\n', ':', '：']);
@@ -1210,6 +1399,67 @@ mod tests {
         assert!(topics("移民法是怎么规定的？").is_empty());
         assert!(topics("What are the side effects of SSRIs?").is_empty());
         assert!(topics("Как получить вид на жительство?").is_empty());
+    }
+
+    #[test]
+    fn indirect_disclosures_by_class() {
+        // A treatment, a symptom or an organ, said of oneself.
+        assert_eq!(
+            topics("Since they took out part of my bowel I have to change the bag often."),
+            [Category::Health]
+        );
+        assert_eq!(
+            topics("Мне поставили помпу, теперь я проверяю сахар."),
+            [Category::Health]
+        );
+        assert_eq!(topics("Üç haftadır öksürüyorum."), [Category::Health]);
+        // The speaker is dropped: the clause that sets out one's situation marks it.
+        assert_eq!(
+            topics("작년부터 투석을 받고 있는데 너무 힘들어요."),
+            [Category::Health]
+        );
+        assert_eq!(
+            topics("心療内科に通っていて、休職を相談したいのですが。"),
+            [Category::MentalHealth]
+        );
+        assert_eq!(
+            topics("사라지고 싶다는 생각만 들어요."),
+            [Category::MentalHealth]
+        );
+        // A man with a boyfriend, a woman with a girlfriend.
+        assert_eq!(
+            topics("僕は男ですが、彼氏がいます。"),
+            [Category::Sexuality]
+        );
+        assert!(topics("I'm a man and my girlfriend wants a dog.").is_empty());
+        // Amounts in words.
+        assert_eq!(
+            topics("我月薪一万二，房贷每月还六千八。"),
+            [Category::Finances]
+        );
+        assert_eq!(
+            topics("У меня три микрозайма на 180 тысяч рублей."),
+            [Category::Finances]
+        );
+        assert_eq!(
+            topics("月給が少ないので、学資ローンが三百万円残っているのですが。"),
+            [Category::Finances]
+        );
+        assert_eq!(topics("Tahlil sonucum pozitif çıktı."), [Category::Health]);
+        assert_eq!(
+            topics("抗がん剤の副作用で髪が抜けてきて、つらいです。"),
+            [Category::Health]
+        );
+        assert_eq!(
+            topics("연봉이 4천인데 대출이 1억이라 걱정돼요."),
+            [Category::Finances]
+        );
+        // General questions and statistics stay benign.
+        assert!(topics("糖尿病は遺伝すると言われていますか？").is_empty());
+        assert!(topics("Türkiye'de geçen yıl kaç kişi tutuklandı?").is_empty());
+        assert!(topics("How do I protect my app from SQL injections?").is_empty());
+        assert!(topics("透析とはどんな治療ですか？").is_empty());
+        assert!(topics("인슐린은 어떻게 작용하나요?").is_empty());
     }
 
     #[test]
