@@ -398,7 +398,11 @@ mod tests {
         assert_eq!(people("Ilse belt vanavond over het feest."), ["Ilse"]);
         assert!(people("Freitag kommt der Techniker.").is_empty());
         assert!(people("Bash ruft das Skript zweimal auf.").is_empty());
-        assert!(people("Antwoord Andrea over de reis naar Lima.").is_empty());
+        // Andrea is the verb's object; the preposition after her belongs to the trip.
+        assert_eq!(people("Antwoord Andrea over de reis naar Lima."), ["Andrea"]);
+        assert_eq!(people("Schreib eine SMS an Jörg: er soll anrufen."), ["Jörg"]);
+        assert_eq!(people("Chiama l'architetta Patrizia Colombo domani."), ["Patrizia Colombo"]);
+        assert!(people("Write Python Code for me.").is_empty());
         assert!(people("Send the report to HR and to GitHub support.").is_empty());
         assert!(people("Python says the module is missing.").is_empty());
         assert!(people("Morgen kommt die Post.").is_empty());
