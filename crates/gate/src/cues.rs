@@ -286,6 +286,7 @@ impl Detector for GreetingNames {
                 let mut k = preposition.map_or(i + 1, |p| p + 1);
                 while lower.get(k).is_some_and(|w| {
                     TITLES.contains(&w.as_str())
+                        || is_title(w)
                         || w == "."
                         || (w.starts_with(['l', 'd']) && w[1..].starts_with(['\'', '’']))
                 }) {
@@ -399,9 +400,18 @@ mod tests {
         assert!(people("Freitag kommt der Techniker.").is_empty());
         assert!(people("Bash ruft das Skript zweimal auf.").is_empty());
         // Andrea is the verb's object; the preposition after her belongs to the trip.
-        assert_eq!(people("Antwoord Andrea over de reis naar Lima."), ["Andrea"]);
-        assert_eq!(people("Schreib eine SMS an Jörg: er soll anrufen."), ["Jörg"]);
-        assert_eq!(people("Chiama l'architetta Patrizia Colombo domani."), ["Patrizia Colombo"]);
+        assert_eq!(
+            people("Antwoord Andrea over de reis naar Lima."),
+            ["Andrea"]
+        );
+        assert_eq!(
+            people("Schreib eine SMS an Jörg: er soll anrufen."),
+            ["Jörg"]
+        );
+        assert_eq!(
+            people("Chiama l'architetta Patrizia Colombo domani."),
+            ["Patrizia Colombo"]
+        );
         assert!(people("Write Python Code for me.").is_empty());
         assert!(people("Send the report to HR and to GitHub support.").is_empty());
         assert!(people("Python says the module is missing.").is_empty());
