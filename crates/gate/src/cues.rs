@@ -16,9 +16,11 @@
 //!   Russian and Turkish ones ("Привет, Дима!", "Saygılarımla"); a comma may follow a greeting.
 
 use crate::learned::{
-    is_common_word_name, is_given_name, is_never_a_name, is_public_name, is_title, tokenize, Token,
+    is_common_word_name, is_given_name, is_never_a_name, is_public_name, is_surname, is_title,
+    tokenize, Token,
 };
 use crate::pipeline::Detector;
+use crate::public_context::is_public_context;
 use crate::{Category, Span};
 
 pub use crate::topic_cues::{TopicCues, CUE_CONFIDENCE};
@@ -91,14 +93,22 @@ const ADDRESSING_VERBS: &[&str] = &[
     "reply", "forward", "write", "send", "email", "text", "antworte", "schreib", "schreibe", "leite", "sende",
     "réponds", "écris", "transfère", "envoie", "responde", "escribe", "reenvía", "envía", "rispondi", "scrivi",
     "inoltra", "invia", "responda", "escreve", "escreva", "reencaminha", "encaminha", "envia", "antwoord",
-    "schrijf", "stuur",
+    "schrijf", "stuur", "schick", "schicke", "message", "manda", "mande", "scrivi", "call", "phone", "ring", "ruf",
+    "rufe", "appelle", "téléphone", "llama", "llame", "chiama", "telefona", "liga", "ligue", "telefoneer", "bel",
 ];
-const RECIPIENT_PREPOSITIONS: &[&str] = &["to", "an", "à", "a", "para", "naar", "aan"];
+/// Nouns of a message between an addressing verb and its preposition, capitalised in German or
+/// written in capitals: "Schreib eine SMS an Jörg", "Schick eine kurze Nachricht an Frau Kowalczyk".
+#[rustfmt::skip]
+const MESSAGE_NOUNS: &[&str] = &[
+    "sms", "e-mail", "email", "mail", "nachricht", "whatsapp", "brief", "notiz", "karte", "mitteilung", "antwort",
+    "dm", "mms",
+];
+const RECIPIENT_PREPOSITIONS: &[&str] = &["to", "an", "à", "a", "al", "ao", "para", "naar", "aan"];
 /// Titles before a name, not part of it.
 #[rustfmt::skip]
 const TITLES: &[&str] = &[
     "dr", "mr", "mrs", "ms", "prof", "professor", "herr", "frau", "m", "mme", "sr", "sra", "dott", "dottssa", "dhr",
-    "mevr", "coach",
+    "mevr", "coach", "don", "doña", "dona", "señor", "señora", "signor", "signora", "senhor", "senhora",
 ];
 /// Words that open a clause about someone: "that Eva says hi", "dass Camille grüßen lässt".
 const CLAUSE_OPENERS: &[&str] = &["that", "dass", "que", "che", "dat"];
@@ -266,19 +276,36 @@ impl Detector for GreetingNames {
                 let window = (i + 1)..(i + 6).min(tokens.len().saturating_sub(1));
                 let preposition = window
                     .into_iter()
-                    .take_while(|&k| tokens[k].text.chars().all(char::is_lowercase))
+                    .take_while(|&k| {
+                        tokens[k].text.chars().all(char::is_lowercase)
+                            || MESSAGE_NOUNS.contains(&lower[k].as_str())
+                    })
                     .find(|&k| RECIPIENT_PREPOSITIONS.contains(&lower[k].as_str()));
-                if let Some(p) = preposition {
-                    // Past a title: "Write to Dr. Hansen".
-                    let mut k = p + 1;
-                    while lower
-                        .get(k)
-                        .is_some_and(|w| TITLES.contains(&w.as_str()) || w == ".")
+                // Past a title or an elided article with its noun: "Write to Dr. Hansen",
+                // "Chiama l'architetta Patrizia Colombo".
+                let mut k = preposition.map_or(i + 1, |p| p + 1);
+                while lower.get(k).is_some_and(|w| {
+                    TITLES.contains(&w.as_str())
+                        || is_title(w)
+                        || w == "."
+                        || (w.starts_with(['l', 'd']) && w[1..].starts_with(['\'', '’']))
+                }) {
+                    k += 1;
+                }
+                if let Some(span) = tokens
+                    .get(k)
+                    .and_then(|_| name_run(&tokens, k, CUE_NAME_CONFIDENCE))
+                {
+                    // Without a preposition the name is the verb's object ("Text Mark that",
+                    // "Chiama Patrizia Colombo"): a listed given name or surname, not any
+                    // capitalised noun ("Schreib Briefe", "Write Python Code").
+                    let last = text[span.start..span.end].rsplit(' ').next().unwrap_or("");
+                    if preposition.is_some()
+                        || is_surname(&last.to_lowercase())
+                        || is_given_name(&lower[k])
+                        || is_common_word_name(&lower[k])
                     {
-                        k += 1;
-                    }
-                    if k < tokens.len() {
-                        out.extend(name_run(&tokens, k, CUE_NAME_CONFIDENCE));
+                        out.push(span);
                     }
                 }
             }
@@ -328,6 +355,7 @@ impl Detector for GreetingNames {
                 });
             }
         }
+        out.retain(|s| !is_public_context(text, s.start, s.end));
         out
     }
 }
@@ -371,7 +399,20 @@ mod tests {
         assert_eq!(people("Ilse belt vanavond over het feest."), ["Ilse"]);
         assert!(people("Freitag kommt der Techniker.").is_empty());
         assert!(people("Bash ruft das Skript zweimal auf.").is_empty());
-        assert!(people("Antwoord Andrea over de reis naar Lima.").is_empty());
+        // Andrea is the verb's object; the preposition after her belongs to the trip.
+        assert_eq!(
+            people("Antwoord Andrea over de reis naar Lima."),
+            ["Andrea"]
+        );
+        assert_eq!(
+            people("Schreib eine SMS an Jörg: er soll anrufen."),
+            ["Jörg"]
+        );
+        assert_eq!(
+            people("Chiama l'architetta Patrizia Colombo domani."),
+            ["Patrizia Colombo"]
+        );
+        assert!(people("Write Python Code for me.").is_empty());
         assert!(people("Send the report to HR and to GitHub support.").is_empty());
         assert!(people("Python says the module is missing.").is_empty());
         assert!(people("Morgen kommt die Post.").is_empty());

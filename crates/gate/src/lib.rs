@@ -16,6 +16,7 @@ pub mod normalize;
 pub mod patterns;
 pub mod pipeline;
 pub mod policy;
+pub mod public_context;
 pub mod request;
 pub mod span;
 pub mod topic_cues;

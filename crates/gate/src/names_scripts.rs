@@ -44,6 +44,7 @@ use crate::learned::{
     is_common_word_name, is_given_name, is_public_name, is_surname, is_title, tokenize,
 };
 use crate::pipeline::Detector;
+use crate::public_context::is_public_context;
 use crate::{Category, Span};
 
 /// A name found next to a cue that only people take (a title, an honorific, a word of relation).
@@ -224,6 +225,7 @@ impl Detector for ScriptNames {
         if scripts.devanagari {
             out.extend(devanagari(text));
         }
+        out.retain(|s| !is_public_context(text, s.start, s.end));
         out
     }
 }
@@ -538,7 +540,8 @@ const AR_TITLES: &[&str] = &[
 #[rustfmt::skip]
 const AR_CUES: &[&str] = &[
     "مرحبا", "مرحباً", "أهلا", "اهلا", "عزيزي", "عزيزتي", "زميلي", "زميلتي", "صديقي", "صديقتي", "أخي", "أختي", "جاري",
-    "جارتي", "مديري", "مديرتي", "اسمي", "الأخ", "الأخت", "مع", "إلى", "الى", "يا",
+    "جارتي", "مديري", "مديرتي", "اسمي", "الأخ", "الأخت", "مع", "إلى", "الى", "يا", "باسم", "اسمه", "اسمها",
+    "يدعى", "تدعى", "للسيد", "للسيدة",
 ];
 /// Particles inside a name: "علي بن أحمد", "فاطمة بنت محمد", "أبو خالد", "آل سعود", "بنو شعبة".
 const AR_PARTICLES: &[&str] = &["بن", "ابن", "بنت", "أبو", "ابو", "أبي", "آل", "بنو", "بني"];
@@ -583,8 +586,13 @@ fn arabic(text: &str) -> Vec<Span> {
         let w = words[k].2.as_str();
         let prev = k.checked_sub(1).map(|p| words[p].2.as_str());
         let revered = prev.is_some_and(|p| AR_REVERED.contains(&p));
-        let title =
-            AR_TITLES.contains(&w) || w.strip_prefix('و').is_some_and(|r| AR_TITLES.contains(&r));
+        // A title may carry a conjunction or preposition: "والسيد", "بالسيد" (with Mr), "للسيد".
+        let title = AR_TITLES.contains(&w)
+            || ["و", "ب", "ل", "ف", "ك"]
+                .iter()
+                .any(|p| w.strip_prefix(p).is_some_and(|r| AR_TITLES.contains(&r)))
+            || w.strip_prefix("لل")
+                .is_some_and(|r| AR_TITLES.contains(&format!("ال{r}").as_str()));
         // Where the name starts and whether its first word needs to be listed.
         let start = if title
             && words

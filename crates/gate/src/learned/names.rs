@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 use super::features::{name_feature_hashes, tokenize, GazFlags, Gazetteers, Token};
 use super::model::LinearModel;
 use super::LearnedError;
+use crate::public_context::is_public_context;
 use crate::{Category, Span};
 
 const MODEL_FILE: &str = "models/names.lgm";
@@ -218,6 +219,9 @@ impl NameTagger {
                 spans.push(g);
             }
         }
+        // Persons in a who-was question or a sentence about a novel are public or fictional.
+        spans
+            .retain(|s| s.category != Category::Person || !is_public_context(text, s.start, s.end));
         spans.sort_by_key(|s| s.start);
         spans
     }
