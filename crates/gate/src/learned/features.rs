@@ -288,7 +288,9 @@ pub fn name_features(tokens: &[Token<'_>], gaz: &Gazetteers) -> Vec<Vec<String>>
     let lower: Vec<String> = tokens.iter().map(|t| t.text.to_lowercase()).collect();
     let flags = gaz.flags(&lower);
     let mut out = vec![Vec::new(); tokens.len()];
-    each_name_feature(tokens, &lower, &flags, |i, parts| out[i].push(parts.concat()));
+    each_name_feature(tokens, &lower, &flags, |i, parts| {
+        out[i].push(parts.concat())
+    });
     out
 }
 
@@ -486,7 +488,9 @@ mod tests {
         let strings = name_features(&tokens, &gaz);
         let lower: Vec<String> = tokens.iter().map(|t| t.text.to_lowercase()).collect();
         let mut hashes: Vec<Vec<u32>> = Vec::new();
-        name_feature_hashes(&tokens, &lower, &gaz.flags(&lower), |h| hashes.push(h.to_vec()));
+        name_feature_hashes(&tokens, &lower, &gaz.flags(&lower), |h| {
+            hashes.push(h.to_vec())
+        });
         assert_eq!(hashes.len(), tokens.len());
         for (s, h) in strings.iter().zip(&hashes) {
             assert_eq!(s.iter().map(|f| fnv1a(f)).collect::<Vec<_>>(), *h);

@@ -226,7 +226,12 @@ impl NameTagger {
     }
 
     /// Label probabilities of every token; `lower` and `flags` as `tag` computes them.
-    fn token_probs(&self, tokens: &[Token<'_>], lower: &[String], flags: &[GazFlags]) -> Vec<Probs> {
+    fn token_probs(
+        &self,
+        tokens: &[Token<'_>],
+        lower: &[String],
+        flags: &[GazFlags],
+    ) -> Vec<Probs> {
         let mut probs = Vec::with_capacity(tokens.len());
         name_feature_hashes(tokens, lower, flags, |hashes| {
             let mut scores = [0.0; LABELS.len()];
@@ -240,7 +245,12 @@ impl NameTagger {
     /// "Given-name Surname" where the given name is listed and both are capitalised (the
     /// surname need not be listed unless it is a place, a title or an organisation word), and
     /// "Xxx GmbH"-style company names. Public and fictional names are skipped like in the tagger.
-    fn gazetteer_spans(&self, tokens: &[Token<'_>], lower: &[String], flags: &[GazFlags]) -> Vec<Span> {
+    fn gazetteer_spans(
+        &self,
+        tokens: &[Token<'_>],
+        lower: &[String],
+        flags: &[GazFlags],
+    ) -> Vec<Span> {
         let mut out = Vec::new();
         for i in 0..tokens.len() {
             let cap = |k: usize| is_capitalised(tokens[k].text);
@@ -281,8 +291,7 @@ impl NameTagger {
             }
             // Legal forms are written capitalised ("SE", "GmbH"); lowercase "se", "sa" or "sl"
             // are ordinary words in French, Spanish, Italian and Portuguese.
-            let legal = cap(i)
-                && LEGAL_FORMS.contains(&lower[i].trim_end_matches('.'));
+            let legal = cap(i) && LEGAL_FORMS.contains(&lower[i].trim_end_matches('.'));
             if legal && i > 0 && cap(i - 1) && !flags[i - 1].public {
                 // Up to three capitalised words before the legal form name the company.
                 let mut start = i - 1;

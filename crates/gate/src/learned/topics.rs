@@ -117,7 +117,11 @@ impl TopicClassifier {
         for &(s, e) in &units {
             let first = tokens.partition_point(|t| t.start < s);
             let end = tokens.partition_point(|t| t.end <= e).max(first);
-            for (l, p) in self.probabilities(&words[first..end]).into_iter().enumerate() {
+            for (l, p) in self
+                .probabilities(&words[first..end])
+                .into_iter()
+                .enumerate()
+            {
                 if p >= MIN_CONFIDENCE && best[l].is_none_or(|(q, _)| p > q) {
                     best[l] = Some((p, (s, e)));
                 }

@@ -434,7 +434,10 @@ mod tests {
         assert_eq!(bip39_index(b"zoo"), Some(2047));
         assert_eq!(bip39_index(b"the"), None);
         assert_eq!(bip39_index(b"aban"), None);
-        assert!(BIP39.iter().enumerate().all(|(i, w)| bip39_index(w.as_bytes()) == Some(i as u16)));
+        assert!(BIP39
+            .iter()
+            .enumerate()
+            .all(|(i, w)| bip39_index(w.as_bytes()) == Some(i as u16)));
     }
 
     #[test]
