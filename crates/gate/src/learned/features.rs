@@ -285,35 +285,65 @@ fn starts_sentence(prev: &str) -> bool {
 /// Feature strings of every token, for the names tagger (what the Python trainer computes;
 /// the tagger itself uses `name_feature_hashes`, which builds no strings).
 pub fn name_features(tokens: &[Token<'_>], gaz: &Gazetteers) -> Vec<Vec<String>> {
+    let lower: Vec<String> = tokens.iter().map(|t| t.text.to_lowercase()).collect();
+    let flags = gaz.flags(&lower);
     let mut out = vec![Vec::new(); tokens.len()];
-    each_name_feature(tokens, gaz, |i, parts| out[i].push(parts.concat()));
+    each_name_feature(tokens, &lower, &flags, |i, parts| {
+        out[i].push(parts.concat())
+    });
     out
 }
 
-/// The FNV-1a hash of every name feature of every token: the same values as hashing the
-/// strings of `name_features`, computed over their parts as they are produced.
-pub fn name_feature_hashes(tokens: &[Token<'_>], gaz: &Gazetteers) -> Vec<Vec<u32>> {
-    let mut out = vec![Vec::with_capacity(32); tokens.len()];
-    each_name_feature(tokens, gaz, |i, parts| out[i].push(fnv1a_parts(parts)));
-    out
+/// The FNV-1a hashes of the name features of every token, token by token in order: the same
+/// values as hashing the strings of `name_features`, computed over their parts as they are
+/// produced. `lower` and `flags` are the tokens' lowercased texts and `Gazetteers::flags` of
+/// them, which the tagger needs too and so computes once. `each_token` gets one token's hashes
+/// at a time, from one reused buffer: the tagger scores them at once, so nothing per token is
+/// allocated.
+pub fn name_feature_hashes(
+    tokens: &[Token<'_>],
+    lower: &[String],
+    flags: &[GazFlags],
+    mut each_token: impl FnMut(&[u32]),
+) {
+    let mut hashes = Vec::with_capacity(64);
+    let mut current = 0;
+    // Every token has at least the bias feature, so the index steps by one.
+    each_name_feature(tokens, lower, flags, |i, parts| {
+        if i != current {
+            each_token(&hashes);
+            hashes.clear();
+            current = i;
+        }
+        hashes.push(fnv1a_parts(parts));
+    });
+    if !tokens.is_empty() {
+        each_token(&hashes);
+    }
 }
 
 /// FNV-1a of the concatenation of `parts` (the hash is a byte stream, so no string is needed).
 fn fnv1a_parts(parts: &[&str]) -> u32 {
     let mut h: u32 = 0x811C_9DC5;
-    for &b in parts.iter().flat_map(|p| p.as_bytes()) {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
+    for p in parts {
+        for &b in p.as_bytes() {
+            h ^= u32::from(b);
+            h = h.wrapping_mul(0x0100_0193);
+        }
     }
     h
 }
 
 /// Calls `emit(token index, parts)` for every name feature, the feature being the
-/// concatenation of the parts, token by token in order.
-fn each_name_feature(tokens: &[Token<'_>], gaz: &Gazetteers, mut emit: impl FnMut(usize, &[&str])) {
-    let lower: Vec<String> = tokens.iter().map(|t| t.text.to_lowercase()).collect();
+/// concatenation of the parts, token by token in order. `lower` and `flags` are per token, as
+/// `name_features` computes them.
+fn each_name_feature(
+    tokens: &[Token<'_>],
+    lower: &[String],
+    flags: &[GazFlags],
+    mut emit: impl FnMut(usize, &[&str]),
+) {
     let shapes: Vec<String> = tokens.iter().map(|t| shape(t.text)).collect();
-    let flags = gaz.flags(&lower);
     let n = tokens.len() as isize;
     let w = |i: isize| -> &str {
         if i < 0 {
@@ -389,36 +419,47 @@ fn each_name_feature(tokens: &[Token<'_>], gaz: &Gazetteers, mut emit: impl FnMu
 /// and deduplicated: the classifier sees presence, not counts.
 pub fn topic_features(tokens: &[Token<'_>]) -> Vec<String> {
     let mut f: Vec<String> = Vec::new();
-    each_topic_feature(tokens, |parts| f.push(parts.concat()));
+    each_topic_feature(&topic_words(tokens), |parts| f.push(parts.concat()));
     f.sort();
     f.dedup();
     f
 }
 
-/// The FNV-1a hashes of `topic_features`, deduplicated (equal strings hash equal; two
-/// different features of one text with the same 32-bit hash are merged, which is as rare as a
-/// random 32-bit collision).
-pub fn topic_feature_hashes(tokens: &[Token<'_>]) -> Vec<u32> {
-    let mut f: Vec<u32> = Vec::with_capacity(tokens.len() * 3 + 1);
-    each_topic_feature(tokens, |parts| f.push(fnv1a_parts(parts)));
+/// Whether the topic features read a token: those that start with a word character.
+pub fn is_topic_word(token: &Token<'_>) -> bool {
+    token.text.chars().next().is_some_and(is_word_char)
+}
+
+/// The lowercased words of `tokens` the topic features are made of.
+pub fn topic_words(tokens: &[Token<'_>]) -> Vec<String> {
+    tokens
+        .iter()
+        .filter(|t| is_topic_word(t))
+        .map(|t| t.text.to_lowercase())
+        .collect()
+}
+
+/// The FNV-1a hashes of `topic_features` of the text whose `topic_words` are `words`,
+/// deduplicated (equal strings hash equal; two different features of one text with the same
+/// 32-bit hash are merged, which is as rare as a random 32-bit collision). Taking the words
+/// lets the classifier lowercase a text once for all its sentences.
+pub fn topic_feature_hashes(words: &[String]) -> Vec<u32> {
+    let mut f: Vec<u32> = Vec::with_capacity(words.len() * 3 + 1);
+    each_topic_feature(words, |parts| f.push(fnv1a_parts(parts)));
     f.sort_unstable();
     f.dedup();
     f
 }
 
 /// Calls `emit(parts)` for every topic feature (with repeats), as the concatenation of parts.
-fn each_topic_feature(tokens: &[Token<'_>], mut emit: impl FnMut(&[&str])) {
+fn each_topic_feature(words: &[String], mut emit: impl FnMut(&[&str])) {
     emit(&["b"]);
-    let mut prev = "<s>".to_string();
-    for t in tokens
-        .iter()
-        .filter(|t| t.text.chars().next().is_some_and(is_word_char))
-    {
-        let w = t.text.to_lowercase();
-        emit(&["u=", &w]);
-        emit(&["bg=", &prev, " ", &w]);
+    let mut prev = "<s>";
+    for w in words {
+        emit(&["u=", w]);
+        emit(&["bg=", prev, " ", w]);
         if w.chars().count() > 5 {
-            emit(&["p5=", prefix(&w, 5)]);
+            emit(&["p5=", prefix(w, 5)]);
         }
         prev = w;
     }
@@ -445,13 +486,18 @@ mod tests {
         let gaz = Gazetteers::builtin();
         let tokens = tokenize("Dear Anna Müller, meet Dr. Jean-Luc at Zürich's station. 123");
         let strings = name_features(&tokens, &gaz);
-        let hashes = name_feature_hashes(&tokens, &gaz);
+        let lower: Vec<String> = tokens.iter().map(|t| t.text.to_lowercase()).collect();
+        let mut hashes: Vec<Vec<u32>> = Vec::new();
+        name_feature_hashes(&tokens, &lower, &gaz.flags(&lower), |h| {
+            hashes.push(h.to_vec())
+        });
+        assert_eq!(hashes.len(), tokens.len());
         for (s, h) in strings.iter().zip(&hashes) {
             assert_eq!(s.iter().map(|f| fnv1a(f)).collect::<Vec<_>>(), *h);
         }
         let mut topic: Vec<u32> = topic_features(&tokens).iter().map(|f| fnv1a(f)).collect();
         topic.sort_unstable();
-        assert_eq!(topic, topic_feature_hashes(&tokens));
+        assert_eq!(topic, topic_feature_hashes(&topic_words(&tokens)));
     }
 
     #[test]

@@ -116,6 +116,9 @@ pub fn is_never_a_name(lower: &str) -> bool {
         .contains(lower)
 }
 
+/// One token's probability of each of `LABELS`.
+type Probs = [f32; LABELS.len()];
+
 pub struct NameTagger {
     model: LinearModel,
     gaz: Gazetteers,
@@ -161,7 +164,7 @@ impl NameTagger {
         }
         let lower: Vec<String> = tokens.iter().map(|t| t.text.to_lowercase()).collect();
         let flags = self.gaz.flags(&lower);
-        let probs = self.token_probs(&tokens);
+        let probs = self.token_probs(&tokens, &lower, &flags);
         let labels = viterbi(&probs);
 
         let mut spans = Vec::new();
@@ -206,7 +209,7 @@ impl NameTagger {
             }
             i = j;
         }
-        for g in self.gazetteer_spans(&tokens, &flags) {
+        for g in self.gazetteer_spans(&tokens, &lower, &flags) {
             let overlaps = |s: &Span| s.start < g.end && g.start < s.end;
             // A gazetteer span may widen what the tagger found ("Markus" -> "Markus Feldhaus")
             // but never override a different reading of the same words.
@@ -226,23 +229,32 @@ impl NameTagger {
         spans
     }
 
-    fn token_probs(&self, tokens: &[Token<'_>]) -> Vec<Vec<f32>> {
-        let n = self.model.n_labels();
-        name_feature_hashes(tokens, &self.gaz)
-            .into_iter()
-            .map(|f| {
-                let mut scores = vec![0.0; n];
-                self.model.score_hashes(f, &mut scores);
-                softmax(&mut scores);
-                scores
-            })
-            .collect()
+    /// Label probabilities of every token; `lower` and `flags` as `tag` computes them.
+    fn token_probs(
+        &self,
+        tokens: &[Token<'_>],
+        lower: &[String],
+        flags: &[GazFlags],
+    ) -> Vec<Probs> {
+        let mut probs = Vec::with_capacity(tokens.len());
+        name_feature_hashes(tokens, lower, flags, |hashes| {
+            let mut scores = [0.0; LABELS.len()];
+            self.model.score_hashes(hashes.iter().copied(), &mut scores);
+            softmax(&mut scores);
+            probs.push(scores);
+        });
+        probs
     }
 
     /// "Given-name Surname" where the given name is listed and both are capitalised (the
     /// surname need not be listed unless it is a place, a title or an organisation word), and
     /// "Xxx GmbH"-style company names. Public and fictional names are skipped like in the tagger.
-    fn gazetteer_spans(&self, tokens: &[Token<'_>], flags: &[GazFlags]) -> Vec<Span> {
+    fn gazetteer_spans(
+        &self,
+        tokens: &[Token<'_>],
+        lower: &[String],
+        flags: &[GazFlags],
+    ) -> Vec<Span> {
         let mut out = Vec::new();
         for i in 0..tokens.len() {
             let cap = |k: usize| is_capitalised(tokens[k].text);
@@ -254,7 +266,7 @@ impl NameTagger {
                 && !(flags[i].public && flags[i + 1].public)
             {
                 let next = flags[i + 1];
-                let honorific = is_honorific_after(&tokens[i + 1].text.to_lowercase());
+                let honorific = is_honorific_after(&lower[i + 1]);
                 let other_list = next.place
                     || next.title
                     || next.org_word
@@ -283,8 +295,7 @@ impl NameTagger {
             }
             // Legal forms are written capitalised ("SE", "GmbH"); lowercase "se", "sa" or "sl"
             // are ordinary words in French, Spanish, Italian and Portuguese.
-            let legal = cap(i)
-                && LEGAL_FORMS.contains(&tokens[i].text.to_lowercase().trim_end_matches('.'));
+            let legal = cap(i) && LEGAL_FORMS.contains(&lower[i].trim_end_matches('.'));
             if legal && i > 0 && cap(i - 1) && !flags[i - 1].public {
                 // Up to three capitalised words before the legal form name the company.
                 let mut start = i - 1;
@@ -339,22 +350,20 @@ fn softmax(x: &mut [f32]) {
 }
 
 /// Most probable label sequence in which every I-X continues a B-X or I-X.
-fn viterbi(probs: &[Vec<f32>]) -> Vec<usize> {
-    let n = probs[0].len();
+fn viterbi(probs: &[Probs]) -> Vec<usize> {
+    const N: usize = LABELS.len();
     let logp = |p: f32| p.max(1e-9).ln();
-    let mut score: Vec<f32> = (0..n)
-        .map(|l| {
-            if allowed(None, l) {
-                logp(probs[0][l])
-            } else {
-                f32::NEG_INFINITY
-            }
-        })
-        .collect();
-    let mut back = vec![vec![0usize; n]; probs.len()];
+    let mut score: [f32; N] = std::array::from_fn(|l| {
+        if allowed(None, l) {
+            logp(probs[0][l])
+        } else {
+            f32::NEG_INFINITY
+        }
+    });
+    let mut back = vec![[0usize; N]; probs.len()];
     for t in 1..probs.len() {
-        let mut next = vec![f32::NEG_INFINITY; n];
-        for l in 0..n {
+        let mut next = [f32::NEG_INFINITY; N];
+        for l in 0..N {
             for (p, &prev) in score.iter().enumerate() {
                 if prev > f32::NEG_INFINITY && allowed(Some(p), l) && prev > next[l] {
                     next[l] = prev;
@@ -365,7 +374,7 @@ fn viterbi(probs: &[Vec<f32>]) -> Vec<usize> {
         }
         score = next;
     }
-    let mut best = (0..n)
+    let mut best = (0..N)
         .max_by(|&a, &b| score[a].total_cmp(&score[b]))
         .unwrap_or(0);
     let mut path = vec![0; probs.len()];
@@ -392,7 +401,7 @@ mod tests {
     fn viterbi_repairs_an_orphan_inside_label() {
         // Token 1 prefers I-PER after O; the constrained path must start the entity with B-PER
         // or drop it, never emit I-PER after O.
-        let p = |v: [f32; 7]| v.to_vec();
+        let p = |v: [f32; 7]| v;
         let probs = vec![
             p([0.9, 0.02, 0.02, 0.02, 0.02, 0.01, 0.01]),
             p([0.3, 0.2, 0.4, 0.025, 0.025, 0.025, 0.025]),

@@ -5,7 +5,7 @@
 //! can need two sentences: "My son is seven. He still wets the bed."). A topic's confidence is
 //! its best score over these units, and its span is the unit that gave it.
 
-use super::features::{tokenize, topic_feature_hashes};
+use super::features::{is_topic_word, tokenize, topic_feature_hashes, Token};
 use super::model::LinearModel;
 use super::LearnedError;
 use crate::{Category, Span};
@@ -87,9 +87,10 @@ impl TopicClassifier {
         })
     }
 
-    /// Calibrated probability of every topic for one piece of text, in `LABELS` order.
-    fn probabilities(&self, text: &str) -> Vec<f32> {
-        let features = topic_feature_hashes(&tokenize(text));
+    /// Calibrated probability of every topic for one piece of text given by its lowercased
+    /// words (`features::topic_words`), in `LABELS` order.
+    fn probabilities(&self, words: &[String]) -> Vec<f32> {
+        let features = topic_feature_hashes(words);
         let mut scores = vec![0.0; self.model.n_labels()];
         self.model.score_hashes(features, &mut scores);
         scores
@@ -108,9 +109,19 @@ impl TopicClassifier {
             let whole = units[0].0..units[units.len() - 1].1;
             units.push((whole.start, whole.end));
         }
+        // The text is tokenised and lowercased once: a sentence's tokens are those of the text
+        // between its bounds, since a sentence ends at a character that also ends a token.
+        let tokens: Vec<Token<'_>> = tokenize(text).into_iter().filter(is_topic_word).collect();
+        let words: Vec<String> = tokens.iter().map(|t| t.text.to_lowercase()).collect();
         let mut best: Vec<Option<(f32, (usize, usize))>> = vec![None; CATEGORIES.len()];
         for &(s, e) in &units {
-            for (l, p) in self.probabilities(&text[s..e]).into_iter().enumerate() {
+            let first = tokens.partition_point(|t| t.start < s);
+            let end = tokens.partition_point(|t| t.end <= e).max(first);
+            for (l, p) in self
+                .probabilities(&words[first..end])
+                .into_iter()
+                .enumerate()
+            {
                 if p >= MIN_CONFIDENCE && best[l].is_none_or(|(q, _)| p > q) {
                     best[l] = Some((p, (s, e)));
                 }
@@ -134,6 +145,21 @@ impl TopicClassifier {
 #[cfg(test)]
 mod tests {
     use super::sentences;
+
+    #[test]
+    fn a_sentences_words_are_those_of_the_text_between_its_bounds() {
+        use crate::learned::features::{is_topic_word, tokenize, topic_words};
+        let t = "Ich bin krank!Jean-Luc's Ärztin sagt: 2.5 mg.\nO'Brien?  Ja-wohl。我很好";
+        let tokens: Vec<_> = tokenize(t).into_iter().filter(is_topic_word).collect();
+        for (s, e) in sentences(t) {
+            let inside: Vec<String> = tokens
+                .iter()
+                .filter(|tok| s <= tok.start && tok.end <= e)
+                .map(|tok| tok.text.to_lowercase())
+                .collect();
+            assert_eq!(inside, topic_words(&tokenize(&t[s..e])), "{}", &t[s..e]);
+        }
+    }
 
     #[test]
     fn sentences_split_at_terminators_but_not_inside_numbers() {

@@ -94,6 +94,19 @@ const KEY_WORD_WINDOW: usize = 48;
 static BIP39: LazyLock<Vec<&'static str>> =
     LazyLock::new(|| include_str!("bip39_english.txt").lines().collect());
 
+/// `BIP39` as integers (`word_key`), in the same order: every ASCII word of a text is looked
+/// up, and comparing integers is cheaper than comparing strings.
+static BIP39_KEYS: LazyLock<Vec<u64>> =
+    LazyLock::new(|| BIP39.iter().map(|w| word_key(w.as_bytes())).collect());
+
+/// A word of at most 8 bytes as a big-endian integer padded with zeros: the integers order as
+/// the words do (a prefix first, since zero is below any letter).
+fn word_key(word: &[u8]) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes[..word.len()].copy_from_slice(word);
+    u64::from_be_bytes(bytes)
+}
+
 /// The list index of an ASCII word of any case, if it is on the list (3 to 8 letters).
 fn bip39_index(word: &[u8]) -> Option<u16> {
     if !(3..=8).contains(&word.len()) {
@@ -101,10 +114,9 @@ fn bip39_index(word: &[u8]) -> Option<u16> {
     }
     let mut lower = [0u8; 8];
     lower[..word.len()].copy_from_slice(word);
-    lower[..word.len()].make_ascii_lowercase();
-    let lower = &lower[..word.len()];
-    BIP39
-        .binary_search_by(|w| w.as_bytes().cmp(lower))
+    lower.make_ascii_lowercase();
+    BIP39_KEYS
+        .binary_search(&word_key(&lower))
         .ok()
         .map(|i| i as u16)
 }
@@ -421,6 +433,11 @@ mod tests {
         assert_eq!(bip39_index(b"Abandon"), Some(0));
         assert_eq!(bip39_index(b"zoo"), Some(2047));
         assert_eq!(bip39_index(b"the"), None);
+        assert_eq!(bip39_index(b"aban"), None);
+        assert!(BIP39
+            .iter()
+            .enumerate()
+            .all(|(i, w)| bip39_index(w.as_bytes()) == Some(i as u16)));
     }
 
     #[test]
