@@ -149,8 +149,10 @@ pub(crate) fn is_name_word(t: &Token<'_>) -> bool {
             after_joiner = matches!(c, '\'' | '’' | '-');
             ok
         })
-        && !NOT_NAMES.contains(&t.text.to_lowercase().as_str())
-        && !is_never_a_name(&t.text.to_lowercase())
+        && {
+            let lower = t.text.to_lowercase();
+            !NOT_NAMES.contains(&lower.as_str()) && !is_never_a_name(&lower)
+        }
 }
 
 /// Up to three name words from token `i`, as a person span.

@@ -36,6 +36,7 @@
 //! Lists: `learned/gazetteers/names_<script>.txt`, built from the `faker` package's person
 //! providers by `scripts/gate/script_names.py`.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
@@ -893,9 +894,19 @@ pub(crate) fn before_apostrophe(w: &str) -> &str {
     w.split(['\'', '’']).next().unwrap_or(w)
 }
 
+/// A token's lowercase form, borrowed when it is lowercase ASCII already (most tokens), so
+/// that a text's tokens need no allocation each.
+fn lowercase(word: &str) -> Cow<'_, str> {
+    if word.bytes().any(|b| !b.is_ascii() || b.is_ascii_uppercase()) {
+        Cow::Owned(word.to_lowercase())
+    } else {
+        Cow::Borrowed(word)
+    }
+}
+
 fn latin_and_cyrillic(text: &str) -> Vec<Span> {
     let tokens = tokenize(text);
-    let lower: Vec<String> = tokens.iter().map(|t| t.text.to_lowercase()).collect();
+    let lower: Vec<Cow<'_, str>> = tokens.iter().map(|t| lowercase(t.text)).collect();
     let l = lists();
     let name = |k: usize| tokens.get(k).is_some_and(|t| is_name_word(t));
     let spaced = |a: usize| text[tokens[a - 1].end..tokens[a].start] == *" ";
@@ -936,7 +947,7 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
     let mut out: Vec<Span> = Vec::new();
     let mut k = 0;
     while k < tokens.len() {
-        let w = lower[k].as_str();
+        let w = lower[k].as_ref();
         let mut found: Option<(usize, usize, f32)> = None;
         // Title + name: "Mr Hunter", "Frau Dr. Albers", "Sayın Yılmaz", "господин Петров".
         if (is_title(w) || MORE_TITLES.contains(&w)) && (w.len() > 1 || tokens[k].text == "M") {
@@ -947,13 +958,13 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
             {
                 a += 1;
             }
-            let after_possessive = k > 0 && POSSESSIVES.contains(&lower[k - 1].as_str());
+            let after_possessive = k > 0 && POSSESSIVES.contains(&lower[k - 1].as_ref());
             let n = run(a, 3);
             // "meine Frau Bescheid": a title after a possessive is a relation (wife, husband).
             // "Mr Darcy" is a character: the public list has some names with their title.
             let with_title: Vec<&str> = lower[k..a + n]
                 .iter()
-                .map(String::as_str)
+                .map(AsRef::as_ref)
                 .filter(|t| *t != ".")
                 .collect();
             let ok = n > 0
@@ -964,7 +975,7 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
             }
         }
         // Relation + name: "my colleague Will", "mi amiga Rosa", "arkadaşım Elif".
-        let possessed = k > 0 && POSSESSIVES.contains(&lower[k - 1].as_str());
+        let possessed = k > 0 && POSSESSIVES.contains(&lower[k - 1].as_ref());
         if found.is_none()
             && ((possessed && RELATIONS.contains(&w))
                 || RELATIONS_BARE.contains(&w)
@@ -1002,7 +1013,7 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
                 let given_before = k > 0
                     && name(k - 1)
                     && spaced(k)
-                    && (l.tr_given.contains(&lower[k - 1]) || is_given_name(&lower[k - 1]));
+                    && (l.tr_given.contains(lower[k - 1].as_ref()) || is_given_name(&lower[k - 1]));
                 let a = if given_before { k - 1 } else { k };
                 // The word before may already be part of the last span ("Mehmet" of "Mehmet Ali").
                 out.retain(|s| s.end <= tokens[a].start);
@@ -1070,6 +1081,15 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lowercase_borrows_only_what_is_lowercase_already() {
+        for word in ["anna", "Anna", "ÄRGER", "Петров", "o'neil", "İstanbul", "ǅemal"] {
+            assert_eq!(lowercase(word), word.to_lowercase(), "{word}");
+        }
+        assert!(matches!(lowercase("anna"), Cow::Borrowed(_)));
+        assert!(matches!(lowercase("Anna"), Cow::Owned(_)));
+    }
 
     fn people(text: &str) -> Vec<&str> {
         ScriptNames

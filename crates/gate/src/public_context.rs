@@ -102,41 +102,55 @@ fn is_opening(before: &str, cues: &[&str]) -> bool {
     }
 }
 
+/// Whether a lowercased sentence has a preposition right before a quoted title: "dans « ",
+/// "in \"" (with or without the space).
+fn has_titled_quote(whole: &str) -> bool {
+    QUOTES.iter().any(|q| {
+        whole.match_indices(*q).any(|(i, _)| {
+            let head = &whole[..i];
+            IN_TITLE.iter().any(|p| {
+                head.strip_suffix(' ').is_some_and(|h| h.ends_with(p)) || (i == p.len() && head == *p)
+            })
+        })
+    })
+}
+
 /// Whether a person named at bytes `start..end` of `text` stands in a who-was question, a
 /// history question or a sentence about a work of fiction; see the module documentation.
+/// Cheapest test first: most names are in none, and each later test reads the whole sentence.
 pub fn is_public_context(text: &str, start: usize, end: usize) -> bool {
     let (a, b) = sentence(text, start, end);
     let before = text[a..start].trim().to_lowercase();
-    let whole = text[a..b].to_lowercase();
     let after = text[end..b].trim_start();
     let who = is_opening(&before, WHO_BEFORE)
         || WHO_AFTER.iter().any(|w| after.starts_with(w))
         || after == "kim"
         || after.starts_with("kim ");
-    // A year: the sentence's only number, of three or four digits (not a phone number's group).
-    let numbers: Vec<&str> = whole
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|d| !d.is_empty())
-        .collect();
-    let year = numbers.len() == 1 && (3..=4).contains(&numbers[0].len());
-    let history = is_opening(&before, HISTORY_BEFORE)
-        && (year || HISTORY_MARKS.iter().any(|m| whole.contains(m)));
+    if who {
+        return true;
+    }
+    let whole = text[a..b].to_lowercase();
+    if is_opening(&before, HISTORY_BEFORE) {
+        // A year: the sentence's only number, of three or four digits (not a phone number's group).
+        let numbers: Vec<&str> = whole
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|d| !d.is_empty())
+            .collect();
+        let year = numbers.len() == 1 && (3..=4).contains(&numbers[0].len());
+        if year || HISTORY_MARKS.iter().any(|m| whole.contains(m)) {
+            return true;
+        }
+    }
     let quoted = whole.chars().filter(|c| QUOTES.contains(c)).count() >= 2;
-    let words: Vec<&str> = whole
+    if !quoted {
+        return false;
+    }
+    let work_word = whole
         .split(|c: char| {
             c.is_whitespace() || (c.is_ascii_punctuation() && c != '\'') || QUOTES.contains(&c)
         })
-        .collect();
-    let work_word = words
-        .iter()
-        .any(|w| WORKS.contains(w) || w.strip_prefix('ل').is_some_and(|r| WORKS.contains(&r)));
-    let titled = IN_TITLE.iter().any(|p| {
-        QUOTES
-            .iter()
-            .any(|q| whole.contains(&format!("{p} {q}")) || whole.starts_with(&format!("{p}{q}")))
-    });
-    let fiction = quoted && (work_word || titled);
-    who || history || fiction
+        .any(|w| WORKS.contains(&w) || w.strip_prefix('ل').is_some_and(|r| WORKS.contains(&r)));
+    work_word || has_titled_quote(&whole)
 }
 
 #[cfg(test)]
