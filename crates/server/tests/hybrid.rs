@@ -342,13 +342,7 @@ fn upstream_dying_mid_stream_is_finished_locally_or_ends_with_an_error_event() {
 /// The official `openai` Python client as the caller (tests/python/test_hybrid_client.py).
 #[test]
 fn official_openai_python_client_through_the_gate() {
-    let python = std::env::var("LILY_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
-    let has_openai = Command::new(&python).args(["-c", "import openai"]).output().is_ok_and(|o| o.status.success());
-    if !has_openai {
-        assert!(std::env::var_os("CI").is_none(), "CI must provide `{python}` with the openai package (pip install openai)");
-        eprintln!("skipping: `{python}` cannot import openai (pip install openai, or set LILY_TEST_PYTHON)");
-        return;
-    }
+    let Some(python) = openai_python() else { return };
     let h = start("python", 3, |_| {});
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/python/test_hybrid_client.py");
     let out = Command::new(&python)

@@ -12,13 +12,7 @@ use support::*;
 
 #[test]
 fn official_openai_python_client() {
-    let python = std::env::var("LILY_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
-    let has_openai = Command::new(&python).args(["-c", "import openai"]).output().is_ok_and(|o| o.status.success());
-    if !has_openai {
-        assert!(std::env::var_os("CI").is_none(), "CI must provide `{python}` with the openai package (pip install openai)");
-        eprintln!("skipping: `{python}` cannot import openai (pip install openai, or set LILY_TEST_PYTHON)");
-        return;
-    }
+    let Some(python) = openai_python() else { return };
     let server = TestServer::start(config());
     let mut small = config();
     small.queue_capacity = 1;

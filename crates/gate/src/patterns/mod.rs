@@ -92,6 +92,17 @@ pub(crate) fn resolve(mut found: Vec<Span>) -> Vec<Span> {
     kept
 }
 
+/// (detector, matched text) of every span one pattern module's `scan` finds in `t`: what
+/// the modules' tests compare against.
+#[cfg(test)]
+pub(crate) fn found_by(scan: Detect, t: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    scan(t, &mut out);
+    out.iter()
+        .map(|s| (s.detector.clone(), t[s.start..s.end].to_string()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

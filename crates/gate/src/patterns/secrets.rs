@@ -342,11 +342,7 @@ mod tests {
     use super::*;
 
     fn secrets(t: &str) -> Vec<(String, String)> {
-        let mut out = Vec::new();
-        scan(t, &mut out);
-        out.iter()
-            .map(|s| (s.detector.clone(), t[s.start..s.end].to_string()))
-            .collect()
+        crate::patterns::found_by(scan, t)
     }
 
     fn found(t: &str, detector: &str) {

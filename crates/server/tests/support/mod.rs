@@ -335,3 +335,20 @@ fn dechunk(mut rest: &str) -> String {
 pub fn chat_body(user: &str) -> Value {
     serde_json::json!({"model": MODEL, "messages": [{"role": "user", "content": user}], "temperature": 0})
 }
+
+/// The Python that has the official `openai` client: `$LILY_TEST_PYTHON` (set by
+/// scripts/test.sh, which installs it) or `python3`. `None` (the test says so and passes) when
+/// it cannot import `openai`, except under CI (`CI` set), where that fails the test.
+pub fn openai_python() -> Option<String> {
+    let python = std::env::var("LILY_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has_openai = std::process::Command::new(&python)
+        .args(["-c", "import openai"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_openai {
+        assert!(std::env::var_os("CI").is_none(), "CI must provide `{python}` with the openai package (pip install openai)");
+        eprintln!("skipping: `{python}` cannot import openai (pip install openai, or set LILY_TEST_PYTHON)");
+        return None;
+    }
+    Some(python)
+}
