@@ -14,9 +14,6 @@
 
 use crate::tensor::{f32_to_e4m3, E4M3_MAX};
 
-/// The release's block: 128 x 128 weights share one scale.
-pub const RELEASE_BLOCK: [usize; 2] = [128, 128];
-
 /// Leaf module names whose weights the release stores in FP8.
 const CONVERTED: [&str; 10] = [
     "in_proj_qkv",
