@@ -350,6 +350,8 @@ pub struct LayerWeights {
     pub moe: MoeWeights,
 }
 
+// One per layer, built once at load: the size difference between the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum MixerWeights {
     LinearAttention(GatedDeltaNetWeights),
     FullAttention(AttentionWeights),
