@@ -128,9 +128,9 @@ impl Tensor {
         Tensor::new(name, Arc::new(Storage::Owned(bytes)), 0, DType::BF16, shape)
     }
 
-    /// An in-memory FP8 tensor from raw e4m3 bytes and its block scales (tests, `lily quantize`'s
-    /// checks). Panics if `bits` does not match `shape` or the scales do not fit: see
-    /// `with_block_scale`.
+    /// An in-memory FP8 tensor from raw e4m3 bytes and its block scales (tests, e.g. a kernel
+    /// against the CPU reference). Panics if `bits` does not match `shape` or the scales do not
+    /// fit: see `with_block_scale`.
     pub fn from_e4m3_bits(name: &str, shape: Vec<usize>, bits: &[u8], scale: BlockScale) -> Tensor {
         assert_eq!(
             shape.iter().product::<usize>(),
