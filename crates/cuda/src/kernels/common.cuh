@@ -34,6 +34,76 @@ __device__ __forceinline__ float dot8(const uint4 a, const uint4 b) {
     return s;
 }
 
+// ---- FP8 weights (a model compiled with WEIGHT_FP8): e4m3 values, 16 to a 16-byte chunk, each
+// W_BLOCK_ROWS x W_BLOCK_COLS block of a matrix with one f32 scale (the checkpoint's
+// weight_scale_inv: value = e4m3 * scale). The decode products dot them with an input staged
+// as f16 (the bf16 value, exactly), in f16x2 pairs, and scale each chunk's sum in f32.
+#ifndef WEIGHT_FP8
+#define WEIGHT_FP8 0
+#endif
+#ifndef W_BLOCK_ROWS
+#define W_BLOCK_ROWS 128
+#define W_BLOCK_COLS 128
+#endif
+
+// Two e4m3 bytes of `w` (picked by the byte permutation `sel`: 0x1404 the low two, 0x3424 the
+// high two) as an f16 pair holding value * 2^-8, exactly: f16's exponent bias is 8 above
+// e4m3's, so a byte's sign goes to the half's sign and its 7 exponent and mantissa bits go
+// right below f16's exponent's top bit; a subnormal e4m3 lands on a subnormal f16, also exact.
+// Integer ops only (a byte permute, a shift, masks): the conversion unit is slower than the
+// stream needs. The 2^8 is put back once per row (E4M3_UNIT).
+#define E4M3_UNIT 256.f
+__device__ __forceinline__ unsigned e4m3x2_f16x2(unsigned w, unsigned sel) {
+    const unsigned t = __byte_perm(w, 0u, sel);
+    return (t & 0x80008000u) | ((t >> 1) & 0x3f803f80u);
+}
+__device__ __forceinline__ unsigned hfma2(unsigned a, unsigned b, unsigned c) {
+    unsigned d;
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
+__device__ __forceinline__ float2 f16x2_f32(unsigned v) {
+    float lo, hi;
+    asm("{.reg .b16 l, h; mov.b32 {l, h}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, h;}" : "=f"(lo), "=f"(hi) : "r"(v));
+    return make_float2(lo, hi);
+}
+// Two floats as an f16 pair (round to nearest even), `lo` in the low half.
+__device__ __forceinline__ unsigned f32x2_f16x2(float lo, float hi) {
+    unsigned d;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+    return d;
+}
+// 8 bf16 (one 16-byte chunk) as 8 f16, for an FP8 product's staged input.
+__device__ __forceinline__ uint4 bf16x8_f16x8(const uint4 v) {
+    const unsigned w[4] = {v.x, v.y, v.z, v.w};
+    unsigned o[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) o[i] = f32x2_f16x2(__uint_as_float(w[i] << 16), __uint_as_float(w[i] & 0xffff0000u));
+    return make_uint4(o[0], o[1], o[2], o[3]);
+}
+// Chunk `w` of 16 e4m3 weights dotted with its 16 inputs (x0, x1: 8 f16 each), in units of
+// 2^-8 (E4M3_UNIT): two f16x2 chains of four, summed in f32.
+__device__ __forceinline__ float dot16_e4m3(const uint4 w, const uint4 x0, const uint4 x1) {
+    const unsigned ws[4] = {w.x, w.y, w.z, w.w};
+    const unsigned xs[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+    unsigned a = 0u, b = 0u;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        a = hfma2(e4m3x2_f16x2(ws[i], 0x1404u), xs[2 * i], a);
+        b = hfma2(e4m3x2_f16x2(ws[i], 0x3424u), xs[2 * i + 1], b);
+    }
+    const float2 fa = f16x2_f32(a), fb = f16x2_f32(b);
+    return (fa.x + fa.y) + (fb.x + fb.y);
+}
+
+// Where the scale of weight chunk `chunk` (16 values) of row `row` of a COLS-column FP8 matrix
+// is: scales row-major, [ceil(rows / W_BLOCK_ROWS)][ceil(COLS / W_BLOCK_COLS)], ragged last
+// blocks included.
+template <int COLS>
+__device__ __forceinline__ const float* block_scale_at(const float* s, long row, int chunk) {
+    return s + (row / W_BLOCK_ROWS) * ((COLS + W_BLOCK_COLS - 1) / W_BLOCK_COLS) + chunk * 16 / W_BLOCK_COLS;
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -211,6 +281,10 @@ __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool v
                  : "memory");
 }
 __device__ __forceinline__ void cp_async16(void* dst, const void* src) { cp_async16(smem_u32(dst), src); }
+// 4 bytes global -> shared, asynchronously (an FP8 row's block scales beside it in a ring).
+__device__ __forceinline__ void cp_async4(void* dst, const void* src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem_u32(dst)), "l"(src) : "memory");
+}
 // cp_async16 (always valid), with evict_first where SITE is in L2_EVICT_FIRST.
 template <int SITE>
 __device__ __forceinline__ void cp_async_stream(void* dst, const void* src) {
