@@ -86,6 +86,15 @@ pub struct MoeConfig {
     pub shared_intermediate: usize,
 }
 
+/// The weight format of an FP8 checkpoint (`quantization_config` of config.json): matrices in
+/// e4m3 with one scale per block of `block` = [rows, cols] (`<name>.weight_scale_inv`),
+/// activations left to the runtime (`activation_scheme: dynamic`). Which tensors stay in BF16
+/// is read from the checkpoint itself (each tensor's dtype), not from `modules_to_not_convert`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fp8Quantization {
+    pub block: [usize; 2],
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub layout: CheckpointLayout,
@@ -100,6 +109,8 @@ pub struct Config {
     pub moe: MoeConfig,
     /// Ids that end generation: `eos_token_id` of `generation_config.json` and `config.json`.
     pub eos_token_ids: Vec<u32>,
+    /// `Some` for an FP8 checkpoint (`quantization_config`), `None` for BF16/F32 weights.
+    pub quantization: Option<Fp8Quantization>,
 }
 
 impl Config {
@@ -168,7 +179,63 @@ impl Config {
                 ))
             }
         };
-        parse_text_config(&top, &text, layout)
+        let mut config = parse_text_config(&top, &text, layout)?;
+        // transformers writes `quantization_config` at the top level; a text-only save nests
+        // nothing, and the wrapper's `text_config` never carries it, but both places are read.
+        config.quantization = match (
+            top.present("quantization_config"),
+            text.obj.get("quantization_config"),
+        ) {
+            (Some(_), _) => parse_quantization(&top)?,
+            (None, Some(v)) if !v.is_null() => parse_quantization(&text)?,
+            _ => None,
+        };
+        Ok(config)
+    }
+}
+
+/// `quantization_config`: only fine-grained FP8 (`quant_method: fp8`, e4m3 weights in blocks,
+/// dynamic activations) is supported; anything else is refused naming the field.
+fn parse_quantization(parent: &Fields) -> Result<Option<Fp8Quantization>> {
+    let q = Fields {
+        obj: parent.object("quantization_config")?,
+        prefix: &format!("{}quantization_config.", parent.prefix),
+        path: parent.path,
+    };
+    let method = q.str("quant_method")?;
+    q.expect(
+        "quant_method",
+        "\"fp8\" (fine-grained FP8 with block scales; other quantisations are not supported)",
+        format!("{method:?}"),
+        method == "fp8",
+    )?;
+    let fmt = q.opt_str("fmt")?.unwrap_or("e4m3");
+    q.expect(
+        "fmt",
+        "\"e4m3\" (e5m2 weights are not supported)",
+        format!("{fmt:?}"),
+        fmt == "e4m3",
+    )?;
+    let scheme = q.opt_str("activation_scheme")?.unwrap_or("dynamic");
+    q.expect(
+        "activation_scheme",
+        "\"dynamic\" (activations quantised at run time; static input scales are not supported)",
+        format!("{scheme:?}"),
+        scheme == "dynamic",
+    )?;
+    let expected = "[rows, cols]: two positive block sizes (per-tensor FP8 is not supported)";
+    let block = q.required("weight_block_size", expected)?;
+    let sizes: Option<Vec<usize>> = block.as_array().and_then(|items| {
+        items
+            .iter()
+            .map(|v| v.as_u64().filter(|&x| x > 0).map(|x| x as usize))
+            .collect()
+    });
+    match sizes.as_deref() {
+        Some(&[rows, cols]) => Ok(Some(Fp8Quantization {
+            block: [rows, cols],
+        })),
+        _ => Err(q.error("weight_block_size", expected, block)),
     }
 }
 
@@ -253,6 +320,7 @@ fn parse_text_config(top: &Fields, text: &Fields, layout: CheckpointLayout) -> R
         linear,
         moe,
         eos_token_ids,
+        quantization: None,
     })
 }
 

@@ -53,12 +53,22 @@ pub enum ModelError {
     },
 
     #[error(
-        "{path}: tensor `{tensor}`: dtype {actual} is not supported (expected F32, BF16 or F16)"
+        "{path}: tensor `{tensor}`: dtype {actual} is not supported (expected F32, BF16, F16, or F8_E4M3 with block scales)"
     )]
     DType {
         path: PathBuf,
         tensor: String,
         actual: String,
+    },
+
+    /// An FP8 tensor and its block scales do not go together: a missing or misshapen
+    /// `weight_scale_inv`, a scale without an FP8 weight, FP8 weights without a
+    /// `quantization_config`, or an FP8 fused tensor that cannot be cut on block boundaries.
+    #[error("{path}: tensor `{tensor}`: {reason}")]
+    Fp8 {
+        path: PathBuf,
+        tensor: String,
+        reason: String,
     },
 }
 

@@ -26,6 +26,6 @@ pub use chat::{ChatError, ChatOptions, ChatTemplate, Message};
 pub use config::{Config, LayerKind};
 pub use error::ModelError;
 pub use pick::PickRule;
-pub use tensor::{DType, Tensor};
+pub use tensor::{BlockScale, DType, Tensor};
 pub use tokenizer::{StreamDecoder, Tokenizer, TokenizerError};
 pub use weights::{Checkpoint, Weights};

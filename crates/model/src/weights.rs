@@ -1,7 +1,13 @@
 //! The model's weights, memory-mapped from safetensors (one file or shards listed in
 //! `model.safetensors.index.json`) and checked against the config: every tensor the forward pass
-//! needs must be present with the right shape and a supported dtype (F32, BF16, F16), or loading
-//! fails naming the file, the tensor and what was expected.
+//! needs must be present with the right shape and a supported dtype (F32, BF16, F16, or FP8 e4m3
+//! with block scales), or loading fails naming the file, the tensor and what was expected.
+//!
+//! FP8 checkpoints (config.json `quantization_config`, quant_method `fp8`): every F8_E4M3 tensor
+//! `<module>.weight` is paired with `<module>.weight_scale_inv` (F32 or BF16, one scale per block)
+//! and the pair becomes one `Tensor` whose reads dequantise. Which tensors are FP8 is whatever
+//! the checkpoint stores: the official release keeps embeddings, `lm_head`, norms, the routers,
+//! `shared_expert_gate` and GDN's `in_proj_a`/`in_proj_b`/`conv1d`/`A_log`/`dt_bias` in BF16.
 //!
 //! Both checkpoint spellings are accepted: official names (`model.language_model.*`, experts
 //! fused as `mlp.experts.gate_up_proj` [E, 2I, H] and `mlp.experts.down_proj` [E, H, I]) and what
@@ -15,9 +21,12 @@ use std::sync::Arc;
 use memmap2::Mmap;
 use safetensors::SafeTensors;
 
-use crate::config::{Config, LayerKind};
+use crate::config::{Config, Fp8Quantization, LayerKind};
 use crate::error::{ModelError, Result};
-use crate::tensor::{DType, Storage, Tensor};
+use crate::tensor::{BlockScale, DType, Storage, Tensor};
+
+/// What an FP8 weight's block scales are called: `<module>.weight` -> `<module>.weight_scale_inv`.
+pub const SCALE_SUFFIX: &str = "_scale_inv";
 
 /// Every tensor of a checkpoint directory, by name, with the file it came from.
 pub struct Checkpoint {
@@ -61,9 +70,89 @@ impl Checkpoint {
         Ok(checkpoint)
     }
 
-    /// A tensor by its checkpoint name (F32, BF16 or F16 only).
+    /// A tensor by its checkpoint name (F32, BF16, F16 or F8_E4M3; an FP8 tensor carries its
+    /// block scales only after `attach_block_scales`).
     pub fn get(&self, name: &str) -> Option<&Tensor> {
         self.tensors.get(name).map(|(t, _)| t)
+    }
+
+    /// Every tensor name, sorted.
+    pub fn names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.tensors.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// Pairs every FP8 tensor `X` with its scales `X_scale_inv` (which leave the map), checking
+    /// the scales' dtype and shape against `quantization`'s block size. Refuses, naming the
+    /// tensor: FP8 tensors when the config declares no FP8 quantisation, an FP8 tensor without
+    /// scales, and scales without an FP8 tensor.
+    pub fn attach_block_scales(&mut self, quantization: Option<&Fp8Quantization>) -> Result<()> {
+        let mut fp8: Vec<String> = self
+            .tensors
+            .iter()
+            .filter(|(_, (t, _))| t.dtype() == DType::F8E4M3)
+            .map(|(name, _)| name.clone())
+            .collect();
+        fp8.sort_unstable();
+        for name in fp8 {
+            let (tensor, path) = self.tensors.remove(&name).expect("listed above");
+            let fail = |reason: String| ModelError::Fp8 {
+                path: path.to_path_buf(),
+                tensor: name.clone(),
+                reason,
+            };
+            let Some(q) = quantization else {
+                return Err(fail(
+                    "is F8_E4M3 but config.json has no quantization_config (expected quant_method \"fp8\" with weight_block_size)".into(),
+                ));
+            };
+            let scale_name = format!("{name}{SCALE_SUFFIX}");
+            let Some((scale_inv, _)) = self.tensors.remove(&scale_name) else {
+                let why = match self.unsupported.get(&scale_name) {
+                    Some((_, dtype)) => format!("has dtype {dtype}, expected F32 or BF16"),
+                    None => "is missing".into(),
+                };
+                return Err(fail(format!(
+                    "is F8_E4M3 but its block scales `{scale_name}` {why}"
+                )));
+            };
+            let tensor = tensor
+                .with_block_scale(BlockScale {
+                    scale_inv,
+                    block: q.block,
+                })
+                .map_err(fail)?;
+            self.tensors.insert(name, (tensor, path));
+        }
+        let orphan = self
+            .tensors
+            .keys()
+            .filter(|n| n.ends_with(SCALE_SUFFIX))
+            .min()
+            .cloned();
+        if let Some(scale_name) = orphan {
+            let weight = scale_name.trim_end_matches(SCALE_SUFFIX);
+            if let Some((path, dtype)) = self.unsupported.get(weight) {
+                return Err(ModelError::DType {
+                    path: path.to_path_buf(),
+                    tensor: weight.into(),
+                    actual: dtype.clone(),
+                });
+            }
+            let found = self
+                .tensors
+                .get(weight)
+                .map_or("is missing".to_string(), |(t, _)| {
+                    format!("is {}", t.dtype())
+                });
+            return Err(ModelError::Fp8 {
+                path: self.tensors[&scale_name].1.to_path_buf(),
+                tensor: scale_name.clone(),
+                reason: format!("block scales for `{weight}`, which {found} (expected F8_E4M3)"),
+            });
+        }
+        Ok(())
     }
 
     fn open_sharded(dir: &Path, index_path: &Path) -> Result<Checkpoint> {
@@ -164,6 +253,7 @@ impl Checkpoint {
                 safetensors::Dtype::F32 => DType::F32,
                 safetensors::Dtype::BF16 => DType::BF16,
                 safetensors::Dtype::F16 => DType::F16,
+                safetensors::Dtype::F8_E4M3 => DType::F8E4M3,
                 other => {
                     // Kept out of the map; if the model needs it, the error says so by name.
                     self.unsupported
@@ -321,6 +411,7 @@ impl Weights {
     pub fn load(dir: &Path, config: &Config) -> Result<Weights> {
         let start = std::time::Instant::now();
         let mut checkpoint = Checkpoint::open(dir)?;
+        checkpoint.attach_block_scales(config.quantization.as_ref())?;
         let weights = Weights::from_checkpoint(&mut checkpoint, config)?;
         let text_prefix = config.layout.text_prefix();
         let mut leftovers: Vec<&String> = checkpoint
@@ -448,6 +539,20 @@ fn load_moe(ck: &mut Checkpoint, config: &Config, lp: &str) -> Result<MoeWeights
     let fused = format!("{mp}experts.gate_up_proj");
     let experts = if ck.contains(&fused) {
         let gate_up = ck.take(&fused, &[e, 2 * i, h])?;
+        if let Some(scale) = gate_up.block_scale() {
+            // The up rows start at row i of each expert: a cut inside a block of scales would
+            // give the gate and up halves a shared block, which the views cannot express.
+            if i % scale.block[0] != 0 {
+                return Err(ModelError::Fp8 {
+                    path: PathBuf::from(&ck.source),
+                    tensor: fused,
+                    reason: format!(
+                        "fused gate|up in FP8 needs moe_intermediate_size ({i}) to be a multiple of the block rows ({})",
+                        scale.block[0]
+                    ),
+                });
+            }
+        }
         let down = ck.take(&format!("{mp}experts.down_proj"), &[e, h, i])?;
         (0..e)
             .map(|x| {

@@ -3,8 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use lily_model::config::{Config, LayerKind};
-use lily_model::{ModelError, Weights};
+use lily_model::config::{Config, Fp8Quantization, LayerKind};
+use lily_model::tensor::e4m3_to_f32;
+use lily_model::{DType, ModelError, Weights};
 
 const TEXT_ONLY: &str = include_str!("data/tiny_text_only_config.json");
 
@@ -91,6 +92,7 @@ fn write_safetensors(path: &Path, specs: &[Spec]) {
     for s in specs {
         let size = match s.dtype {
             "F32" | "I32" => 4,
+            "F8_E4M3" | "F8_E5M2" => 1,
             _ => 2,
         };
         let start = data.len();
@@ -334,4 +336,248 @@ fn truncated_and_corrupt_files_are_refused() {
     std::fs::remove_file(&path).unwrap();
     let err = Weights::load(&dir.0, &c).err().unwrap().to_string();
     assert!(err.contains("no weights found"), "{err}");
+}
+
+/// The tensors the official FP8 release stores in e4m3: every 2-D (or fused 3-D) projection
+/// except embeddings, lm_head, the router, shared_expert_gate and GDN's in_proj_a / in_proj_b.
+fn is_fp8_in_release(name: &str) -> bool {
+    let keep_bf16 = [
+        "embed_tokens",
+        "lm_head",
+        "mlp.gate.",
+        "shared_expert_gate",
+        "in_proj_a",
+        "in_proj_b",
+        "conv1d",
+    ];
+    ((name.contains("proj") && name.ends_with(".weight"))
+        || name.ends_with("experts.gate_up_proj")
+        || name.ends_with("experts.down_proj"))
+        && !keep_bf16.iter().any(|k| name.contains(k))
+}
+
+/// Turns the release's FP8 tensors of `specs` into F8_E4M3 with F32 scales in blocks of `block`.
+fn to_fp8(specs: &mut Vec<Spec>, block: [usize; 2]) {
+    let mut scales = Vec::new();
+    for s in specs.iter_mut().filter(|s| is_fp8_in_release(&s.name)) {
+        s.dtype = "F8_E4M3";
+        scales.push(Spec {
+            name: format!("{}_scale_inv", s.name),
+            shape: lily_model::tensor::scale_shape(&s.shape, block),
+            dtype: "F32",
+        });
+    }
+    specs.extend(scales);
+}
+
+fn fp8_config(block: [usize; 2]) -> Config {
+    let mut c = config();
+    c.quantization = Some(Fp8Quantization { block });
+    c
+}
+
+/// A one-file FP8 checkpoint (blocks of `block`) after `edit`, loaded with `config`.
+fn load_fp8(
+    tag: &str,
+    fused: bool,
+    block: [usize; 2],
+    config: &Config,
+    edit: impl FnOnce(&mut Vec<Spec>),
+) -> Result<Weights, ModelError> {
+    let dir = TempDir::new(tag);
+    let mut specs = checkpoint_tensors(config, fused);
+    to_fp8(&mut specs, block);
+    edit(&mut specs);
+    write_safetensors(&dir.0.join("model.safetensors"), &specs);
+    Weights::load(&dir.0, config)
+}
+
+/// Per-expert and fused FP8 checkpoints with ragged blocks load; each expert view reads its own
+/// bytes times its own block's scale (element k of a file tensor is byte k, scale k has bits k).
+#[test]
+fn fp8_checkpoints_load_with_their_block_scales() {
+    let (im, h) = (32usize, 64usize);
+    for (fused, block) in [(false, [20, 24]), (true, [16, 24]), (true, [32, 128])] {
+        let c = fp8_config(block);
+        let w = load_fp8("fp8", fused, block, &c, |_| {}).unwrap_or_else(|e| panic!("{e}"));
+        let layer = &w.layers[0];
+        assert_eq!(w.embed_tokens.dtype(), DType::F32);
+        assert_eq!(layer.moe.router.dtype(), DType::F32);
+        assert!(layer.moe.router.block_scale().is_none());
+        let up = &layer.moe.experts[3].up_proj;
+        assert_eq!(up.dtype(), DType::F8E4M3);
+        let scale = up.block_scale().unwrap();
+        assert_eq!(scale.block, block);
+        assert_eq!(
+            scale.scale_inv.shape(),
+            &[im.div_ceil(block[0]), h.div_ceil(block[1])]
+        );
+        let got = up.to_f32_vec();
+        for (r, col) in [(0, 0), (5, 23), (17, 24), (31, 63)] {
+            // Where expert 3's up rows sit in the file tensor and in its scales.
+            let (byte, scale_at) = if fused {
+                let (sr, sc) = ((2 * im).div_ceil(block[0]), h.div_ceil(block[1]));
+                (
+                    3 * 2 * im * h + (im + r) * h + col,
+                    (3 * sr + (im + r) / block[0]) * sc + col / block[1],
+                )
+            } else {
+                (
+                    r * h + col,
+                    (r / block[0]) * h.div_ceil(block[1]) + col / block[1],
+                )
+            };
+            let want = e4m3_to_f32(byte as u8) * f32::from_bits(scale_at as u32);
+            assert_eq!(
+                got[r * h + col].to_bits(),
+                want.to_bits(),
+                "fused {fused} ({r}, {col})"
+            );
+        }
+        let qkv = match &layer.mixer {
+            lily_model::weights::MixerWeights::LinearAttention(g) => g,
+            _ => unreachable!("layer 0 is GDN"),
+        };
+        assert_eq!(qkv.in_proj_qkv.dtype(), DType::F8E4M3);
+        assert_eq!(qkv.in_proj_a.dtype(), DType::F32);
+    }
+}
+
+fn fp8_error(
+    tag: &str,
+    fused: bool,
+    block: [usize; 2],
+    edit: impl FnOnce(&mut Vec<Spec>),
+) -> String {
+    load_fp8(tag, fused, block, &fp8_config(block), edit)
+        .err()
+        .expect("must be refused")
+        .to_string()
+}
+
+#[test]
+fn broken_fp8_checkpoints_are_refused_naming_the_tensor() {
+    let w = "model.layers.1.linear_attn.out_proj.weight";
+    let scale = "model.layers.1.linear_attn.out_proj.weight_scale_inv";
+    let err = fp8_error("fp8-noscale", false, [16, 16], |s| {
+        s.retain(|t| t.name != scale)
+    });
+    assert!(
+        err.contains(w) && err.contains(scale) && err.contains("missing"),
+        "{err}"
+    );
+
+    let err = fp8_error("fp8-scaleshape", false, [16, 16], |s| {
+        s.iter_mut().find(|t| t.name == scale).unwrap().shape = vec![4, 3];
+    });
+    assert!(
+        err.contains(w) && err.contains("[4, 3]") && err.contains("expected [4, 4]"),
+        "{err}"
+    );
+
+    let err = fp8_error("fp8-scaledtype", false, [16, 16], |s| {
+        s.iter_mut().find(|t| t.name == scale).unwrap().dtype = "F16";
+    });
+    assert!(
+        err.contains(scale) && err.contains("F16") && err.contains("F32 or BF16"),
+        "{err}"
+    );
+
+    let err = fp8_error("fp8-scaledtype-i32", false, [16, 16], |s| {
+        s.iter_mut().find(|t| t.name == scale).unwrap().dtype = "I32";
+    });
+    assert!(err.contains(scale) && err.contains("I32"), "{err}");
+
+    // Scales beside a weight that is not FP8.
+    let router = "model.layers.2.mlp.gate.weight";
+    let err = fp8_error("fp8-orphan", false, [16, 16], |s| {
+        s.push(Spec {
+            name: format!("{router}_scale_inv"),
+            shape: vec![1, 4],
+            dtype: "F32",
+        })
+    });
+    assert!(
+        err.contains(&format!("{router}_scale_inv")) && err.contains("is F32"),
+        "{err}"
+    );
+
+    let err = fp8_error("fp8-e5m2", false, [16, 16], |s| {
+        s.iter_mut().find(|t| t.name == w).unwrap().dtype = "F8_E5M2";
+    });
+    assert!(
+        err.contains(w) && err.contains("F8_E5M2") && err.contains("not supported"),
+        "{err}"
+    );
+
+    // Fused gate|up whose up half would start inside a block of scales.
+    let err = fp8_error("fp8-fusedcut", true, [24, 16], |_| {});
+    assert!(
+        err.contains("experts.gate_up_proj") && err.contains("multiple of the block rows (24)"),
+        "{err}"
+    );
+
+    // FP8 tensors in a checkpoint whose config declares no quantisation.
+    let dir = TempDir::new("fp8-noconfig");
+    let c = config();
+    let mut specs = checkpoint_tensors(&c, false);
+    to_fp8(&mut specs, [16, 16]);
+    write_safetensors(&dir.0.join("model.safetensors"), &specs);
+    let err = Weights::load(&dir.0, &c).err().unwrap().to_string();
+    assert!(
+        err.contains("F8_E4M3") && err.contains("no quantization_config"),
+        "{err}"
+    );
+}
+
+#[test]
+fn quantization_config_is_validated_by_field() {
+    let with = |q: serde_json::Value| {
+        let mut v: serde_json::Value = serde_json::from_str(TEXT_ONLY).unwrap();
+        v["quantization_config"] = q;
+        Config::from_json(&v.to_string(), Path::new("config.json"))
+    };
+    let official = serde_json::json!({"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
+        "weight_block_size": [128, 128], "modules_to_not_convert": ["lm_head"]});
+    assert_eq!(
+        with(official.clone()).unwrap().quantization,
+        Some(Fp8Quantization { block: [128, 128] })
+    );
+    assert_eq!(config().quantization, None);
+    for (field, value, expected) in [
+        ("quant_method", serde_json::json!("gptq"), "\"fp8\""),
+        (
+            "fmt",
+            serde_json::json!("e5m2"),
+            "e5m2 weights are not supported",
+        ),
+        (
+            "activation_scheme",
+            serde_json::json!("static"),
+            "\"dynamic\"",
+        ),
+        (
+            "weight_block_size",
+            serde_json::json!([128]),
+            "two positive block sizes",
+        ),
+        (
+            "weight_block_size",
+            serde_json::json!([0, 128]),
+            "two positive block sizes",
+        ),
+        (
+            "weight_block_size",
+            serde_json::Value::Null,
+            "per-tensor FP8 is not supported",
+        ),
+    ] {
+        let mut q = official.clone();
+        q[field] = value;
+        let err = with(q).err().unwrap().to_string();
+        assert!(
+            err.contains(&format!("quantization_config.{field}")) && err.contains(expected),
+            "{field}: {err}"
+        );
+    }
 }

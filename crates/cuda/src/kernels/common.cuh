@@ -37,7 +37,7 @@ __device__ __forceinline__ float dot8(const uint4 a, const uint4 b) {
 // ---- FP8 weights (a model compiled with WEIGHT_FP8): e4m3 values, 16 to a 16-byte chunk, each
 // W_BLOCK_ROWS x W_BLOCK_COLS block of a matrix with one f32 scale (the checkpoint's
 // weight_scale_inv: value = e4m3 * scale). The decode products dot them with an input staged
-// as f16 (the bf16 value, exactly), in f16x2 pairs, and scale each chunk's sum in f32.
+// as f16 (the bf16 value times 2^-8, f16_input), in f16x2 pairs, and scale each chunk's sum in f32.
 #ifndef WEIGHT_FP8
 #define WEIGHT_FP8 0
 #endif
@@ -46,16 +46,12 @@ __device__ __forceinline__ float dot8(const uint4 a, const uint4 b) {
 #define W_BLOCK_COLS 128
 #endif
 
-// Two e4m3 bytes of `w` (picked by the byte permutation `sel`: 0x1404 the low two, 0x3424 the
-// high two) as an f16 pair holding value * 2^-8, exactly: f16's exponent bias is 8 above
-// e4m3's, so a byte's sign goes to the half's sign and its 7 exponent and mantissa bits go
-// right below f16's exponent's top bit; a subnormal e4m3 lands on a subnormal f16, also exact.
-// Integer ops only (a byte permute, a shift, masks): the conversion unit is slower than the
-// stream needs. The 2^8 is put back once per row (E4M3_UNIT).
-#define E4M3_UNIT 256.f
-__device__ __forceinline__ unsigned e4m3x2_f16x2(unsigned w, unsigned sel) {
-    const unsigned t = __byte_perm(w, 0u, sel);
-    return (t & 0x80008000u) | ((t >> 1) & 0x3f803f80u);
+// Four e4m3 bytes of `w` as two f16 pairs (bytes 0,1 in `lo`, 2,3 in `hi`; the lower byte in
+// the lower half), exactly: every e4m3 value is an f16 value. One conversion per pair.
+__device__ __forceinline__ void e4m3x4_f16x4(unsigned w, unsigned& lo, unsigned& hi) {
+    asm("{.reg .b16 a, b; mov.b32 {a, b}, %2; cvt.rn.f16x2.e4m3x2 %0, a; cvt.rn.f16x2.e4m3x2 %1, b;}"
+        : "=r"(lo), "=r"(hi)
+        : "r"(w));
 }
 __device__ __forceinline__ unsigned hfma2(unsigned a, unsigned b, unsigned c) {
     unsigned d;
@@ -73,24 +69,34 @@ __device__ __forceinline__ unsigned f32x2_f16x2(float lo, float hi) {
     asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
     return d;
 }
-// 8 bf16 (one 16-byte chunk) as 8 f16, for an FP8 product's staged input.
+// An FP8 product's input is staged as f16 times 2^-8 (E4M3_UNIT undoes it once per row): a
+// chunk's f16 sums of 8 products of weights up to 448 then stay finite for inputs up to ~4,600
+// in magnitude, and the power of two changes no bit of a bf16 input's value (inputs below
+// ~0.004 lose low bits to f16's subnormals, far below the sums' rounding).
+#define E4M3_UNIT 256.f
+__device__ __forceinline__ unsigned f16_input(float lo, float hi) {
+    return f32x2_f16x2(lo * (1.f / E4M3_UNIT), hi * (1.f / E4M3_UNIT));
+}
+// 8 bf16 (one 16-byte chunk) as 8 staged f16 inputs.
 __device__ __forceinline__ uint4 bf16x8_f16x8(const uint4 v) {
     const unsigned w[4] = {v.x, v.y, v.z, v.w};
     unsigned o[4];
 #pragma unroll
-    for (int i = 0; i < 4; i++) o[i] = f32x2_f16x2(__uint_as_float(w[i] << 16), __uint_as_float(w[i] & 0xffff0000u));
+    for (int i = 0; i < 4; i++) o[i] = f16_input(__uint_as_float(w[i] << 16), __uint_as_float(w[i] & 0xffff0000u));
     return make_uint4(o[0], o[1], o[2], o[3]);
 }
-// Chunk `w` of 16 e4m3 weights dotted with its 16 inputs (x0, x1: 8 f16 each), in units of
-// 2^-8 (E4M3_UNIT): two f16x2 chains of four, summed in f32.
+// Chunk `w` of 16 e4m3 weights dotted with its 16 staged inputs (x0, x1: 8 f16 each), in units
+// of 2^-8 (E4M3_UNIT): two f16x2 chains of four, summed in f32.
 __device__ __forceinline__ float dot16_e4m3(const uint4 w, const uint4 x0, const uint4 x1) {
     const unsigned ws[4] = {w.x, w.y, w.z, w.w};
     const unsigned xs[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
     unsigned a = 0u, b = 0u;
 #pragma unroll
     for (int i = 0; i < 4; i++) {
-        a = hfma2(e4m3x2_f16x2(ws[i], 0x1404u), xs[2 * i], a);
-        b = hfma2(e4m3x2_f16x2(ws[i], 0x3424u), xs[2 * i + 1], b);
+        unsigned lo, hi;
+        e4m3x4_f16x4(ws[i], lo, hi);
+        a = hfma2(lo, xs[2 * i], a);
+        b = hfma2(hi, xs[2 * i + 1], b);
     }
     const float2 fa = f16x2_f32(a), fb = f16x2_f32(b);
     return (fa.x + fa.y) + (fb.x + fb.y);

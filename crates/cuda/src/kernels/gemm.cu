@@ -426,13 +426,15 @@ extern "C" __global__ void dequant_e4m3(const uint4* __restrict__ w, const float
          i += (long long)gridDim.x * blockDim.x) {
         const long long row = i / chunks_per_row;
         const int col = (int)(i % chunks_per_row) * 16;
-        const float s = scale[(row / W_BLOCK_ROWS) * scale_cols + col / W_BLOCK_COLS] * E4M3_UNIT;
+        const float s = scale[(row / W_BLOCK_ROWS) * scale_cols + col / W_BLOCK_COLS];
         const uint4 v = w[i];
         const unsigned ws[4] = {v.x, v.y, v.z, v.w};
         unsigned o[8];
 #pragma unroll
         for (int j = 0; j < 4; j++) {
-            const float2 lo = f16x2_f32(e4m3x2_f16x2(ws[j], 0x1404u)), hi = f16x2_f32(e4m3x2_f16x2(ws[j], 0x3424u));
+            unsigned lo16, hi16;
+            e4m3x4_f16x4(ws[j], lo16, hi16);
+            const float2 lo = f16x2_f32(lo16), hi = f16x2_f32(hi16);
             o[2 * j] = (unsigned)f2bf(lo.x * s) | ((unsigned)f2bf(lo.y * s) << 16);
             o[2 * j + 1] = (unsigned)f2bf(hi.x * s) | ((unsigned)f2bf(hi.y * s) << 16);
         }

@@ -18,12 +18,14 @@
 // GEMV_NORMED_WARPS and GEMV_NORMED_STAGES.
 // 16-byte chunks of an input vector (8 bf16, or the 8 f16 an FP8 product stages), of a weight
 // row (8 bf16 or, with F8, 16 e4m3), each lane's share of a row, and rows per warp (gemv.rs:
-// rows_per_block). An FP8 row is half the bytes, so a warp takes twice the rows for the same
-// loads in flight.
+// rows_per_block). An FP8 row is half the bytes; its rows per warp are what a bf16 row of the
+// same width gets (half the loads in flight per lane), so that the output projections keep
+// their blocks on every multiprocessor (twice the rows per warp left half of them idle).
 #define GEMV_CHUNKS(cols) ((cols) / 8)
 #define W_CHUNKS(F8, cols) ((cols) / ((F8) ? 16 : 8))
 #define W_PER_LANE(F8, cols) ((W_CHUNKS(F8, cols) + 31) / 32)
-#define W_ROWS(F8, cols) (W_PER_LANE(F8, cols) >= GEMV_LOADS ? 1 : GEMV_LOADS / W_PER_LANE(F8, cols))
+#define W_ROWS(F8, cols) W_ROWS_OF(W_PER_LANE(false, cols))
+#define W_ROWS_OF(per_lane) ((per_lane) >= GEMV_LOADS ? 1 : GEMV_LOADS / (per_lane))
 
 // A weight row's dot with the input staged in shared memory (`xs`, f16 for F8), summed over
 // the warp: the lane's chunks (chunk(i): its i-th, chunk lane + 32 i) and, for F8, their block
@@ -341,7 +343,7 @@ __device__ __forceinline__ void stream_normed(const void* W, const float* scale,
     __syncthreads();
     if (REG && first < rows) finish([&](int i) { return w0[i]; }, s0, first);
     if constexpr (F8) {
-        // The tail's bf16 rows against the f16 staging: 8 values a chunk, converted to f32.
+        // The tail's bf16 rows against the f16 staging (times 2^-8): 8 values a chunk, in f32.
         if (first < tail_rows) {
             float acc = 0.f;
 #pragma unroll
@@ -360,7 +362,7 @@ __device__ __forceinline__ void stream_normed(const void* W, const float* scale,
                     }
                 }
             }
-            acc = warp_sum(acc);
+            acc = warp_sum(acc) * E4M3_UNIT;
             if (lane == 0) y[rows + first] = acc;
         }
     }

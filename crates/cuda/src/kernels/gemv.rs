@@ -9,11 +9,11 @@ use crate::shapes::{self, Shapes};
 use super::Out;
 use crate::runtime::tensor::{DType, MatrixView, View};
 
-/// Rows a block of `warps` warps takes at `cols` columns of `format` (W_ROWS in gemv.cuh per
-/// warp): as many whole rows per warp as keep each lane's `gemv_loads` 16-byte loads in flight,
-/// at least one.
-fn rows_per_block(shapes: &Shapes, warps: usize, cols: usize, format: WeightFormat) -> usize {
-    let per_lane = (cols / (16 / format.bytes())).div_ceil(32);
+/// Rows a block of `warps` warps takes at `cols` columns (W_ROWS in gemv.cuh per warp): as many
+/// whole bf16 rows per warp as keep each lane's `gemv_loads` 16-byte loads in flight, at least
+/// one; an FP8 row of the same width gets the same count (half the loads).
+fn rows_per_block(shapes: &Shapes, warps: usize, cols: usize) -> usize {
+    let per_lane = (cols / 8).div_ceil(32);
     warps * (shapes.gemv_loads / per_lane).max(1)
 }
 
@@ -131,7 +131,7 @@ impl Gemv {
             .ptr(y)
             .i32(rows as i32)
             .i32((out == Out::Add) as i32);
-        let per_block = rows_per_block(&self.shapes, entry.warps, cols, self.dims.weights);
+        let per_block = rows_per_block(&self.shapes, entry.warps, cols);
         self.gpu.launch(
             &entry.f,
             (rows.div_ceil(per_block) as u32, 1, 1),
@@ -273,8 +273,7 @@ impl Gemv {
         self.gpu.launch(
             &self.lm_head,
             (
-                rows.div_ceil(rows_per_block(&self.shapes, warps, self.dims.hidden, WeightFormat::Bf16))
-                    as u32,
+                rows.div_ceil(rows_per_block(&self.shapes, warps, self.dims.hidden)) as u32,
                 1,
                 1,
             ),

@@ -219,8 +219,8 @@ struct DownInput {
 #pragma unroll
                     for (int half = 0; half < 2; half++) {
                         const float4 a = __ldcg(hr + 2 * half), b = __ldcg(hr + 2 * half + 1);
-                        hx[2 * i + half] = make_uint4(f32x2_f16x2(a.x, a.y), f32x2_f16x2(a.z, a.w),
-                                                      f32x2_f16x2(b.x, b.y), f32x2_f16x2(b.z, b.w));
+                        hx[2 * i + half] = make_uint4(f16_input(a.x, a.y), f16_input(a.z, a.w),
+                                                      f16_input(b.x, b.y), f16_input(b.z, b.w));
                     }
                 }
             }
