@@ -7,6 +7,7 @@ mod detokenize;
 mod gate;
 mod generate;
 mod ptx;
+mod quantize;
 mod score;
 mod serve;
 mod tokenize;
@@ -36,6 +37,9 @@ enum Command {
     Detokenize(detokenize::Args),
     /// Privacy gate: inspect text or a chat request on stdin and decide what may leave the machine.
     Gate(gate::GateArgs),
+    /// Write a checkpoint in another weight format: `--fp8` gives the official FP8 layout (e4m3
+    /// weights with 128x128 block scales) from a BF16 checkpoint.
+    Quantize(quantize::Args),
     /// Teacher-forced scoring of token ids: per position the greedy pick and the next token's
     /// log-probability (checks a backend against transformers on the same weights).
     Score(score::Args),
@@ -62,6 +66,7 @@ fn main() -> anyhow::Result<()> {
         Command::Tokenize(args) => tokenize::run(args),
         Command::Detokenize(args) => detokenize::run(args),
         Command::Gate(args) => gate::run(args),
+        Command::Quantize(args) => quantize::run(args),
         Command::Score(args) => score::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Ptx(args) => ptx::run(args),

@@ -3,10 +3,13 @@
 //! No GPU code lives here.
 //!
 //! - `config`: `config.json` (+ `generation_config.json` stop ids), strictly validated.
-//! - `tensor`: a tensor view into a memory-mapped shard (dtype, shape, bytes, f32 reads).
+//! - `tensor`: a tensor view into a memory-mapped shard (dtype, shape, bytes, f32 reads; FP8
+//!   with its block scales, dequantised on read).
 //! - `weights`: the checkpoint's tensors by name (`Checkpoint`) and the model's weights by role
 //!   (`Weights`), shape-checked against the config.
 //! - `error`: `ModelError`, naming the file, field or tensor at fault.
+//! - `fp8`: the FP8 release's format (which tensors are e4m3, block quantisation).
+//! - `writer`: safetensors files written one tensor at a time (`lily quantize`, tests).
 //! - `backend`: the `Backend` trait.
 //! - `pick`: `PickRule`, the choice of the next token from logits, as a backend may apply it.
 //! - `tokenizer`: the Qwen3.5/3.6 byte-level BPE (`Tokenizer`, `StreamDecoder`).
@@ -16,10 +19,12 @@ pub mod backend;
 pub mod chat;
 pub mod config;
 pub mod error;
+pub mod fp8;
 pub mod pick;
 pub mod tensor;
 pub mod tokenizer;
 pub mod weights;
+pub mod writer;
 
 pub use backend::Backend;
 pub use chat::{ChatError, ChatOptions, ChatTemplate, Message};

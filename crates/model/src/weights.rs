@@ -35,20 +35,45 @@ pub struct Checkpoint {
     unsupported: HashMap<String, (Arc<PathBuf>, String)>,
     /// What was searched, for "missing tensor" errors.
     source: String,
+    /// Whether `model.visual.*` tensors are mapped (for copying a checkpoint whole); the forward
+    /// pass never reads them.
+    keep_visual: bool,
 }
 
 impl Checkpoint {
-    /// Maps `dir/model.safetensors.index.json`'s shards, or else `dir/model.safetensors`.
+    /// Maps `dir/model.safetensors.index.json`'s shards, or else `dir/model.safetensors`,
+    /// leaving out the vision tower.
     pub fn open(dir: &Path) -> Result<Checkpoint> {
+        Checkpoint::open_dir(dir, false)
+    }
+
+    /// As `open`, with the vision tower's tensors too.
+    pub fn open_with_vision(dir: &Path) -> Result<Checkpoint> {
+        Checkpoint::open_dir(dir, true)
+    }
+
+    /// The shard files of checkpoint directory `dir`: the index's, or `model.safetensors`.
+    pub fn shard_files(dir: &Path) -> Result<Vec<PathBuf>> {
+        let index_path = dir.join("model.safetensors.index.json");
+        if index_path.exists() {
+            let (_, shards) = read_index(&index_path)?;
+            Ok(shards.into_iter().map(|s| dir.join(s)).collect())
+        } else {
+            Ok(vec![dir.join("model.safetensors")])
+        }
+    }
+
+    fn open_dir(dir: &Path, keep_visual: bool) -> Result<Checkpoint> {
         let index_path = dir.join("model.safetensors.index.json");
         let single = dir.join("model.safetensors");
         if index_path.exists() {
-            Checkpoint::open_sharded(dir, &index_path)
+            Checkpoint::open_sharded(dir, &index_path, keep_visual)
         } else if single.exists() {
             let mut checkpoint = Checkpoint {
                 tensors: HashMap::new(),
                 unsupported: HashMap::new(),
                 source: single.display().to_string(),
+                keep_visual,
             };
             checkpoint.map_shard(&single, 1, 1)?;
             Ok(checkpoint)
@@ -65,6 +90,7 @@ impl Checkpoint {
             tensors: HashMap::new(),
             unsupported: HashMap::new(),
             source: path.display().to_string(),
+            keep_visual: false,
         };
         checkpoint.map_shard(path, 1, 1)?;
         Ok(checkpoint)
@@ -74,6 +100,17 @@ impl Checkpoint {
     /// block scales only after `attach_block_scales`).
     pub fn get(&self, name: &str) -> Option<&Tensor> {
         self.tensors.get(name).map(|(t, _)| t)
+    }
+
+    /// Tensors of a dtype Lily cannot read, as (name, dtype), sorted by name.
+    pub fn unsupported(&self) -> Vec<(&str, &str)> {
+        let mut out: Vec<(&str, &str)> = self
+            .unsupported
+            .iter()
+            .map(|(name, (_, dtype))| (name.as_str(), dtype.as_str()))
+            .collect();
+        out.sort_unstable();
+        out
     }
 
     /// Every tensor name, sorted.
@@ -155,51 +192,19 @@ impl Checkpoint {
         Ok(())
     }
 
-    fn open_sharded(dir: &Path, index_path: &Path) -> Result<Checkpoint> {
-        let text = std::fs::read_to_string(index_path).map_err(|source| ModelError::Io {
-            path: index_path.to_path_buf(),
-            source,
-        })?;
-        let index: serde_json::Value =
-            serde_json::from_str(&text).map_err(|source| ModelError::Json {
-                path: index_path.to_path_buf(),
-                source,
-            })?;
-        let Some(map) = index.get("weight_map").and_then(|m| m.as_object()) else {
-            return Err(ModelError::Config {
-                path: index_path.to_path_buf(),
-                field: "weight_map".into(),
-                expected: "an object from tensor name to shard file".into(),
-                actual: index
-                    .get("weight_map")
-                    .map_or("nothing (missing)".into(), |v| v.to_string()),
-            });
-        };
-        let mut weight_map = BTreeMap::new();
-        for (tensor, file) in map {
-            let Some(file) = file.as_str().filter(|f| is_plain_file_name(f)) else {
-                return Err(ModelError::Config {
-                    path: index_path.to_path_buf(),
-                    field: format!("weight_map.{tensor}"),
-                    expected: "a shard file name in the same directory".into(),
-                    actual: file.to_string(),
-                });
-            };
-            weight_map.insert(tensor.clone(), file.to_string());
-        }
-        let mut shards: Vec<&String> = weight_map.values().collect();
-        shards.sort();
-        shards.dedup();
+    fn open_sharded(dir: &Path, index_path: &Path, keep_visual: bool) -> Result<Checkpoint> {
+        let (weight_map, shards) = read_index(index_path)?;
         let mut checkpoint = Checkpoint {
             tensors: HashMap::new(),
             unsupported: HashMap::new(),
             source: index_path.display().to_string(),
+            keep_visual,
         };
         for (i, shard) in shards.iter().enumerate() {
             checkpoint.map_shard(&dir.join(shard), i + 1, shards.len())?;
         }
         for (tensor, shard) in &weight_map {
-            if tensor.starts_with("model.visual.") {
+            if !keep_visual && tensor.starts_with("model.visual.") {
                 continue;
             }
             let found_in = match (
@@ -245,7 +250,7 @@ impl Checkpoint {
         let mut entries = Vec::new();
         let (mut bytes_here, mut skipped) = (0usize, 0usize);
         for (name, view) in parsed.tensors() {
-            if name.starts_with("model.visual.") {
+            if !self.keep_visual && name.starts_with("model.visual.") {
                 skipped += 1;
                 continue;
             }
@@ -345,6 +350,8 @@ pub struct LayerWeights {
     pub moe: MoeWeights,
 }
 
+// One per layer, built once at load: the size difference between the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum MixerWeights {
     LinearAttention(GatedDeltaNetWeights),
     FullAttention(AttentionWeights),
@@ -593,4 +600,43 @@ fn load_mlp(
 /// Shard names in an index must stay inside the checkpoint directory.
 fn is_plain_file_name(name: &str) -> bool {
     !name.is_empty() && !name.contains('/') && !name.contains('\\') && name != "." && name != ".."
+}
+
+/// `model.safetensors.index.json`: tensor name -> shard file, and the shard files, sorted.
+fn read_index(index_path: &Path) -> Result<(BTreeMap<String, String>, Vec<String>)> {
+    let text = std::fs::read_to_string(index_path).map_err(|source| ModelError::Io {
+        path: index_path.to_path_buf(),
+        source,
+    })?;
+    let index: serde_json::Value =
+        serde_json::from_str(&text).map_err(|source| ModelError::Json {
+            path: index_path.to_path_buf(),
+            source,
+        })?;
+    let Some(map) = index.get("weight_map").and_then(|m| m.as_object()) else {
+        return Err(ModelError::Config {
+            path: index_path.to_path_buf(),
+            field: "weight_map".into(),
+            expected: "an object from tensor name to shard file".into(),
+            actual: index
+                .get("weight_map")
+                .map_or("nothing (missing)".into(), |v| v.to_string()),
+        });
+    };
+    let mut weight_map = BTreeMap::new();
+    for (tensor, file) in map {
+        let Some(file) = file.as_str().filter(|f| is_plain_file_name(f)) else {
+            return Err(ModelError::Config {
+                path: index_path.to_path_buf(),
+                field: format!("weight_map.{tensor}"),
+                expected: "a shard file name in the same directory".into(),
+                actual: file.to_string(),
+            });
+        };
+        weight_map.insert(tensor.clone(), file.to_string());
+    }
+    let mut shards: Vec<String> = weight_map.values().cloned().collect();
+    shards.sort();
+    shards.dedup();
+    Ok((weight_map, shards))
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use lily_model::config::{Config, Fp8Quantization, LayerKind};
-use lily_model::tensor::e4m3_to_f32;
+use lily_model::tensor::{bf16_to_f32, e4m3_to_f32};
 use lily_model::{DType, ModelError, Weights};
 
 const TEXT_ONLY: &str = include_str!("data/tiny_text_only_config.json");
@@ -397,9 +397,18 @@ fn load_fp8(
 #[test]
 fn fp8_checkpoints_load_with_their_block_scales() {
     let (im, h) = (32usize, 64usize);
-    for (fused, block) in [(false, [20, 24]), (true, [16, 24]), (true, [32, 128])] {
+    for (fused, block, scale_dtype) in [
+        (false, [20, 24], "F32"),
+        (true, [16, 24], "BF16"),
+        (true, [32, 128], "F32"),
+    ] {
         let c = fp8_config(block);
-        let w = load_fp8("fp8", fused, block, &c, |_| {}).unwrap_or_else(|e| panic!("{e}"));
+        let w = load_fp8("fp8", fused, block, &c, |specs| {
+            for s in specs.iter_mut().filter(|s| s.name.ends_with("_scale_inv")) {
+                s.dtype = scale_dtype;
+            }
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
         let layer = &w.layers[0];
         assert_eq!(w.embed_tokens.dtype(), DType::F32);
         assert_eq!(layer.moe.router.dtype(), DType::F32);
@@ -427,7 +436,11 @@ fn fp8_checkpoints_load_with_their_block_scales() {
                     (r / block[0]) * h.div_ceil(block[1]) + col / block[1],
                 )
             };
-            let want = e4m3_to_f32(byte as u8) * f32::from_bits(scale_at as u32);
+            let scale = match scale_dtype {
+                "F32" => f32::from_bits(scale_at as u32),
+                _ => bf16_to_f32(scale_at as u16),
+            };
+            let want = e4m3_to_f32(byte as u8) * scale;
             assert_eq!(
                 got[r * h + col].to_bits(),
                 want.to_bits(),
