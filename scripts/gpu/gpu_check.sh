@@ -31,8 +31,9 @@ if [ "${1:-}" = "--stage" ]; then
     while read -r kind t exe; do
         strip -o "$dir/$kind/$t" "$exe"
     done <<<"$built"
-    mkdir -p "$dir/fixture"
+    mkdir -p "$dir/fixture" "$dir/fixture_fp8"
     cp "$here"/crates/cpu/tests/fixtures/linear3_full1/* "$dir/fixture/"
+    cp "$here"/crates/cpu/tests/fixtures/linear3_full1_fp8/* "$dir/fixture_fp8/"
     tar cf - -C "$dir" lily tests benches | xz -6 -T2 >"$dir/gpu.tar.xz"
     rm -r "$dir/lily" "$dir/tests" "$dir/benches"
     ls -la "$dir"
@@ -62,7 +63,7 @@ fi
 cat "$out/env.txt"
 
 echo "== GPU tests"
-export LILY_TINY_FIXTURE="$bin/fixture"
+export LILY_TINY_FIXTURE="$bin/fixture" LILY_TINY_FP8_FIXTURE="$bin/fixture_fp8"
 # pdl_order reads the SASS of this machine's own compiler (the code that runs here).
 LILY_CUOBJDUMP=$(command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump 2>/dev/null) && export LILY_CUOBJDUMP
 for t in "$bin"/tests/*; do

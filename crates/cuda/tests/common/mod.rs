@@ -29,6 +29,16 @@ pub fn fixture() -> std::path::PathBuf {
         })
 }
 
+/// The same checkpoint in the official FP8 layout, as `lily quantize --fp8` writes it (lily-cpu's
+/// fixture `linear3_full1_fp8`): LILY_TINY_FP8_FIXTURE where staged, else the repository's.
+pub fn fp8_fixture() -> std::path::PathBuf {
+    std::env::var_os("LILY_TINY_FP8_FIXTURE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../cpu/tests/fixtures/linear3_full1_fp8")
+        })
+}
+
 /// The GPU, or None (with a notice) where there is no CUDA driver. Any other failure is a bug.
 pub fn gpu(test: &str) -> Option<Arc<Gpu>> {
     match Gpu::open() {
