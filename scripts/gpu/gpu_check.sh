@@ -13,7 +13,7 @@
 # The benchmark runs under scripts/gpu/clock_log.sh (OUTDIR/clocks.csv and its .summary: the SM
 # clock and power it ran at).
 # Environment: CONTEXTS (default: the contract's 256 .. 131072), BENCH_FLAGS (e.g. --profile),
-# SKIP_TRANSFORMERS=1, TRANSFORMERS_CONTEXTS (default 1024,8192), SKIP_AGREEMENT=1,
+# FP8_CONTEXTS (the FP8 benchmark's, default 1024,8192,131072), SKIP_TRANSFORMERS=1, TRANSFORMERS_CONTEXTS (default 1024,8192), SKIP_AGREEMENT=1,
 # AGREEMENT_LAYERS (default 8), GPU_BENCHES=1 (also the kernels' micro-benchmarks, benches/),
 # ABLATION=1 (also each decode launch's marginal cost at 1K, scripts/profile/ablate_decode.py, ~3 min),
 # SHAPES_SWEEP="gemv_out_warps=4 moe_warps=8,moe_down_rows=2 ..." (decode launch shapes to try, see
@@ -84,6 +84,10 @@ echo "== lily bench --synthetic"
 "$here/scripts/gpu/clock_log.sh" "$out/clocks.csv" "$bin/lily" bench --synthetic --contexts "${CONTEXTS:-256,512,1024,2048,4096,8192,16384,32768,65536,131072}" --json "$out/bench.json" ${BENCH_FLAGS:-} \
     2> >(tee "$out/bench.err" >&2) | tee "$out/bench.md" || status=1
 
+echo "== lily bench --synthetic --dtype fp8"
+"$bin/lily" bench --synthetic --dtype fp8 --contexts "${FP8_CONTEXTS:-1024,8192,131072}" --json "$out/bench_fp8.json" \
+    2>"$out/bench_fp8.err" | tee "$out/bench_fp8.md" || status=1
+
 if [ -n "${SHAPES_SWEEP:-}" ]; then
     echo "== decode launch-shape sweep"
     for spec in "" $SHAPES_SWEEP; do
@@ -114,7 +118,7 @@ if [ -z "${SKIP_TRANSFORMERS:-}" ]; then
 fi
 if [ -z "${SKIP_AGREEMENT:-}" ]; then
     echo "== full-width agreement with transformers"
-    PYTHONUNBUFFERED=1 python3 "$here/scripts/reference/agreement_check.py" "$bin/lily" "$out" --layers "${AGREEMENT_LAYERS:-8}" \
+    PYTHONUNBUFFERED=1 python3 "$here/scripts/reference/agreement_check.py" "$bin/lily" "$out" --layers "${AGREEMENT_LAYERS:-8}" --fp8 \
         2>&1 | tee "$out/agreement.log" || status=1
 fi
 exit $status
