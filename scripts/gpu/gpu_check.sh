@@ -13,7 +13,7 @@
 # The benchmark runs under scripts/gpu/clock_log.sh (OUTDIR/clocks.csv and its .summary: the SM
 # clock and power it ran at).
 # Environment: CONTEXTS (default: the contract's 256 .. 131072), BENCH_FLAGS (e.g. --profile),
-# SKIP_TRANSFORMERS=1, TRANSFORMERS_CONTEXTS (default 1024,8192), SKIP_AGREEMENT=1,
+# FP8_CONTEXTS (the FP8 benchmark's, default 1024,8192,131072), SKIP_TRANSFORMERS=1, TRANSFORMERS_CONTEXTS (default 1024,8192), SKIP_AGREEMENT=1,
 # AGREEMENT_LAYERS (default 8), GPU_BENCHES=1 (also the kernels' micro-benchmarks, benches/),
 # ABLATION=1 (also each decode launch's marginal cost at 1K, scripts/profile/ablate_decode.py, ~3 min),
 # SHAPES_SWEEP="gemv_out_warps=4 moe_warps=8,moe_down_rows=2 ..." (decode launch shapes to try, see
@@ -31,8 +31,9 @@ if [ "${1:-}" = "--stage" ]; then
     while read -r kind t exe; do
         strip -o "$dir/$kind/$t" "$exe"
     done <<<"$built"
-    mkdir -p "$dir/fixture"
+    mkdir -p "$dir/fixture" "$dir/fixture_fp8"
     cp "$here"/crates/cpu/tests/fixtures/linear3_full1/* "$dir/fixture/"
+    cp "$here"/crates/cpu/tests/fixtures/linear3_full1_fp8/* "$dir/fixture_fp8/"
     tar cf - -C "$dir" lily tests benches | xz -6 -T2 >"$dir/gpu.tar.xz"
     rm -r "$dir/lily" "$dir/tests" "$dir/benches"
     ls -la "$dir"
@@ -62,7 +63,7 @@ fi
 cat "$out/env.txt"
 
 echo "== GPU tests"
-export LILY_TINY_FIXTURE="$bin/fixture"
+export LILY_TINY_FIXTURE="$bin/fixture" LILY_TINY_FP8_FIXTURE="$bin/fixture_fp8"
 # pdl_order reads the SASS of this machine's own compiler (the code that runs here).
 LILY_CUOBJDUMP=$(command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump 2>/dev/null) && export LILY_CUOBJDUMP
 for t in "$bin"/tests/*; do
@@ -82,6 +83,10 @@ fi
 echo "== lily bench --synthetic"
 "$here/scripts/gpu/clock_log.sh" "$out/clocks.csv" "$bin/lily" bench --synthetic --contexts "${CONTEXTS:-256,512,1024,2048,4096,8192,16384,32768,65536,131072}" --json "$out/bench.json" ${BENCH_FLAGS:-} \
     2> >(tee "$out/bench.err" >&2) | tee "$out/bench.md" || status=1
+
+echo "== lily bench --synthetic --dtype fp8"
+"$bin/lily" bench --synthetic --dtype fp8 --contexts "${FP8_CONTEXTS:-1024,8192,131072}" --json "$out/bench_fp8.json" \
+    2>"$out/bench_fp8.err" | tee "$out/bench_fp8.md" || status=1
 
 if [ -n "${SHAPES_SWEEP:-}" ]; then
     echo "== decode launch-shape sweep"
@@ -113,7 +118,7 @@ if [ -z "${SKIP_TRANSFORMERS:-}" ]; then
 fi
 if [ -z "${SKIP_AGREEMENT:-}" ]; then
     echo "== full-width agreement with transformers"
-    PYTHONUNBUFFERED=1 python3 "$here/scripts/reference/agreement_check.py" "$bin/lily" "$out" --layers "${AGREEMENT_LAYERS:-8}" \
+    PYTHONUNBUFFERED=1 python3 "$here/scripts/reference/agreement_check.py" "$bin/lily" "$out" --layers "${AGREEMENT_LAYERS:-8}" --fp8 \
         2>&1 | tee "$out/agreement.log" || status=1
 fi
 exit $status

@@ -17,6 +17,11 @@ same figures for transformers itself computing in bf16 against its f32 result.
 
 Needs a CUDA GPU with ~60 GB free, PyTorch and transformers >= 5.2; writes OUTDIR/agreement.json.
 
+With `--fp8` the same weights also go through `lily quantize --fp8` (e4m3, 128 x 128 block
+scales, the official FP8 layout) and `lily score` runs that checkpoint too: OUTDIR/agreement.json
+then also holds the FP8 figures against the same f32 reference (on the bf16 weights) and FP8's
+top-1 agreement with Lily's bf16 run.
+
 With `--checkpoint DIR` the weights are a checkpoint's instead (a trained one: on seeded random
 weights the reference's top-1 is a near-tie at many positions, which no bf16 implementation
 follows to 99%; transformers' own bf16 path agrees ~88%). DIR is the official vision-language
@@ -99,6 +104,7 @@ def main():
     parser.add_argument("--positions", type=int, default=4096)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--checkpoint", help="a checkpoint directory instead of seeded weights")
+    parser.add_argument("--fp8", action="store_true", help="also score the weights quantised to FP8")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     os.makedirs(args.work, exist_ok=True)
@@ -140,23 +146,21 @@ def main():
     ids_file = os.path.join(args.work, "ids.txt")
     with open(ids_file, "w") as f:
         f.write(" ".join(map(str, ids)))
-    t0 = time.time()
-    run = subprocess.run([args.lily, "score", "--model", model_dir, "--ids", ids_file,
-                          "--prefill", str(args.prefill), "--backend", "cuda"],
-                         capture_output=True, text=True)
-    print(run.stderr[-3000:], flush=True)
-    if run.returncode != 0:
-        sys.exit(f"lily score failed ({run.returncode})")
-    rows = [json.loads(line) for line in run.stdout.splitlines()]
-    print(f"lily score in {time.time() - t0:.1f}s", flush=True)
-    assert [r["position"] for r in rows] == list(range(first, n)), "positions"
-    got = [r["argmax"] for r in rows]
-    agree = sum(a == b for a, b in zip(got, ref_argmax))
-    lily_lp = [r["logprob_next"] for r in rows[:-1]]
-    lily_nll = -sum(lily_lp) / len(lily_lp)
+    def score(directory):
+        t0 = time.time()
+        run = subprocess.run([args.lily, "score", "--model", directory, "--ids", ids_file,
+                              "--prefill", str(args.prefill), "--backend", "cuda"],
+                             capture_output=True, text=True)
+        print(run.stderr[-3000:], flush=True)
+        if run.returncode != 0:
+            sys.exit(f"lily score failed ({run.returncode})")
+        rows = [json.loads(line) for line in run.stdout.splitlines()]
+        print(f"lily score of {directory} in {time.time() - t0:.1f}s", flush=True)
+        assert [r["position"] for r in rows] == list(range(first, n)), "positions"
+        return rows
+
     ref_nll = -sum(ref_lp) / len(ref_lp)
-    misses = [{"position": first + i, "lily": got[i], "transformers": ref_argmax[i], "gap": gap[i]}
-              for i in range(len(got)) if got[i] != ref_argmax[i]]
+
     def agreement_where_gap_exceeds(picks, margin):
         # Random weights give flat distributions: a rounding-level difference flips near-ties,
         # so agreement is also reported over the positions the reference decides by a margin.
@@ -164,24 +168,45 @@ def main():
         return {"positions": len(kept),
                 "top1_agreement": sum(picks[i] == ref_argmax[i] for i in kept) / max(1, len(kept))}
 
+    def figures(rows):
+        got = [r["argmax"] for r in rows]
+        lp = [r["logprob_next"] for r in rows[:-1]]
+        nll = -sum(lp) / len(lp)
+        return got, {
+            "top1_agreement": sum(a == b for a, b in zip(got, ref_argmax)) / len(got),
+            "prefill_position_agrees": got[0] == ref_argmax[0],
+            "mean_nll_lily": nll, "mean_nll_transformers": ref_nll, "mean_nll_diff": nll - ref_nll,
+            "mean_abs_logprob_diff": sum(abs(a - b) for a, b in zip(lp, ref_lp)) / len(ref_lp),
+            "top1_agreement_by_reference_gap": {
+                str(m): agreement_where_gap_exceeds(got, m) for m in (0.01, 0.05, 0.1)},
+        }
+
+    got, lily = figures(score(model_dir))
+    misses = [{"position": first + i, "lily": got[i], "transformers": ref_argmax[i], "gap": gap[i]}
+              for i in range(len(got)) if got[i] != ref_argmax[i]]
     result = {
         "weights": args.checkpoint or f"seeded ({args.seed})",
         "layers": layers, "prefill": args.prefill, "positions": len(got),
-        "top1_agreement": agree / len(got),
-        "prefill_position_agrees": got[0] == ref_argmax[0],
-        "mean_nll_lily": lily_nll, "mean_nll_transformers": ref_nll,
-        "mean_nll_diff": lily_nll - ref_nll,
-        "mean_abs_logprob_diff": sum(abs(a - b) for a, b in zip(lily_lp, ref_lp)) / len(ref_lp),
+        **{k: v for k, v in lily.items() if k != "top1_agreement_by_reference_gap"},
         "transformers_bf16_top1_agreement": sum(a == b for a, b in zip(bf16_argmax, ref_argmax)) / len(got),
         "transformers_bf16_mean_nll_diff": -sum(bf16_lp) / len(bf16_lp) - ref_nll,
         "transformers_bf16_mean_abs_logprob_diff": sum(abs(a - b) for a, b in zip(bf16_lp, ref_lp)) / len(ref_lp),
         "median_top1_gap": sorted(gap)[len(gap) // 2],
         "top1_agreement_by_reference_gap": {
-            str(m): {"lily": agreement_where_gap_exceeds(got, m),
-                     "transformers_bf16": agreement_where_gap_exceeds(bf16_argmax, m)}
-            for m in (0.01, 0.05, 0.1)},
+            m: {"lily": lily["top1_agreement_by_reference_gap"][m],
+                "transformers_bf16": agreement_where_gap_exceeds(bf16_argmax, float(m))}
+            for m in lily["top1_agreement_by_reference_gap"]},
         "disagreements": misses[:50],
     }
+    if args.fp8:
+        fp8_dir = os.path.join(args.work, "fp8")
+        subprocess.run(["rm", "-rf", fp8_dir], check=True)
+        run = subprocess.run([args.lily, "quantize", "--fp8", model_dir, fp8_dir], capture_output=True, text=True)
+        if run.returncode != 0:
+            sys.exit(f"lily quantize failed ({run.returncode}): {run.stderr[-2000:]}")
+        fp8_got, fp8 = figures(score(fp8_dir))
+        fp8["top1_agreement_with_lily_bf16"] = sum(a == b for a, b in zip(fp8_got, got)) / len(got)
+        result["fp8"] = fp8
     with open(os.path.join(args.out, "agreement.json"), "w") as f:
         json.dump(result, f, indent=1)
     print(json.dumps({k: v for k, v in result.items() if k != "disagreements"}, indent=1))

@@ -20,7 +20,7 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
 use lily_cuda::runtime::driver::Gpu;
-use lily_cuda::{CudaBackend, CudaSequence, Dims};
+use lily_cuda::{CudaBackend, CudaSequence, Dims, WeightFormat};
 use lily_engine::{GenerateOptions, Pick};
 use lily_model::{Backend, PickRule};
 
@@ -29,9 +29,15 @@ pub struct Args {
     /// Seeded random weights of the exact Qwen3.6-35B-A3B shapes, generated on the GPU.
     #[arg(long, conflicts_with = "model")]
     synthetic: bool,
-    /// A checkpoint directory instead of synthetic weights.
+    /// A checkpoint directory instead of synthetic weights (bf16, or FP8: its format is the
+    /// checkpoint's).
     #[arg(long)]
     model: Option<PathBuf>,
+    /// The synthetic weights' format: bf16, or fp8 (e4m3 products with 128 x 128 block scales,
+    /// the official FP8 checkpoint's layout; embeddings, norms, router, lm_head and GDN's b | a
+    /// stay bf16).
+    #[arg(long, value_enum, default_value_t = BenchDtype::Bf16, conflicts_with = "model")]
+    dtype: BenchDtype,
     /// Contexts (prompt lengths) to measure.
     #[arg(long, value_delimiter = ',', default_values_t = [256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072])]
     contexts: Vec<usize>,
@@ -89,6 +95,12 @@ pub struct Args {
     no_token_loop: bool,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum BenchDtype {
+    Bf16,
+    Fp8,
+}
+
 struct Row {
     context: usize,
     prefill_tok_s: f64,
@@ -115,16 +127,25 @@ fn fnv1a(ids: &[u32]) -> u64 {
         })
 }
 
-/// Bytes one decode token must move at `context`: every active weight once (bf16), the GDN
-/// state read and written (f32), the conv ring, and the KV cache read.
+/// Bytes one decode token must move at `context`: every active weight once (the products' in
+/// the model's format, with an FP8 model's block scales; lm_head, the router and GDN's b | a in
+/// bf16), the GDN state read and written (f32), and the KV cache read.
 fn decode_bytes(d: &Dims, context: usize) -> f64 {
     let h = d.hidden;
-    let moe = (d.experts + 1) * h + (d.top_k * 3 * d.moe_inter + 3 * d.shared_inter) * h;
-    let gdn = d.gdn_in_rows() * h + h * d.gdn_out();
+    let experts = (d.top_k * 3 * d.moe_inter + 3 * d.shared_inter) * h;
+    let gdn = (d.gdn_in_rows() - d.gdn_ba_rows()) * h + h * d.gdn_out();
     let attn = d.attn_in_rows() * h + h * d.attn_out();
-    let params = d.vocab * h + d.gdn_layers() * (gdn + moe) + d.attn_layers() * (attn + moe);
+    let products = d.gdn_layers() * (gdn + experts) + d.attn_layers() * (attn + experts);
+    let bf16 = d.vocab * h + d.layers() * (d.experts + 1) * h + d.gdn_layers() * d.gdn_ba_rows() * h;
+    let scales = match d.weights {
+        WeightFormat::Bf16 => 0,
+        WeightFormat::Fp8 {
+            block_rows,
+            block_cols,
+        } => 4 * products / (block_rows * block_cols),
+    };
     let state = d.gdn_layers() * d.gdn_value_heads * d.gdn_key_dim * d.gdn_value_dim * 4 * 2;
-    (2 * params + state + context * d.kv_bytes_per_token()) as f64
+    (products * d.weights.bytes() + scales + 2 * bf16 + state + context * d.kv_bytes_per_token()) as f64
 }
 
 /// FLOPs per prompt token at `context`: 2 per active weight plus the causal attention
@@ -229,16 +250,33 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.trace.is_some() {
         lily_cuda::runtime::trace::enable(&gpu)?;
     }
-    let (backend, precision) = match (&args.model, args.synthetic) {
+    let (backend, source) = match (&args.model, args.synthetic) {
         (Some(dir), _) => (
             CudaBackend::load(gpu, dir).with_context(|| format!("loading {}", dir.display()))?,
-            "bf16 (checkpoint)",
+            "checkpoint",
         ),
-        (None, true) => (
-            CudaBackend::synthetic(gpu, Dims::qwen36_35b_a3b(), args.seed)?,
-            "bf16 (synthetic)",
-        ),
+        (None, true) => {
+            let weights = match args.dtype {
+                BenchDtype::Bf16 => WeightFormat::Bf16,
+                BenchDtype::Fp8 => WeightFormat::Fp8 {
+                    block_rows: 128,
+                    block_cols: 128,
+                },
+            };
+            let dims = Dims {
+                weights,
+                ..Dims::qwen36_35b_a3b()
+            };
+            (CudaBackend::synthetic(gpu, dims, args.seed)?, "synthetic")
+        }
         (None, false) => bail!("give --synthetic or --model DIR"),
+    };
+    let precision = match backend.model.dims.weights {
+        WeightFormat::Bf16 => format!("bf16 ({source})"),
+        WeightFormat::Fp8 {
+            block_rows,
+            block_cols,
+        } => format!("fp8 e4m3, {block_rows} x {block_cols} block scales ({source})"),
     };
     tracing::info!("model ready in {:.1} s", started.elapsed().as_secs_f64());
     let d = backend.model.dims.clone();
@@ -479,6 +517,21 @@ mod tests {
         assert!((j["decode_fraction_of_ceiling"].as_f64().unwrap() - 560.0 / 712.0).abs() < 1e-12);
         row.loop_tok_s = None;
         assert!(row_json(&row)["token_loop_decode_tok_s"].is_null());
+    }
+
+    #[test]
+    fn the_fp8_ceiling_at_1k_counts_the_bf16_tensors_and_the_scales() {
+        // docs/DESIGN.md §2: ~1,190 tok/s at 1K for FP8 products with lm_head and the router
+        // in bf16.
+        let fp8 = Dims {
+            weights: WeightFormat::Fp8 {
+                block_rows: 128,
+                block_cols: 128,
+            },
+            ..Dims::qwen36_35b_a3b()
+        };
+        let ceiling = 4.3e12 / decode_bytes(&fp8, 1024);
+        assert!((1150.0..1210.0).contains(&ceiling), "{ceiling}");
     }
 
     #[test]

@@ -11,6 +11,7 @@ use lily_cuda::kernels::Out;
 use lily_cuda::kernels::gemm::Gemm;
 use lily_cuda::kernels::gemv::Gemv;
 use lily_cuda::runtime::tensor::DType;
+use lily_cuda::WeightFormat;
 
 fn main() {
     common::run_benches(&[
@@ -29,40 +30,55 @@ fn bench_gemv_normed_in_proj() {
     let Some(gpu) = gpu("bench_gemv_normed_in_proj") else {
         return;
     };
-    let dims = Dims::qwen36_35b_a3b();
-    let gemv = Gemv::load(&gpu, &dims).unwrap();
-    let mut rng = Rng::new("bench_gemv_normed_in_proj");
-    let (rows, h) = (dims.gdn_in_rows(), dims.hidden);
-    let w = rng.vec_bf16(rows * h, 1.0 / (h as f32).sqrt());
-    let copies: Vec<_> = (0..4)
-        .map(|_| upload(&gpu, "w", DType::BF16, &[rows, h], &w))
-        .collect();
-    let resid = upload(&gpu, "resid", DType::F32, &[h], &rng.vec(h, 4.0));
-    let norm_w = upload(&gpu, "norm_w", DType::BF16, &[h], &rng.vec_bf16(h, 0.1));
-    let y = poisoned(&gpu, "y", DType::F32, &[rows]);
-    let mut k = 0;
-    let ms = time(&gpu, 40, || {
-        gemv.run_normed(
-            &copies[k % 4].view(),
-            &resid.view(),
-            &norm_w.view(),
-            None,
-            &y.view(),
-        )
-        .unwrap();
-        k += 1;
-    })
-    .ms;
-    let bytes = (rows * h * 2) as f64;
-    eprintln!(
-        "bench_gemv_normed_in_proj: {rows} x {h}: {:.2} us per launch, {:.2} TB/s",
-        ms * 1e3,
-        bytes / (ms as f64 * 1e-3) / 1e12
-    );
-    assert!(
-        download(&gpu, &y).iter().all(|x| x.is_finite()),
-        "the benchmark's output holds NaN or inf"
-    );
+    let fp8 = WeightFormat::Fp8 {
+        block_rows: 128,
+        block_cols: 128,
+    };
+    for format in [WeightFormat::Bf16, fp8] {
+        let dims = Dims {
+            weights: format,
+            ..Dims::qwen36_35b_a3b()
+        };
+        let gemv = Gemv::load(&gpu, &dims).unwrap();
+        let mut rng = Rng::new("bench_gemv_normed_in_proj");
+        // An FP8 model's b | a rows are a bf16 tail.
+        let tail_rows = if format == WeightFormat::Bf16 { 0 } else { dims.gdn_ba_rows() };
+        let (rows, h) = (dims.gdn_in_rows() - tail_rows, dims.hidden);
+        let w = rng.vec_bf16(rows * h, 1.0 / (h as f32).sqrt());
+        let copies: Vec<_> = (0..4)
+            .map(|_| product_matrix(&gpu, "w", format, &[rows, h], &w).1)
+            .collect();
+        let tail = (tail_rows > 0).then(|| {
+            upload(&gpu, "tail", DType::BF16, &[tail_rows, h], &rng.vec_bf16(tail_rows * h, 0.02))
+        });
+        let resid = upload(&gpu, "resid", DType::F32, &[h], &rng.vec(h, 4.0));
+        let norm_w = upload(&gpu, "norm_w", DType::BF16, &[h], &rng.vec_bf16(h, 0.1));
+        let y = poisoned(&gpu, "y", DType::F32, &[rows + tail_rows]);
+        let mut k = 0;
+        let ms = time(&gpu, 40, || {
+            gemv.run_normed(
+                &copies[k % 4].view(),
+                tail.as_ref().map(|t| t.view()).as_ref(),
+                &resid.view(),
+                &norm_w.view(),
+                None,
+                &y.view(),
+            )
+            .unwrap();
+            k += 1;
+        })
+        .ms;
+        let bytes = (rows * h * format.bytes() + tail_rows * h * 2) as f64;
+        eprintln!(
+            "bench_gemv_normed_in_proj {format:?}: {rows} + {tail_rows} x {h}: {:.2} us per launch, {:.2} TB/s",
+            ms * 1e3,
+            bytes / (ms as f64 * 1e-3) / 1e12
+        );
+        assert!(
+            download(&gpu, &y).iter().all(|x| x.is_finite()),
+            "the benchmark's output holds NaN or inf"
+        );
+    }
 }
 
 /// Times the dense GEMM at the prefill's shapes for an 8K chunk and prints TFLOP/s.

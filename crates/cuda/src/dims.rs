@@ -22,6 +22,27 @@ pub struct Dims {
     pub top_k: usize,
     pub moe_inter: usize,
     pub shared_inter: usize,
+    /// How the products' weight matrices are stored (the kernels are compiled for one).
+    pub weights: WeightFormat,
+}
+
+/// The weight matrices of the products (GDN and attention projections, experts, shared
+/// expert): bf16, or e4m3 with one f32 scale per `block_rows` x `block_cols` block (an FP8
+/// checkpoint's layout; embeddings, norms, the router and lm_head stay bf16 either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WeightFormat {
+    Bf16,
+    Fp8 { block_rows: usize, block_cols: usize },
+}
+
+impl WeightFormat {
+    /// Bytes of one weight value.
+    pub fn bytes(self) -> usize {
+        match self {
+            WeightFormat::Bf16 => 2,
+            WeightFormat::Fp8 { .. } => 1,
+        }
+    }
 }
 
 /// Most splits of the context one attention head's decode uses (see attention.cu): 66 splits
@@ -51,6 +72,7 @@ impl Dims {
             top_k: 8,
             moe_inter: 512,
             shared_inter: 512,
+            weights: WeightFormat::Bf16,
         }
     }
 
@@ -73,6 +95,10 @@ impl Dims {
     /// Rows of the concatenated GDN input projection: qkv | z | b | a.
     pub fn gdn_in_rows(&self) -> usize {
         self.gdn_conv_channels() + self.gdn_out() + 2 * self.gdn_value_heads
+    }
+    /// Rows of GDN's b | a projections (one each per value head).
+    pub fn gdn_ba_rows(&self) -> usize {
+        2 * self.gdn_value_heads
     }
     pub fn attn_out(&self) -> usize {
         self.attn_heads * self.attn_head_dim
@@ -125,6 +151,38 @@ impl Dims {
             ),
             ("top_k must be <= num_experts", self.top_k <= self.experts),
         ];
+        if let WeightFormat::Fp8 {
+            block_rows,
+            block_cols,
+        } = self.weights
+        {
+            // FP8 rows are read in 16-byte chunks of 16 values, each inside one column block;
+            // an expert's gate and up, and every expert's down, start on a row block.
+            let fp8: [(&str, bool); 3] = [
+                (
+                    "FP8 weights need hidden, linear value width, attention width and moe \
+                     intermediate to be multiples of 16",
+                    [self.hidden, self.gdn_out(), self.attn_out(), self.moe_inter]
+                        .iter()
+                        .all(|c| c % 16 == 0),
+                ),
+                (
+                    "FP8 block columns must be a positive multiple of 16",
+                    block_cols > 0 && block_cols % 16 == 0,
+                ),
+                (
+                    "FP8 block rows must divide moe intermediate and hidden",
+                    block_rows > 0
+                        && self.moe_inter % block_rows == 0
+                        && self.hidden % block_rows == 0,
+                ),
+            ];
+            if let Some((what, _)) = fp8.iter().find(|(_, ok)| !ok) {
+                return Err(format!(
+                    "the CUDA kernels cannot run this model: {what} ({self:?})"
+                ));
+            }
+        }
         match checks.iter().find(|(_, ok)| !ok) {
             Some((what, _)) => Err(format!(
                 "the CUDA kernels cannot run this model: {what} ({self:?})"
@@ -159,6 +217,17 @@ impl Dims {
             ("TOP_K", self.top_k as i64),
             ("MOE_INTER", self.moe_inter as i64),
         ];
+        if let WeightFormat::Fp8 {
+            block_rows,
+            block_cols,
+        } = self.weights
+        {
+            d.extend([
+                ("WEIGHT_FP8", 1),
+                ("W_BLOCK_ROWS", block_rows as i64),
+                ("W_BLOCK_COLS", block_cols as i64),
+            ]);
+        }
         d.extend(shapes.defines());
         d
     }
@@ -190,20 +259,44 @@ impl Dims {
             top_k: c.moe.experts_per_token,
             moe_inter: c.moe.expert_intermediate,
             shared_inter: c.moe.shared_intermediate,
+            weights: WeightFormat::Bf16,
         }
     }
 
     /// Parameters held on the GPU (the concatenations included), for sizing and progress.
     pub fn parameter_count(&self) -> usize {
+        let (products, other) = self.parameters_by_kind();
+        products + other
+    }
+
+    /// Bytes of the weights on the GPU in their format: the products' matrices at
+    /// `weights.bytes()` each (plus an f32 scale per block), everything else bf16.
+    pub fn weight_bytes(&self) -> usize {
+        let (products, other) = self.parameters_by_kind();
+        let scales = match self.weights {
+            WeightFormat::Bf16 => 0,
+            WeightFormat::Fp8 {
+                block_rows,
+                block_cols,
+            } => 4 * products / (block_rows * block_cols) + (4 << 20),
+        };
+        products * self.weights.bytes() + scales + 2 * other
+    }
+
+    /// (Parameters of the products' matrices, all the others): the first are what an FP8
+    /// checkpoint stores in e4m3 (GDN's b | a, the router, norms, embeddings and lm_head stay
+    /// bf16).
+    fn parameters_by_kind(&self) -> (usize, usize) {
         let h = self.hidden;
-        let moe = (self.experts + 1) * h
-            + self.experts * 3 * self.moe_inter * h
-            + 3 * self.shared_inter * h;
-        let gdn = self.gdn_in_rows() * h
-            + self.gdn_conv_channels() * self.conv_kernel
-            + h * self.gdn_out();
+        let moe = self.experts * 3 * self.moe_inter * h + 3 * self.shared_inter * h;
+        let gdn = (self.gdn_in_rows() - self.gdn_ba_rows()) * h + h * self.gdn_out();
         let attn = self.attn_in_rows() * h + h * self.attn_out();
-        2 * self.vocab * h + self.gdn_layers() * (gdn + moe) + self.attn_layers() * (attn + moe)
+        let products = self.gdn_layers() * (gdn + moe) + self.attn_layers() * (attn + moe);
+        let other = 2 * self.vocab * h
+            + self.layers() * (self.experts + 1) * h
+            + self.gdn_layers()
+                * (self.gdn_ba_rows() * h + self.gdn_conv_channels() * self.conv_kernel);
+        (products, other)
     }
 }
 

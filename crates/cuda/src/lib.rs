@@ -41,6 +41,6 @@ mod steps;
 pub mod weights;
 
 pub use backend::CudaBackend;
-pub use dims::Dims;
+pub use dims::{Dims, WeightFormat};
 pub use error::{CudaError, Result};
 pub use sequence::{CudaSequence, CudaSnapshot};

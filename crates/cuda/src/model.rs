@@ -52,9 +52,13 @@ impl Model {
         Self::from_weights(gpu, &config, &weights)
     }
 
+    /// The checkpoint's weights on `gpu`, in bf16 or, where its products are FP8, in FP8
+    /// (weights.rs: weight_format).
     pub fn from_weights(gpu: Arc<Gpu>, config: &Config, weights: &Weights) -> Result<Model> {
-        let m = Self::allocate(gpu, Dims::from_config(config))?;
-        m.weights.upload(&m.gpu, weights)?;
+        let mut dims = Dims::from_config(config);
+        dims.weights = crate::weights::weight_format(weights, &dims)?;
+        let m = Self::allocate(gpu, dims)?;
+        m.weights.upload(&m.gpu, &m.dims, weights)?;
         Ok(m)
     }
 }

@@ -10,15 +10,19 @@ use std::time::Instant;
 use lily_model::weights::{ExpertWeights, MixerWeights};
 use lily_model::Weights;
 
-use crate::dims::Dims;
-use crate::runtime::driver::Gpu;
+use crate::dims::{Dims, WeightFormat};
 use crate::error::{CudaError, Result};
 use crate::kernels::Kernels;
-use crate::runtime::tensor::{DType, Tensor};
+use crate::runtime::driver::Gpu;
+use crate::runtime::tensor::{DType, Matrix, Tensor};
 
 pub struct GdnWeights {
-    /// [gdn_in_rows, hidden]: in_proj_qkv | in_proj_z | in_proj_b | in_proj_a.
-    pub in_proj: Tensor,
+    /// [gdn_in_rows, hidden]: in_proj_qkv | in_proj_z | in_proj_b | in_proj_a; with FP8 weights
+    /// qkv | z only, and b | a in `in_proj_tail`.
+    pub in_proj: Matrix,
+    /// FP8 models: bf16 [2 * value heads, hidden], in_proj_b | in_proj_a, which FP8 checkpoints
+    /// keep in bf16 (the decay and the write strength, read through a sigmoid and an exp).
+    pub in_proj_tail: Option<Tensor>,
     /// [conv channels, conv kernel]
     pub conv_w: Tensor,
     /// F32 [value heads] each.
@@ -27,16 +31,16 @@ pub struct GdnWeights {
     /// [value dim]
     pub norm: Tensor,
     /// [hidden, value heads * value dim]
-    pub out_proj: Tensor,
+    pub out_proj: Matrix,
 }
 
 pub struct AttnWeights {
     /// [attn_in_rows, hidden]: q_proj | k_proj | v_proj.
-    pub qkv: Tensor,
+    pub qkv: Matrix,
     pub q_norm: Tensor,
     pub k_norm: Tensor,
     /// [hidden, heads * head dim]
-    pub o_proj: Tensor,
+    pub o_proj: Matrix,
 }
 
 pub enum Mixer {
@@ -48,13 +52,13 @@ pub struct LayerWeights {
     pub input_norm: Tensor,
     pub post_norm: Tensor,
     pub mixer: Mixer,
-    /// [experts + 1, hidden]: the router, then shared_expert_gate.
+    /// [experts + 1, hidden]: the router, then shared_expert_gate (bf16 in every model).
     pub router: Tensor,
     /// [experts, 2 * inter, hidden] (gate rows, then up rows, per expert) and [experts, hidden, inter].
-    pub gate_up: Tensor,
-    pub down: Tensor,
-    pub shared_gate_up: Tensor,
-    pub shared_down: Tensor,
+    pub gate_up: Matrix,
+    pub down: Matrix,
+    pub shared_gate_up: Matrix,
+    pub shared_down: Matrix,
 }
 
 pub struct DeviceWeights {
@@ -68,10 +72,38 @@ fn bf16(gpu: &Arc<Gpu>, name: String, shape: &[usize]) -> Result<Tensor> {
     Tensor::new(gpu, name, DType::BF16, shape)
 }
 
+/// A product's matrix [.., rows, cols] in the model's weight format.
+fn matrix(gpu: &Arc<Gpu>, d: &Dims, name: String, shape: &[usize]) -> Result<Matrix> {
+    match d.weights {
+        WeightFormat::Bf16 => Ok(Matrix {
+            w: bf16(gpu, name, shape)?,
+            scale: None,
+        }),
+        WeightFormat::Fp8 {
+            block_rows,
+            block_cols,
+        } => {
+            let mut scale_shape = shape.to_vec();
+            let n = scale_shape.len();
+            scale_shape[n - 2] = shape[n - 2].div_ceil(block_rows);
+            scale_shape[n - 1] = shape[n - 1].div_ceil(block_cols);
+            Ok(Matrix {
+                scale: Some(Tensor::new(
+                    gpu,
+                    format!("{name} scales"),
+                    DType::F32,
+                    &scale_shape,
+                )?),
+                w: Tensor::new(gpu, name, DType::F8E4M3, shape)?,
+            })
+        }
+    }
+}
+
 impl DeviceWeights {
     /// Allocates every tensor (contents undefined) after checking that they fit.
     pub fn allocate(gpu: &Arc<Gpu>, d: &Dims) -> Result<DeviceWeights> {
-        let needed = d.parameter_count() * 2;
+        let needed = d.weight_bytes();
         let (free, _) = gpu.free_memory()?;
         if needed > free {
             return Err(CudaError::Weights(format!(
@@ -81,24 +113,35 @@ impl DeviceWeights {
             )));
         }
         let h = d.hidden;
+        let fp8 = d.weights != WeightFormat::Bf16;
         let mut layers = Vec::with_capacity(d.layers());
         for (i, &is_attn) in d.attention_layers.iter().enumerate() {
             let n = |s: &str| format!("layer {i} {s}");
             let mixer = if is_attn {
                 Mixer::Attn(AttnWeights {
-                    qkv: bf16(gpu, n("q|k|v proj"), &[d.attn_in_rows(), h])?,
+                    qkv: matrix(gpu, d, n("q|k|v proj"), &[d.attn_in_rows(), h])?,
                     q_norm: bf16(gpu, n("q_norm"), &[d.attn_head_dim])?,
                     k_norm: bf16(gpu, n("k_norm"), &[d.attn_head_dim])?,
-                    o_proj: bf16(gpu, n("o_proj"), &[h, d.attn_out()])?,
+                    o_proj: matrix(gpu, d, n("o_proj"), &[h, d.attn_out()])?,
                 })
             } else {
+                let tail = d.gdn_ba_rows();
                 Mixer::Gdn(GdnWeights {
-                    in_proj: bf16(gpu, n("in_proj qkv|z|b|a"), &[d.gdn_in_rows(), h])?,
+                    in_proj: if fp8 {
+                        matrix(gpu, d, n("in_proj qkv|z"), &[d.gdn_in_rows() - tail, h])?
+                    } else {
+                        matrix(gpu, d, n("in_proj qkv|z|b|a"), &[d.gdn_in_rows(), h])?
+                    },
+                    in_proj_tail: if fp8 {
+                        Some(bf16(gpu, n("in_proj b|a"), &[tail, h])?)
+                    } else {
+                        None
+                    },
                     conv_w: bf16(gpu, n("conv1d"), &[d.gdn_conv_channels(), d.conv_kernel])?,
                     a_log: Tensor::new(gpu, n("A_log"), DType::F32, &[d.gdn_value_heads])?,
                     dt_bias: Tensor::new(gpu, n("dt_bias"), DType::F32, &[d.gdn_value_heads])?,
                     norm: bf16(gpu, n("gated norm"), &[d.gdn_value_dim])?,
-                    out_proj: bf16(gpu, n("out_proj"), &[h, d.gdn_out()])?,
+                    out_proj: matrix(gpu, d, n("out_proj"), &[h, d.gdn_out()])?,
                 })
             };
             layers.push(LayerWeights {
@@ -106,10 +149,10 @@ impl DeviceWeights {
                 post_norm: bf16(gpu, n("post_attention_layernorm"), &[h])?,
                 mixer,
                 router: bf16(gpu, n("router|shared_expert_gate"), &[d.experts + 1, h])?,
-                gate_up: bf16(gpu, n("experts gate|up"), &[d.experts, 2 * d.moe_inter, h])?,
-                down: bf16(gpu, n("experts down"), &[d.experts, h, d.moe_inter])?,
-                shared_gate_up: bf16(gpu, n("shared expert gate|up"), &[2 * d.shared_inter, h])?,
-                shared_down: bf16(gpu, n("shared expert down"), &[h, d.shared_inter])?,
+                gate_up: matrix(gpu, d, n("experts gate|up"), &[d.experts, 2 * d.moe_inter, h])?,
+                down: matrix(gpu, d, n("experts down"), &[d.experts, h, d.moe_inter])?,
+                shared_gate_up: matrix(gpu, d, n("shared expert gate|up"), &[2 * d.shared_inter, h])?,
+                shared_down: matrix(gpu, d, n("shared expert down"), &[h, d.shared_inter])?,
             });
         }
         Ok(DeviceWeights {
@@ -121,63 +164,94 @@ impl DeviceWeights {
     }
 
     /// Seeded uniform values scaled like a trained model's (matrices ~ 1/sqrt(fan-in), norm
-    /// weights near their identity), so activations stay finite through all layers.
+    /// weights near their identity), so activations stay finite through all layers. An FP8
+    /// matrix gets e4m3 values over the format's range and block scales of amplitude / 448
+    /// within +-25% (blocks of a trained checkpoint differ in their largest value).
     pub fn fill_synthetic(&self, k: &Kernels, seed: u32) -> Result<()> {
-        let mut n = seed;
-        let mut fill = |t: &Tensor, offset: f32, scale: f32| {
-            n = n.wrapping_add(0x9E37_79B9);
-            k.fill.uniform(&t.view(), n, offset, scale)
+        // Each fill takes the next seed: the same order of fills gives the same model.
+        let seeds = std::cell::Cell::new(seed);
+        let next = || {
+            seeds.set(seeds.get().wrapping_add(0x9E37_79B9));
+            seeds.get()
         };
-        let matrix = |t: &Tensor| 1.0 / (*t.shape.last().unwrap() as f32).sqrt();
+        let amplitude = |t: &Tensor| 1.0 / (*t.shape.last().unwrap() as f32).sqrt();
+        let fill = |t: &Tensor, offset: f32, scale: f32| k.fill.uniform(&t.view(), next(), offset, scale);
+        let fill_matrix = |m: &Matrix| match &m.scale {
+            None => fill(&m.w, 0.0, amplitude(&m.w)),
+            Some(scale) => {
+                let s = amplitude(&m.w) / lily_model::tensor::E4M3_MAX;
+                k.fill.e4m3(&m.w.view(), next())?;
+                fill(scale, s, 0.25 * s)
+            }
+        };
         fill(&self.embed, 0.0, 1.0)?;
         fill(&self.final_norm, 0.0, 0.1)?;
-        fill(&self.lm_head, 0.0, matrix(&self.lm_head))?;
+        fill(&self.lm_head, 0.0, amplitude(&self.lm_head))?;
         for l in &self.layers {
             fill(&l.input_norm, 0.0, 0.1)?;
             fill(&l.post_norm, 0.0, 0.1)?;
             match &l.mixer {
                 Mixer::Gdn(g) => {
-                    fill(&g.in_proj, 0.0, matrix(&g.in_proj))?;
+                    fill_matrix(&g.in_proj)?;
+                    if let Some(t) = &g.in_proj_tail {
+                        fill(t, 0.0, amplitude(t))?;
+                    }
                     fill(&g.conv_w, 0.0, 0.5)?;
                     fill(&g.a_log, 0.0, 1.0)?;
                     fill(&g.dt_bias, 0.0, 1.0)?;
                     fill(&g.norm, 1.0, 0.1)?;
-                    fill(&g.out_proj, 0.0, matrix(&g.out_proj))?;
+                    fill_matrix(&g.out_proj)?;
                 }
                 Mixer::Attn(a) => {
-                    fill(&a.qkv, 0.0, matrix(&a.qkv))?;
+                    fill_matrix(&a.qkv)?;
                     fill(&a.q_norm, 0.0, 0.1)?;
                     fill(&a.k_norm, 0.0, 0.1)?;
-                    fill(&a.o_proj, 0.0, matrix(&a.o_proj))?;
+                    fill_matrix(&a.o_proj)?;
                 }
             }
-            fill(&l.router, 0.0, matrix(&l.router))?;
-            fill(&l.gate_up, 0.0, matrix(&l.gate_up))?;
-            fill(&l.down, 0.0, matrix(&l.down))?;
-            fill(&l.shared_gate_up, 0.0, matrix(&l.shared_gate_up))?;
-            fill(&l.shared_down, 0.0, matrix(&l.shared_down))?;
+            fill(&l.router, 0.0, amplitude(&l.router))?;
+            fill_matrix(&l.gate_up)?;
+            fill_matrix(&l.down)?;
+            fill_matrix(&l.shared_gate_up)?;
+            fill_matrix(&l.shared_down)?;
         }
         Ok(())
     }
 
     /// Copies a checkpoint's tensors into place, converting dtypes where they differ, with a
-    /// progress line per layer.
-    pub fn upload(&self, gpu: &Gpu, w: &Weights) -> Result<()> {
+    /// progress line per layer. FP8 matrices are copied as they are, with their scales laid
+    /// out per device block (weight_format chose blocks that fit the checkpoint's); a product
+    /// stored in another dtype in an FP8 model is quantised here, in blocks, with a warning.
+    pub fn upload(&self, gpu: &Gpu, d: &Dims, w: &Weights) -> Result<()> {
         let started = Instant::now();
         let bytes = std::cell::Cell::new(0usize);
-        let put = |dst: &Tensor, offset_elems: usize, src: &lily_model::Tensor| -> Result<()> {
-            let data = convert(src, dst.dtype);
-            let end = offset_elems * dst.dtype.size() + data.len();
-            if end > dst.bytes() {
+        let upload = |dst: &Tensor, offset_bytes: usize, data: &[u8], what: &str| -> Result<()> {
+            if offset_bytes + data.len() > dst.bytes() {
                 return Err(CudaError::Weights(format!(
-                    "{} ({:?}) does not fit in {} at element {offset_elems}",
-                    src.name(),
-                    src.shape(),
+                    "{what} does not fit in {} at byte {offset_bytes}",
                     dst.name
                 )));
             }
             bytes.set(bytes.get() + data.len());
-            gpu.upload(dst.ptr() + (offset_elems * dst.dtype.size()) as u64, &data)
+            gpu.upload(dst.ptr() + offset_bytes as u64, data)
+        };
+        let put = |dst: &Tensor, offset_elems: usize, src: &lily_model::Tensor| -> Result<()> {
+            let data = convert(src, dst.dtype);
+            upload(dst, offset_elems * dst.dtype.size(), &data, &format!("{} ({:?})", src.name(), src.shape()))
+        };
+        // Rows `row0..` of a product's matrix (flattened to [rows, cols]) from `src`.
+        let put_rows = |dst: &Matrix, row0: usize, src: &lily_model::Tensor| -> Result<()> {
+            let cols = *dst.w.shape.last().unwrap();
+            match (&dst.scale, d.weights) {
+                (Some(scale), WeightFormat::Fp8 { block_rows, block_cols }) => {
+                    let rows = fp8_rows(src, row0, cols, [block_rows, block_cols])?;
+                    upload(&dst.w, row0 * cols, &rows.values, src.name())?;
+                    let scale_bytes: Vec<u8> = rows.scales.iter().flat_map(|x| x.to_le_bytes()).collect();
+                    let per_row = cols.div_ceil(block_cols);
+                    upload(scale, row0 / block_rows * per_row * 4, &scale_bytes, src.name())
+                }
+                _ => put(&dst.w, row0 * cols, src),
+            }
         };
         put(&self.embed, 0, &w.embed_tokens)?;
         put(&self.final_norm, 0, &w.norm)?;
@@ -187,27 +261,34 @@ impl DeviceWeights {
             put(&dl.input_norm, 0, &l.input_layernorm)?;
             put(&dl.post_norm, 0, &l.post_attention_layernorm)?;
             match (&dl.mixer, &l.mixer) {
-                (Mixer::Gdn(d), MixerWeights::LinearAttention(s)) => {
+                (Mixer::Gdn(g), MixerWeights::LinearAttention(s)) => {
                     let mut at = 0;
-                    for part in [&s.in_proj_qkv, &s.in_proj_z, &s.in_proj_b, &s.in_proj_a] {
-                        put(&d.in_proj, at, part)?;
-                        at += part.numel();
+                    for part in [&s.in_proj_qkv, &s.in_proj_z] {
+                        put_rows(&g.in_proj, at, part)?;
+                        at += part.rows();
                     }
-                    put(&d.conv_w, 0, &s.conv1d)?;
-                    put(&d.a_log, 0, &s.a_log)?;
-                    put(&d.dt_bias, 0, &s.dt_bias)?;
-                    put(&d.norm, 0, &s.norm)?;
-                    put(&d.out_proj, 0, &s.out_proj)?;
+                    for part in [&s.in_proj_b, &s.in_proj_a] {
+                        match &g.in_proj_tail {
+                            Some(tail) => put(tail, (at - g.in_proj.w.shape[0]) * d.hidden, part)?,
+                            None => put_rows(&g.in_proj, at, part)?,
+                        }
+                        at += part.rows();
+                    }
+                    put(&g.conv_w, 0, &s.conv1d)?;
+                    put(&g.a_log, 0, &s.a_log)?;
+                    put(&g.dt_bias, 0, &s.dt_bias)?;
+                    put(&g.norm, 0, &s.norm)?;
+                    put_rows(&g.out_proj, 0, &s.out_proj)?;
                 }
-                (Mixer::Attn(d), MixerWeights::FullAttention(s)) => {
+                (Mixer::Attn(a), MixerWeights::FullAttention(s)) => {
                     let mut at = 0;
                     for part in [&s.q_proj, &s.k_proj, &s.v_proj] {
-                        put(&d.qkv, at, part)?;
-                        at += part.numel();
+                        put_rows(&a.qkv, at, part)?;
+                        at += part.rows();
                     }
-                    put(&d.q_norm, 0, &s.q_norm)?;
-                    put(&d.k_norm, 0, &s.k_norm)?;
-                    put(&d.o_proj, 0, &s.o_proj)?;
+                    put(&a.q_norm, 0, &s.q_norm)?;
+                    put(&a.k_norm, 0, &s.k_norm)?;
+                    put_rows(&a.o_proj, 0, &s.o_proj)?;
                 }
                 _ => {
                     return Err(CudaError::Weights(format!(
@@ -217,22 +298,16 @@ impl DeviceWeights {
             }
             put(&dl.router, 0, &l.moe.router)?;
             put(&dl.router, l.moe.router.numel(), &l.moe.shared_expert_gate)?;
-            let expert_gate_up = |e: &ExpertWeights| [e.gate_proj.clone(), e.up_proj.clone()];
+            let put_expert = |gate_up: &Matrix, down: &Matrix, e: usize, ex: &ExpertWeights| -> Result<()> {
+                let rows = 2 * ex.gate_proj.rows();
+                put_rows(gate_up, e * rows, &ex.gate_proj)?;
+                put_rows(gate_up, e * rows + ex.gate_proj.rows(), &ex.up_proj)?;
+                put_rows(down, e * ex.down_proj.rows(), &ex.down_proj)
+            };
             for (e, ex) in l.moe.experts.iter().enumerate() {
-                let base = e * dl.gate_up.shape[1] * dl.gate_up.shape[2];
-                let [g, u] = expert_gate_up(ex);
-                put(&dl.gate_up, base, &g)?;
-                put(&dl.gate_up, base + g.numel(), &u)?;
-                put(
-                    &dl.down,
-                    e * dl.down.shape[1] * dl.down.shape[2],
-                    &ex.down_proj,
-                )?;
+                put_expert(&dl.gate_up, &dl.down, e, ex)?;
             }
-            let [g, u] = expert_gate_up(&l.moe.shared_expert);
-            put(&dl.shared_gate_up, 0, &g)?;
-            put(&dl.shared_gate_up, g.numel(), &u)?;
-            put(&dl.shared_down, 0, &l.moe.shared_expert.down_proj)?;
+            put_expert(&dl.shared_gate_up, &dl.shared_down, 0, &l.moe.shared_expert)?;
             tracing::info!(
                 "weights: layer {}/{layers} on the GPU ({:.1} GB, {:.1} s)",
                 i + 1,
@@ -242,6 +317,133 @@ impl DeviceWeights {
         }
         Ok(())
     }
+}
+
+/// The weight format the GPU keeps a checkpoint's products in: bf16 unless some product is
+/// FP8; then e4m3 with the checkpoint's block columns, and its block rows where every matrix
+/// the kernels read as one (GDN's q|k|v|z, attention's q|k|v, an expert's gate|up) joins its
+/// parts on block boundaries, else blocks of one row (the scales repeated per row: a small
+/// test model whose parts are not block-aligned).
+pub fn weight_format(w: &Weights, d: &Dims) -> Result<WeightFormat> {
+    let mut block: Option<([usize; 2], String)> = None;
+    for t in product_tensors(w) {
+        if let Some(s) = t.block_scale() {
+            match &block {
+                None => block = Some((s.block, t.name().to_string())),
+                Some((b, first)) if *b != s.block => {
+                    return Err(CudaError::Weights(format!(
+                        "{} has FP8 blocks of {:?} but {first} has {b:?}: one block shape per \
+                         checkpoint",
+                        t.name(),
+                        s.block
+                    )))
+                }
+                _ => {}
+            }
+        }
+    }
+    let Some(([rows, cols], _)) = block else {
+        return Ok(WeightFormat::Bf16);
+    };
+    let joins = [
+        d.gdn_conv_channels(),
+        2 * d.attn_out(),
+        2 * d.attn_out() + d.attn_kv_heads * d.attn_head_dim,
+        d.moe_inter,
+        d.hidden,
+    ];
+    let aligned = joins.iter().all(|j| j % rows == 0);
+    Ok(WeightFormat::Fp8 {
+        block_rows: if aligned { rows } else { 1 },
+        block_cols: cols,
+    })
+}
+
+/// Every matrix a product reads, whatever its dtype.
+fn product_tensors(w: &Weights) -> Vec<&lily_model::Tensor> {
+    let mut out = Vec::new();
+    for l in &w.layers {
+        match &l.mixer {
+            MixerWeights::LinearAttention(s) => {
+                out.extend([&s.in_proj_qkv, &s.in_proj_z, &s.out_proj]);
+            }
+            MixerWeights::FullAttention(s) => {
+                out.extend([&s.q_proj, &s.k_proj, &s.v_proj, &s.o_proj]);
+            }
+        }
+        for ex in l.moe.experts.iter().chain([&l.moe.shared_expert]) {
+            out.extend([&ex.gate_proj, &ex.up_proj, &ex.down_proj]);
+        }
+    }
+    out
+}
+
+/// One part of an FP8 device matrix: its e4m3 values and one f32 scale per device block row
+/// and block column, row-major.
+struct Fp8Rows<'a> {
+    values: std::borrow::Cow<'a, [u8]>,
+    scales: Vec<f32>,
+}
+
+/// `src` as rows `row0..` of an FP8 matrix of `cols` columns in blocks of `block`: an FP8
+/// tensor whose blocks hold whole device blocks is taken as it is (each device block row takes
+/// the scale of the checkpoint block it lies in); anything else is quantised here, each block
+/// to its largest magnitude / 448 (a checkpoint's bf16 product, which an FP8 model's kernels
+/// cannot read as bf16).
+fn fp8_rows<'a>(src: &'a lily_model::Tensor, row0: usize, cols: usize, block: [usize; 2]) -> Result<Fp8Rows<'a>> {
+    let [br, bc] = block;
+    let rows = src.rows();
+    if src.cols() != cols || row0 % br != 0 {
+        return Err(CudaError::Weights(format!(
+            "{} ({:?}) does not fit an FP8 matrix of {cols} columns at row {row0} (blocks of {br} x {bc})",
+            src.name(),
+            src.shape()
+        )));
+    }
+    let per_row = cols.div_ceil(bc);
+    let device_rows = rows.div_ceil(br);
+    if let Some(s) = src.block_scale() {
+        let [sr, sc] = s.block;
+        if sc == bc && sr % br == 0 {
+            let theirs = s.scale_inv.to_f32_vec();
+            let mut scales = Vec::with_capacity(device_rows * per_row);
+            for j in 0..device_rows {
+                let at = (j * br / sr) * per_row;
+                scales.extend_from_slice(&theirs[at..at + per_row]);
+            }
+            return Ok(Fp8Rows {
+                values: src.bytes().into(),
+                scales,
+            });
+        }
+    }
+    tracing::warn!(
+        tensor = src.name(),
+        dtype = %src.dtype(),
+        "a product of an FP8 model not in its FP8 blocks: quantised to e4m3 in blocks of {br} x {bc} at load"
+    );
+    let v = src.to_f32_vec();
+    let mut values = vec![0u8; v.len()];
+    let mut scales = vec![0f32; device_rows * per_row];
+    for j in 0..device_rows {
+        for b in 0..per_row {
+            let (r_end, c_end) = (((j + 1) * br).min(rows), ((b + 1) * bc).min(cols));
+            let amax = (j * br..r_end)
+                .flat_map(|r| v[r * cols + b * bc..r * cols + c_end].iter())
+                .fold(0f32, |m, x| m.max(x.abs()));
+            let scale = if amax > 0.0 { amax / lily_model::tensor::E4M3_MAX } else { 1.0 };
+            scales[j * per_row + b] = scale;
+            for r in j * br..r_end {
+                for c in b * bc..c_end {
+                    values[r * cols + c] = lily_model::tensor::f32_to_e4m3(v[r * cols + c] / scale);
+                }
+            }
+        }
+    }
+    Ok(Fp8Rows {
+        values: values.into(),
+        scales,
+    })
 }
 
 /// The tensor's bytes as `dtype` (borrowed as is when the dtypes match).

@@ -75,6 +75,30 @@ fn prefill_and_decode_match_the_cpu_reference() {
     };
     let rounded = bf16_copy(&fixture(), "backend");
     let cpu = CpuModel::load(&rounded).unwrap();
+    prefill_and_decode_match(&gpu, &cpu);
+    std::fs::remove_dir_all(rounded).unwrap();
+}
+
+/// An FP8 checkpoint (the fixture as `lily quantize --fp8` writes it) on the GPU, e4m3 products
+/// read in registers and prefill's dequantised to bf16, against the CPU reference on the same
+/// file, which dequantises in f32: the same bound as bf16 (the products' f16 chunk sums are far
+/// inside it).
+#[test]
+fn an_fp8_checkpoint_matches_the_cpu_reference() {
+    let Some(g) = gpu("backend_fp8") else { return };
+    let gpu = CudaBackend::load(g, &fp8_fixture()).unwrap();
+    assert!(
+        matches!(gpu.model.dims.weights, lily_cuda::WeightFormat::Fp8 { .. }),
+        "the FP8 fixture loads as FP8: {:?}",
+        gpu.model.dims.weights
+    );
+    let cpu = CpuModel::load(&fp8_fixture()).unwrap();
+    prefill_and_decode_match(&gpu, &cpu);
+}
+
+/// A prompt's prefill logits within the bound, then 16 greedy decode steps (the CPU's picks fed
+/// to both) mostly within it and none far off.
+fn prefill_and_decode_match(gpu: &CudaBackend, cpu: &CpuModel) {
     let vocab = cpu.vocab_size() as u64;
     let prompt: Vec<u32> = (0..13u64)
         .map(|i| ((i * 2_654_435_761) % (1 << 32) % vocab) as u32)
@@ -112,7 +136,6 @@ fn prefill_and_decode_match_the_cpu_reference() {
         "greedy picks agree on only {agree} of {steps} steps"
     );
     assert_eq!(gpu.position(&gs), prompt.len() + steps);
-    std::fs::remove_dir_all(rounded).unwrap();
 }
 
 #[test]

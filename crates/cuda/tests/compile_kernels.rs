@@ -10,6 +10,7 @@ use lily_cuda::Dims;
 use lily_cuda::kernels::SOURCES;
 use lily_cuda::runtime::nvrtc::{Nvrtc, TARGET_ARCH};
 use lily_cuda::shapes::Shapes;
+use lily_cuda::WeightFormat;
 
 #[test]
 fn every_kernel_compiles_for_sm90a() {
@@ -17,7 +18,24 @@ fn every_kernel_compiles_for_sm90a() {
         return;
     };
     eprintln!("NVRTC {:?}", nvrtc.version());
-    for dims in [Dims::qwen36_35b_a3b(), common::tiny_dims()] {
+    // Both weight formats: FP8 at the checkpoint's 128 x 128 blocks, and the one-row blocks a
+    // small model whose parts do not meet on block boundaries gets (weights.rs: weight_format).
+    let fp8 = |block_rows| WeightFormat::Fp8 {
+        block_rows,
+        block_cols: 128,
+    };
+    for dims in [
+        Dims::qwen36_35b_a3b(),
+        common::tiny_dims(),
+        Dims {
+            weights: fp8(128),
+            ..Dims::qwen36_35b_a3b()
+        },
+        Dims {
+            weights: fp8(1),
+            ..common::tiny_dims()
+        },
+    ] {
         dims.validate().unwrap();
         // The tests' own kernel too: CI compiles it where the GPU tests cannot run.
         for (name, source) in SOURCES

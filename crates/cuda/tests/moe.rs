@@ -15,17 +15,34 @@ use lily_cuda::dims::Dims;
 use lily_cuda::kernels::gemm::Gemm;
 use lily_cuda::kernels::moe::{Moe, MoeArgs, MoePrefillArgs, MoeScratch};
 use lily_cuda::runtime::tensor::DType;
+use lily_cuda::WeightFormat;
 
 #[test]
 fn moe_matches_cpu_block() {
-    let Some(gpu) = gpu("moe") else { return };
+    moe_matches_cpu("moe", WeightFormat::Bf16, 1e-3);
+}
+
+/// FP8 experts (e4m3 with 128 x 128 block scales) against the reference over the same
+/// dequantised weights: the products sum each 16-value chunk in f16 pairs.
+#[test]
+fn fp8_moe_matches_cpu_block_of_the_dequantised_weights() {
+    let fp8 = WeightFormat::Fp8 {
+        block_rows: 128,
+        block_cols: 128,
+    };
+    moe_matches_cpu("moe_fp8", fp8, 3e-3);
+}
+
+fn moe_matches_cpu(test: &str, format: WeightFormat, bound: f32) {
+    let Some(gpu) = gpu(test) else { return };
     // Full hidden, top-8 and intermediate; 16 experts keep the host-side copy small.
     let d = Dims {
         experts: 16,
+        weights: format,
         ..Dims::qwen36_35b_a3b()
     };
     let k = Moe::load(&gpu, &d).unwrap();
-    let mut rng = Rng::new("moe");
+    let mut rng = Rng::new(test);
     let (e, hid, i, top) = (d.experts, d.hidden, d.moe_inter, d.top_k);
     let m = random_moe(&gpu, &mut rng, &d);
     let resid = rng.vec(hid, 3.0);
@@ -58,7 +75,7 @@ fn moe_matches_cpu_block() {
             h: &poisoned(&gpu, "h", DType::F32, &[top + 1, i]).view(),
             shared_out: &poisoned(&gpu, "shared_out", DType::F32, &[hid]).view(),
             residual: &residual.view(),
-            ahead: Some(&m.router.view()),
+            ahead: Some(&m.gate_up.w.view().at(0)),
         })
         .unwrap();
         if layer == 0 {
@@ -71,10 +88,10 @@ fn moe_matches_cpu_block() {
             // Inputs are identical bf16 values; only summation order (and a rare bf16 rounding
             // of the normed input landing the other way) differ.
             check(
-                "moe block (router, 8 experts + shared)",
+                &format!("{test} block (router, 8 experts + shared)"),
                 &got,
                 &expected,
-                1e-3,
+                bound,
             );
         }
         assert_eq!(
@@ -122,10 +139,10 @@ fn moe_prefill_matches_cpu_block_per_token() {
             &MoePrefillArgs {
                 xn: &xn_d.view(),
                 router: &m.router.view(),
-                gate_up: &m.gate_up.view(),
-                down: &m.down.view(),
-                shared_gate_up: &m.shared_gate_up.view(),
-                shared_down: &m.shared_down.view(),
+                gate_up: &m.gate_up.w.view(),
+                down: &m.down.w.view(),
+                shared_gate_up: &m.shared_gate_up.w.view(),
+                shared_down: &m.shared_down.w.view(),
                 x: &x_d.view(),
                 tokens,
             },

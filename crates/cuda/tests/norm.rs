@@ -17,26 +17,54 @@ use lily_cuda::kernels::gemv::Gemv;
 use lily_cuda::kernels::norm::Norm;
 use lily_cuda::runtime::driver::Gpu;
 use lily_cuda::runtime::tensor::DType;
+use lily_cuda::WeightFormat;
 
 #[test]
 fn gemv_with_fused_rmsnorm_matches_cpu_norm_then_matvec() {
-    let Some(gpu) = gpu("gemv_normed") else {
+    gemv_with_fused_rmsnorm("gemv_normed", WeightFormat::Bf16, 1e-3);
+}
+
+/// An FP8 model's GDN input product: q|k|v|z in e4m3 with block scales, then b|a in bf16 (the
+/// tail), as an FP8 checkpoint stores them.
+#[test]
+fn fp8_gemv_with_fused_rmsnorm_and_bf16_tail_matches_cpu() {
+    let fp8 = WeightFormat::Fp8 {
+        block_rows: 128,
+        block_cols: 128,
+    };
+    gemv_with_fused_rmsnorm("gemv_normed_fp8", fp8, 2e-3);
+}
+
+fn gemv_with_fused_rmsnorm(test: &str, format: WeightFormat, bound: f32) {
+    let Some(gpu) = gpu(test) else {
         return;
     };
-    let dims = Dims::qwen36_35b_a3b();
+    let dims = Dims {
+        weights: format,
+        ..Dims::qwen36_35b_a3b()
+    };
     let gemv = Gemv::load(&gpu, &dims).unwrap();
-    let mut rng = Rng::new("gemv_normed");
+    let mut rng = Rng::new(test);
     let (rows, h) = (dims.gdn_in_rows(), dims.hidden);
+    let tail_rows = if format == WeightFormat::Bf16 { 0 } else { dims.gdn_ba_rows() };
+    let head_rows = rows - tail_rows;
     let w = rng.vec_bf16(rows * h, 1.0 / (h as f32).sqrt());
     let resid = rng.vec(h, 4.0);
     let norm_w = rng.vec_bf16(h, 0.1);
     let xn = normed_bf16(&resid, &norm_w, dims.eps);
+    let (head_host, head) = product_matrix(&gpu, "w", format, &[head_rows, h], &w[..head_rows * h]);
     let mut expected = vec![0.0; rows];
-    products::matvec(&host_bf16("w", vec![rows, h], &w), &xn, &mut expected);
+    products::matvec(&head_host, &xn, &mut expected[..head_rows]);
+    let tail = (tail_rows > 0).then(|| {
+        let t = &w[head_rows * h..];
+        products::matvec(&host_bf16("tail", vec![tail_rows, h], t), &xn, &mut expected[head_rows..]);
+        upload(&gpu, "tail", DType::BF16, &[tail_rows, h], t)
+    });
     let y = poisoned(&gpu, "y", DType::F32, &[rows]);
     let xn_out = poisoned(&gpu, "xn", DType::BF16, &[h]);
     gemv.run_normed(
-        &upload(&gpu, "w", DType::BF16, &[rows, h], &w).view(),
+        &head.view(),
+        tail.as_ref().map(|t| t.view()).as_ref(),
         &upload(&gpu, "resid", DType::F32, &[h], &resid).view(),
         &upload(&gpu, "norm_w", DType::BF16, &[h], &norm_w).view(),
         Some(&xn_out.view()),
@@ -44,18 +72,17 @@ fn gemv_with_fused_rmsnorm_matches_cpu_norm_then_matvec() {
     )
     .unwrap();
     check(
-        "gemv with fused rmsnorm: normed input",
+        &format!("{test}: normed input"),
         &download(&gpu, &xn_out),
         &xn,
         1e-2,
     );
     // A bf16 rounding of the normed input may land on the other side: one ulp on a few inputs.
-    check(
-        "gemv with fused rmsnorm",
-        &download(&gpu, &y),
-        &expected,
-        1e-3,
-    );
+    let got = download(&gpu, &y);
+    check(test, &got, &expected, bound);
+    if tail_rows > 0 {
+        check(&format!("{test}: bf16 tail"), &got[head_rows..], &expected[head_rows..], 1e-3);
+    }
 }
 
 /// A decode step's first product takes the token at ids[pos] from the embedding table as its
@@ -76,7 +103,7 @@ fn first_product_takes_the_token_embedding_as_its_input() {
     let w = rng.vec_bf16(rows * h, 1.0 / (h as f32).sqrt());
     let norm_w = rng.vec_bf16(h, 0.1);
     let table_d = upload(&gpu, "table", DType::BF16, &[dims.vocab, h], &table);
-    let w_d = upload(&gpu, "w", DType::BF16, &[rows, h], &w);
+    let w_d = product_matrix(&gpu, "w", WeightFormat::Bf16, &[rows, h], &w).1;
     let norm_d = upload(&gpu, "norm_w", DType::BF16, &[h], &norm_w);
     let ids = upload(&gpu, "ids", DType::I32, &[4], &[3.0, 57.0, 100.0, -1.0]);
     for (p, token) in [(1, Some(57)), (0, Some(3)), (2, None), (3, None)] {
@@ -85,6 +112,7 @@ fn first_product_takes_the_token_embedding_as_its_input() {
         let y = poisoned(&gpu, "y", DType::F32, &[rows]);
         gemv.run_embed_normed(
             &w_d.view(),
+            None,
             &table_d.view(),
             &ids.view(),
             &pos.view(),

@@ -11,7 +11,7 @@ use crate::kernels::moe::MoeArgs;
 use crate::kernels::sampling::PickPath;
 use crate::kernels::Out;
 use crate::model::Model;
-use crate::runtime::tensor::View;
+use crate::runtime::tensor::{MatrixView, View};
 use crate::sequence::CudaSequence;
 use crate::weights::Mixer;
 
@@ -23,12 +23,20 @@ pub(crate) fn step(m: &Model, s: &CudaSequence, path: PickPath, linked: bool) ->
     let (pos, x, xn) = (s.pos.view(), s.x.view(), s.xn.view());
     // xn = input_norm(x); y = W_in xn, the norm in the product's prologue. The first layer's x
     // is the step's token's embedding, which the same launch looks up and writes to x.
-    let input_norm_product = |i: usize, w_in: &View, norm: &View, y: &View| {
+    let input_norm_product = |i: usize, w_in: &MatrixView, tail: Option<&View>, norm: &View, y: &View| {
         if i == 0 {
-            k.gemv
-                .run_embed_normed(w_in, &w.embed.view(), &s.ids.view(), &pos, &x, norm, y)
+            k.gemv.run_embed_normed(
+                w_in,
+                tail,
+                &w.embed.view(),
+                &s.ids.view(),
+                &pos,
+                &x,
+                norm,
+                y,
+            )
         } else {
-            k.gemv.run_normed(w_in, &x, norm, None, y)
+            k.gemv.run_normed(w_in, tail, &x, norm, None, y)
         }
     };
     let (mut gdn_i, mut attn_i) = (0, 0);
@@ -37,7 +45,8 @@ pub(crate) fn step(m: &Model, s: &CudaSequence, path: PickPath, linked: bool) ->
             Mixer::Gdn(g) => {
                 let proj = s.gdn_proj.view();
                 // proj = in_proj(input_norm(x)): q|k|v|z|b|a.
-                input_norm_product(i, &g.in_proj.view(), &l.input_norm.view(), &proj)?;
+                let tail = g.in_proj_tail.as_ref().map(|t| t.view());
+                input_norm_product(i, &g.in_proj.view(), tail.as_ref(), &l.input_norm.view(), &proj)?;
                 // o = the recurrence over conv(q|k|v), its state advanced one token.
                 k.gdn.decode(&GdnDecodeArgs {
                     proj: &proj,
@@ -65,7 +74,7 @@ pub(crate) fn step(m: &Model, s: &CudaSequence, path: PickPath, linked: bool) ->
             Mixer::Attn(a) => {
                 let proj = s.attn_proj.view();
                 // proj = qkv(input_norm(x)).
-                input_norm_product(i, &a.qkv.view(), &l.input_norm.view(), &proj)?;
+                input_norm_product(i, &a.qkv.view(), None, &l.input_norm.view(), &proj)?;
                 // out = gated attention over the cache, q/k norms, RoPE and the cache write
                 // of this token's key and value included.
                 k.attention.decode(&AttnDecodeArgs {
@@ -91,8 +100,8 @@ pub(crate) fn step(m: &Model, s: &CudaSequence, path: PickPath, linked: bool) ->
         // cannot stream before the step's graph starts: its ahead rows (evict_last) wait
         // in L2 through lm_head's stream, which reads with evict_first.
         let ahead = match &w.layers[(i + 1) % w.layers.len()].mixer {
-            Mixer::Gdn(g) => g.in_proj.view(),
-            Mixer::Attn(a) => a.qkv.view(),
+            Mixer::Gdn(g) => g.in_proj.w.view(),
+            Mixer::Attn(a) => a.qkv.w.view(),
         };
         // xn = post_attention_norm(x) (in the router's prologue); x += moe(xn), the residual
         // add in the down products' epilogue.

@@ -17,9 +17,10 @@ use crate::kernels::moe::{MoePrefillArgs, MoeScratch};
 use crate::kernels::Out;
 use crate::model::Model;
 use crate::runtime::driver::Gpu;
-use crate::runtime::tensor::{DType, Tensor};
+use crate::dims::WeightFormat;
+use crate::runtime::tensor::{DType, Matrix, Tensor, View};
 use crate::sequence::CudaSequence;
-use crate::weights::Mixer;
+use crate::weights::{LayerWeights, Mixer};
 
 /// Most tokens one chunk holds: an 8K prompt is one chunk; longer prompts reuse the buffers.
 pub const PREFILL_CHUNK: usize = 8192;
@@ -34,6 +35,8 @@ pub struct PrefillScratch {
     attn_q: Tensor,
     gdn: GdnPrefillScratch,
     moe: MoeScratch,
+    /// FP8 models: one layer's products in bf16 (layer_products).
+    dequant: Option<Tensor>,
 }
 
 impl PrefillScratch {
@@ -54,6 +57,15 @@ impl PrefillScratch {
             attn_q: Tensor::new(gpu, "prefill q", DType::BF16, &[max_tokens * d.attn_out()])?,
             gdn: GdnPrefillScratch::new(gpu, d, max_tokens)?,
             moe: MoeScratch::new(gpu, d, max_tokens)?,
+            dequant: match d.weights {
+                WeightFormat::Bf16 => None,
+                WeightFormat::Fp8 { .. } => Some(Tensor::new(
+                    gpu,
+                    "prefill dequantised layer",
+                    DType::BF16,
+                    &[layer_product_values(d)],
+                )?),
+            },
         })
     }
 
@@ -67,7 +79,75 @@ impl PrefillScratch {
                 + 2 * d.attn_out())
             + GdnPrefillScratch::bytes(d, max_tokens)
             + MoeScratch::bytes(d, max_tokens)
+            + match d.weights {
+                WeightFormat::Bf16 => 0,
+                WeightFormat::Fp8 { .. } => 2 * layer_product_values(d),
+            }
     }
+}
+
+/// Values of the largest layer's products: a mixer's input and output products, the experts'
+/// and the shared expert's.
+fn layer_product_values(d: &Dims) -> usize {
+    let h = d.hidden;
+    (d.gdn_in_rows().max(d.attn_in_rows()) + d.gdn_out().max(d.attn_out())) * h
+        + 3 * (d.experts * d.moe_inter + d.shared_inter) * h
+}
+
+/// One layer's product matrices as the GEMMs read them (bf16).
+struct LayerProducts<'a> {
+    mixer_in: View<'a>,
+    mixer_out: View<'a>,
+    gate_up: View<'a>,
+    down: View<'a>,
+    shared_gate_up: View<'a>,
+    shared_down: View<'a>,
+}
+
+/// A layer's products: the weights themselves in a bf16 model; in an FP8 model the weights
+/// dequantised into `s.dequant` (GDN's bf16 b | a rows copied after its q|k|v|z), before the
+/// chunk's products read them. Prefill's tensor-core GEMMs take bf16 tiles; dequantising a
+/// layer costs writing its bf16 bytes once per chunk (docs/PERFORMANCE.md, FP8 prefill).
+fn layer_products<'a>(m: &Model, l: &'a LayerWeights, s: &'a PrefillScratch) -> Result<LayerProducts<'a>> {
+    let (mixer_in, tail, mixer_out) = match &l.mixer {
+        Mixer::Gdn(g) => (&g.in_proj, g.in_proj_tail.as_ref(), &g.out_proj),
+        Mixer::Attn(a) => (&a.qkv, None, &a.o_proj),
+    };
+    let Some(scratch) = &s.dequant else {
+        return Ok(LayerProducts {
+            mixer_in: mixer_in.w.view(),
+            mixer_out: mixer_out.w.view(),
+            gate_up: l.gate_up.w.view(),
+            down: l.down.w.view(),
+            shared_gate_up: l.shared_gate_up.w.view(),
+            shared_down: l.shared_down.w.view(),
+        });
+    };
+    let mut at = 0;
+    let mut next = |mat: &Matrix, extra_rows: usize| -> Result<View<'a>> {
+        let mut shape = mat.w.shape.clone();
+        let cols = *shape.last().unwrap();
+        let n = mat.w.numel();
+        let out = scratch.view().range(at, n + extra_rows * cols);
+        m.kernels.gemm.dequantize(&mat.view(), &out.range(0, n).shaped(&shape))?;
+        at += n + extra_rows * cols;
+        shape[0] += extra_rows;
+        Ok(out.shaped(&shape))
+    };
+    let rows_after = tail.map_or(0, |t| t.shape[0]);
+    let mixer_in_view = next(mixer_in, rows_after)?;
+    if let Some(t) = tail {
+        let dst = mixer_in_view.ptr + (mixer_in.w.numel() * 2) as u64;
+        m.gpu.copy_dtod(dst, t.ptr(), t.bytes())?;
+    }
+    Ok(LayerProducts {
+        mixer_in: mixer_in_view,
+        mixer_out: next(mixer_out, 0)?,
+        gate_up: next(&l.gate_up, 0)?,
+        down: next(&l.down, 0)?,
+        shared_gate_up: next(&l.shared_gate_up, 0)?,
+        shared_down: next(&l.shared_down, 0)?,
+    })
 }
 
 /// Runs the `n` tokens queued at the sequence's position (its ids) through the model, chunk
@@ -109,6 +189,7 @@ fn chunk(m: &Model, seq: &CudaSequence, s: &PrefillScratch, start: usize, t: usi
         .embed_rows(&w.embed.view(), &seq.ids.view().range(start, t), &x, t)?;
     let (mut gdn_i, mut attn_i) = (0, 0);
     for l in &w.layers {
+        let p = layer_products(m, l, s)?;
         // xn = input_norm(x).
         k.norm.rmsnorm(&x, &l.input_norm.view(), &xn, t)?;
         match &l.mixer {
@@ -116,7 +197,7 @@ fn chunk(m: &Model, seq: &CudaSequence, s: &PrefillScratch, start: usize, t: usi
                 let proj = s.proj.view().shaped(&[t, d.gdn_in_rows()]);
                 let out = s.mixed.view().shaped(&[t, d.gdn_out()]);
                 // proj = in_proj xn: q|k|v|z|b|a.
-                k.gemm.run(&g.in_proj.view(), &xn, &proj, Out::Write)?;
+                k.gemm.run(&p.mixer_in, &xn, &proj, Out::Write)?;
                 // out = norm(the chunked recurrence over conv(q|k|v)) * silu(z), the state
                 // and conv ring left where the next token continues.
                 k.gdn.prefill(&GdnPrefillArgs {
@@ -134,14 +215,14 @@ fn chunk(m: &Model, seq: &CudaSequence, s: &PrefillScratch, start: usize, t: usi
                     tokens: t,
                 })?;
                 // x += out_proj out: the residual add in the product's epilogue.
-                k.gemm.run(&g.out_proj.view(), &out, &x, Out::Add)?;
+                k.gemm.run(&p.mixer_out, &out, &x, Out::Add)?;
                 gdn_i += 1;
             }
             Mixer::Attn(a) => {
                 let proj = s.proj.view().shaped(&[t, d.attn_in_rows()]);
                 let out = s.mixed.view().shaped(&[t, d.attn_out()]);
                 // proj = qkv xn.
-                k.gemm.run(&a.qkv.view(), &xn, &proj, Out::Write)?;
+                k.gemm.run(&p.mixer_in, &xn, &proj, Out::Write)?;
                 // out = causal gated attention over the cache and the chunk, q/k norms, RoPE
                 // and the chunk's cache writes included.
                 k.attention.prefill(&AttnPrefillArgs {
@@ -157,7 +238,7 @@ fn chunk(m: &Model, seq: &CudaSequence, s: &PrefillScratch, start: usize, t: usi
                     max_seq: seq.max_seq,
                 })?;
                 // x += o_proj out: the residual add in the product's epilogue.
-                k.gemm.run(&a.o_proj.view(), &out, &x, Out::Add)?;
+                k.gemm.run(&p.mixer_out, &out, &x, Out::Add)?;
                 attn_i += 1;
             }
         }
@@ -169,10 +250,10 @@ fn chunk(m: &Model, seq: &CudaSequence, s: &PrefillScratch, start: usize, t: usi
             &MoePrefillArgs {
                 xn: &xn,
                 router: &l.router.view(),
-                gate_up: &l.gate_up.view(),
-                down: &l.down.view(),
-                shared_gate_up: &l.shared_gate_up.view(),
-                shared_down: &l.shared_down.view(),
+                gate_up: &p.gate_up,
+                down: &p.down,
+                shared_gate_up: &p.shared_gate_up,
+                shared_down: &p.shared_down,
                 x: &x,
                 tokens: t,
             },

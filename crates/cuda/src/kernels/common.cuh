@@ -34,6 +34,82 @@ __device__ __forceinline__ float dot8(const uint4 a, const uint4 b) {
     return s;
 }
 
+// ---- FP8 weights (a model compiled with WEIGHT_FP8): e4m3 values, 16 to a 16-byte chunk, each
+// W_BLOCK_ROWS x W_BLOCK_COLS block of a matrix with one f32 scale (the checkpoint's
+// weight_scale_inv: value = e4m3 * scale). The decode products dot them with an input staged
+// as f16 (the bf16 value times 2^-8, f16_input), in f16x2 pairs, and scale each chunk's sum in f32.
+#ifndef WEIGHT_FP8
+#define WEIGHT_FP8 0
+#endif
+#ifndef W_BLOCK_ROWS
+#define W_BLOCK_ROWS 128
+#define W_BLOCK_COLS 128
+#endif
+
+// Four e4m3 bytes of `w` as two f16 pairs (bytes 0,1 in `lo`, 2,3 in `hi`; the lower byte in
+// the lower half), exactly: every e4m3 value is an f16 value. One conversion per pair.
+__device__ __forceinline__ void e4m3x4_f16x4(unsigned w, unsigned& lo, unsigned& hi) {
+    asm("{.reg .b16 a, b; mov.b32 {a, b}, %2; cvt.rn.f16x2.e4m3x2 %0, a; cvt.rn.f16x2.e4m3x2 %1, b;}"
+        : "=r"(lo), "=r"(hi)
+        : "r"(w));
+}
+__device__ __forceinline__ unsigned hfma2(unsigned a, unsigned b, unsigned c) {
+    unsigned d;
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
+__device__ __forceinline__ float2 f16x2_f32(unsigned v) {
+    float lo, hi;
+    asm("{.reg .b16 l, h; mov.b32 {l, h}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, h;}" : "=f"(lo), "=f"(hi) : "r"(v));
+    return make_float2(lo, hi);
+}
+// Two floats as an f16 pair (round to nearest even), `lo` in the low half.
+__device__ __forceinline__ unsigned f32x2_f16x2(float lo, float hi) {
+    unsigned d;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+    return d;
+}
+// An FP8 product's input is staged as f16 times 2^-8 (E4M3_UNIT undoes it once per row): a
+// chunk's f16 sums of 8 products of weights up to 448 then stay finite for inputs up to ~4,600
+// in magnitude, and the power of two changes no bit of a bf16 input's value (inputs below
+// ~0.004 lose low bits to f16's subnormals, far below the sums' rounding).
+#define E4M3_UNIT 256.f
+__device__ __forceinline__ unsigned f16_input(float lo, float hi) {
+    return f32x2_f16x2(lo * (1.f / E4M3_UNIT), hi * (1.f / E4M3_UNIT));
+}
+// 8 bf16 (one 16-byte chunk) as 8 staged f16 inputs.
+__device__ __forceinline__ uint4 bf16x8_f16x8(const uint4 v) {
+    const unsigned w[4] = {v.x, v.y, v.z, v.w};
+    unsigned o[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) o[i] = f16_input(__uint_as_float(w[i] << 16), __uint_as_float(w[i] & 0xffff0000u));
+    return make_uint4(o[0], o[1], o[2], o[3]);
+}
+// Chunk `w` of 16 e4m3 weights dotted with its 16 staged inputs (x0, x1: 8 f16 each), in units
+// of 2^-8 (E4M3_UNIT): two f16x2 chains of four, summed in f32.
+__device__ __forceinline__ float dot16_e4m3(const uint4 w, const uint4 x0, const uint4 x1) {
+    const unsigned ws[4] = {w.x, w.y, w.z, w.w};
+    const unsigned xs[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+    unsigned a = 0u, b = 0u;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        unsigned lo, hi;
+        e4m3x4_f16x4(ws[i], lo, hi);
+        a = hfma2(lo, xs[2 * i], a);
+        b = hfma2(hi, xs[2 * i + 1], b);
+    }
+    const float2 fa = f16x2_f32(a), fb = f16x2_f32(b);
+    return (fa.x + fa.y) + (fb.x + fb.y);
+}
+
+// Where the scale of weight chunk `chunk` (16 values) of row `row` of a COLS-column FP8 matrix
+// is: scales row-major, [ceil(rows / W_BLOCK_ROWS)][ceil(COLS / W_BLOCK_COLS)], ragged last
+// blocks included.
+template <int COLS>
+__device__ __forceinline__ const float* block_scale_at(const float* s, long row, int chunk) {
+    return s + (row / W_BLOCK_ROWS) * ((COLS + W_BLOCK_COLS - 1) / W_BLOCK_COLS) + chunk * 16 / W_BLOCK_COLS;
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -211,6 +287,10 @@ __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool v
                  : "memory");
 }
 __device__ __forceinline__ void cp_async16(void* dst, const void* src) { cp_async16(smem_u32(dst), src); }
+// 4 bytes global -> shared, asynchronously (an FP8 row's block scales beside it in a ring).
+__device__ __forceinline__ void cp_async4(void* dst, const void* src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem_u32(dst)), "l"(src) : "memory");
+}
 // cp_async16 (always valid), with evict_first where SITE is in L2_EVICT_FIRST.
 template <int SITE>
 __device__ __forceinline__ void cp_async_stream(void* dst, const void* src) {

@@ -24,3 +24,18 @@ extern "C" __global__ void fill_f32(float* p, unsigned long long n, unsigned see
          i += (unsigned long long)gridDim.x * blockDim.x)
         p[i] = offset + scale * hash_uniform(i, seed);
 }
+
+// FP8 weights (a model with WEIGHT_FP8): e4m3 bytes of values uniform over the format's whole
+// range [-448, 448] (round to nearest even, as a quantiser writes them), so that with block
+// scales of amplitude / 448 a matrix holds what fill_bf16 would, at e4m3's precision. n even.
+extern "C" __global__ void fill_e4m3(unsigned short* p, unsigned long long pairs, unsigned seed) {
+    pdl_launch_next();
+    pdl_wait();
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < pairs;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        const float lo = 448.f * hash_uniform(2 * i, seed), hi = 448.f * hash_uniform(2 * i + 1, seed);
+        unsigned short d;
+        asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(d) : "f"(hi), "f"(lo));
+        p[i] = d;
+    }
+}

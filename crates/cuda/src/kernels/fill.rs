@@ -12,6 +12,7 @@ pub struct Fill {
     _module: Module,
     bf16: Function,
     f32: Function,
+    e4m3: Function,
 }
 
 impl Fill {
@@ -21,6 +22,7 @@ impl Fill {
             gpu: gpu.clone(),
             bf16: module.function("fill_bf16")?,
             f32: module.function("fill_f32")?,
+            e4m3: module.function("fill_e4m3")?,
             _module: module,
         })
     }
@@ -47,5 +49,22 @@ impl Fill {
             .f32(offset)
             .f32(scale);
         self.gpu.launch(f, (blocks, 1, 1), 256, 0, &mut args)
+    }
+
+    /// Fills an F8E4M3 tensor (an even number of values) with e4m3 values uniform over
+    /// [-448, 448] drawn from `seed` (its block scales are filled separately).
+    pub fn e4m3(&self, t: &View, seed: u32) -> Result<()> {
+        let n: usize = t.shape.iter().product();
+        if t.dtype != DType::F8E4M3 || n % 2 != 0 {
+            return Err(CudaError::Shape {
+                tensor: t.to_string(),
+                expected: "F8E4M3 with an even number of values".into(),
+                actual: format!("{:?} {:?}", t.dtype, t.shape),
+            });
+        }
+        let pairs = n / 2;
+        let blocks = pairs.div_ceil(256).clamp(1, 132 * 16) as u32;
+        let mut args = KernelArgs::new().ptr(t.ptr).u64(pairs as u64).i32(seed as i32);
+        self.gpu.launch(&self.e4m3, (blocks, 1, 1), 256, 0, &mut args)
     }
 }

@@ -410,3 +410,35 @@ gemm_moe_down(const __grid_constant__ TensorMap h, const __grid_constant__ Tenso
     const ExpertJobs jobs{tiles, &down, &shared_down, __ldcg(ntiles), (N + GEMM_BN - 1) / GEMM_BN};
     gemm_jobs<EPI_SCALED, GEMM_BN>(jobs, nullptr, &h, nullptr, N, inter, nullptr, out, weight, 0);
 }
+
+// An FP8 model's weights as these GEMMs read them: out[r][c] = bf16(e4m3 w[r][c] * scale of its
+// block), for a matrix (or stacked matrices) flattened to [rows][cols] whose scales are
+// [ceil(rows / W_BLOCK_ROWS)][ceil(cols / W_BLOCK_COLS)] (stacked matrices have whole row
+// blocks each). A chunk's layer is dequantised before its products: the bf16 tiles are what
+// the tensor cores take, at the cost of writing them (docs/PERFORMANCE.md, FP8 prefill).
+// 16 values per thread and step.
+extern "C" __global__ void dequant_e4m3(const uint4* __restrict__ w, const float* __restrict__ scale,
+                                        uint4* __restrict__ out, long long chunks, int cols) {
+    pdl_launch_next();
+    pdl_wait();
+    const int scale_cols = (cols + W_BLOCK_COLS - 1) / W_BLOCK_COLS, chunks_per_row = cols / 16;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < chunks;
+         i += (long long)gridDim.x * blockDim.x) {
+        const long long row = i / chunks_per_row;
+        const int col = (int)(i % chunks_per_row) * 16;
+        const float s = scale[(row / W_BLOCK_ROWS) * scale_cols + col / W_BLOCK_COLS];
+        const uint4 v = w[i];
+        const unsigned ws[4] = {v.x, v.y, v.z, v.w};
+        unsigned o[8];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            unsigned lo16, hi16;
+            e4m3x4_f16x4(ws[j], lo16, hi16);
+            const float2 lo = f16x2_f32(lo16), hi = f16x2_f32(hi16);
+            o[2 * j] = (unsigned)f2bf(lo.x * s) | ((unsigned)f2bf(lo.y * s) << 16);
+            o[2 * j + 1] = (unsigned)f2bf(hi.x * s) | ((unsigned)f2bf(hi.y * s) << 16);
+        }
+        out[2 * i] = make_uint4(o[0], o[1], o[2], o[3]);
+        out[2 * i + 1] = make_uint4(o[4], o[5], o[6], o[7]);
+    }
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::dims::Dims;
 use crate::runtime::driver::{DevicePtr, Function, Gpu, KernelArgs, Module, TensorMapShape};
 use crate::error::{CudaError, Result};
-use crate::runtime::tensor::{DType, View};
+use crate::runtime::tensor::{DType, MatrixView, View};
 use super::Out;
 
 /// A block's output tile (GEMM_BM x GEMM_BN in gemm.cu), the same for the dense and the
@@ -56,6 +56,7 @@ pub struct Gemm {
     dense_narrow: Function,
     gate_up: Function,
     down: Function,
+    dequant: Function,
     dims: Dims,
 }
 
@@ -114,6 +115,7 @@ impl Gemm {
         let dense_narrow = module.function("gemm_bf16_n128")?;
         let gate_up = module.function("gemm_moe_gate_up")?;
         let down = module.function("gemm_moe_down")?;
+        let dequant = module.function("dequant_e4m3")?;
         for f in [&dense, &dense_narrow, &gate_up, &down] {
             module.allow_shared(f, SHARED_BYTES)?;
         }
@@ -124,8 +126,33 @@ impl Gemm {
             dense_narrow,
             gate_up,
             down,
+            dequant,
             dims: dims.clone(),
         })
+    }
+
+    /// `out` (BF16, the shape of `w`) = the FP8 matrix `w` dequantised with its block scales:
+    /// what the GEMMs read of an FP8 model's products (gemm.cu: dequant_e4m3).
+    pub fn dequantize(&self, w: &MatrixView, out: &View) -> Result<()> {
+        let scale = w.scale_ptr()?;
+        let cols = *w.w.shape.last().unwrap_or(&0);
+        if w.w.dtype != DType::F8E4M3 || cols % 16 != 0 {
+            return Err(CudaError::Shape {
+                tensor: w.w.to_string(),
+                expected: "F8E4M3 [.., cols] with cols a multiple of 16".into(),
+                actual: format!("{:?} {:?}", w.w.dtype, w.w.shape),
+            });
+        }
+        let out = out.expect(DType::BF16, &w.w.shape)?;
+        let chunks = w.w.bytes() / 16;
+        let mut args = KernelArgs::new()
+            .ptr(w.w.ptr)
+            .ptr(scale)
+            .ptr(out)
+            .u64(chunks as u64)
+            .i32(cols as i32);
+        let blocks = chunks.div_ceil(256).clamp(1, self.gpu.multiprocessors.max(1) as usize * 8);
+        self.gpu.launch(&self.dequant, (blocks as u32, 1, 1), 256, 0, &mut args)
     }
 
     /// The persistent grid for up to `jobs` tiles: one block per multiprocessor (a block's

@@ -16,10 +16,63 @@
 // point: GEMV_OUT_WARPS (GDN out_proj, o_proj), LM_HEAD_WARPS (lm_head_normed); moe.cu's router
 // has ROUTER_WARPS; the streamed products (gemv_hidden_normed, gemv_embed_normed) have
 // GEMV_NORMED_WARPS and GEMV_NORMED_STAGES.
-// 16-byte chunks of a row, each lane's share of them, and rows per warp (gemv.rs: rows_per_block).
+// 16-byte chunks of an input vector (8 bf16, or the 8 f16 an FP8 product stages), of a weight
+// row (8 bf16 or, with F8, 16 e4m3), each lane's share of a row, and rows per warp (gemv.rs:
+// rows_per_block). An FP8 row is half the bytes; its rows per warp are what a bf16 row of the
+// same width gets (half the loads in flight per lane), so that the output projections keep
+// their blocks on every multiprocessor (twice the rows per warp left half of them idle).
 #define GEMV_CHUNKS(cols) ((cols) / 8)
-#define GEMV_PER_LANE(cols) ((GEMV_CHUNKS(cols) + 31) / 32)
-#define GEMV_ROWS(cols) (GEMV_PER_LANE(cols) >= GEMV_LOADS ? 1 : GEMV_LOADS / GEMV_PER_LANE(cols))
+#define W_CHUNKS(F8, cols) ((cols) / ((F8) ? 16 : 8))
+#define W_PER_LANE(F8, cols) ((W_CHUNKS(F8, cols) + 31) / 32)
+#define W_ROWS(F8, cols) W_ROWS_OF(W_PER_LANE(false, cols))
+#define W_ROWS_OF(per_lane) ((per_lane) >= GEMV_LOADS ? 1 : GEMV_LOADS / (per_lane))
+
+// A weight row's dot with the input staged in shared memory (`xs`, f16 for F8), summed over
+// the warp: the lane's chunks (chunk(i): its i-th, chunk lane + 32 i) and, for F8, their block
+// scales (scale(i)). The bf16 sum is the one decode has always done (same order, same bits).
+template <bool F8, int COLS, typename Chunk, typename Scale>
+__device__ __forceinline__ float row_dot(Chunk chunk, Scale scale, const uint4* xs) {
+    constexpr int CHUNKS = W_CHUNKS(F8, COLS), PER_LANE = W_PER_LANE(F8, COLS);
+    const int lane = threadIdx.x & 31;
+    float acc = 0.f;
+#pragma unroll
+    for (int i = 0; i < PER_LANE; i++) {
+        const int c = lane + 32 * i;
+        if (c < CHUNKS) {
+            if constexpr (F8)
+                acc += scale(i) * dot16_e4m3(chunk(i), xs[2 * c], xs[2 * c + 1]);
+            else
+                acc += dot8(chunk(i), xs[c]);
+        }
+    }
+    acc = warp_sum(acc);
+    return F8 ? acc * E4M3_UNIT : acc;
+}
+
+// A lane's block scales of one FP8 row (one per chunk it reads), asked for with the row.
+template <bool F8, int COLS>
+struct RowScales {
+    static constexpr int N = F8 ? W_PER_LANE(true, COLS) : 1;
+    float s[N];
+    __device__ __forceinline__ void load(const float* scales, long row) {
+        if constexpr (F8) {
+            const int lane = threadIdx.x & 31;
+#pragma unroll
+            for (int i = 0; i < N; i++) {
+                const int c = lane + 32 * i;
+                s[i] = c < W_CHUNKS(true, COLS) ? __ldg(block_scale_at<COLS>(scales, row, c)) : 0.f;
+            }
+        }
+    }
+    __device__ __forceinline__ float operator()(int i) const { return F8 ? s[i] : 1.f; }
+};
+
+// The staged input's 16-byte chunk from a bf16 chunk: as is, or as f16 for an FP8 product.
+template <bool F8>
+__device__ __forceinline__ uint4 stage_chunk(const uint4 v) {
+    if constexpr (F8) return bf16x8_f16x8(v);
+    else return v;
+}
 
 // The chunks of the norm weight a thread scales in stage_rmsnorm: a weight, so its callers ask
 // for it before their PDL wait instead of one more memory round trip after the block sum.
@@ -71,7 +124,8 @@ struct EmbedRow {
 // through `src` (ResidRow or EmbedRow). One pass: each thread keeps its chunks of the input in
 // registers between the sum and the scaling. `issued` runs once the input's loads are issued
 // and before their first use: loads it issues then queue behind them, not in front.
-template <int COLS, int THREADS, typename Src, typename Issued>
+// With F8 the staged copy is f16 (of the bf16 values; xn_out stays bf16).
+template <int COLS, int THREADS, bool F8 = false, typename Src, typename Issued>
 __device__ __forceinline__ void stage_rmsnorm(uint4* xs, const Src& src, const NormWeights<COLS, THREADS>& nw,
                                              bf16* __restrict__ xn_out, float eps, Issued issued) {
     constexpr int CHUNKS = GEMV_CHUNKS(COLS), MINE = NormWeights<COLS, THREADS>::MINE;
@@ -108,7 +162,7 @@ __device__ __forceinline__ void stage_rmsnorm(uint4* xs, const Src& src, const N
             packed[i] = (unsigned)f2bf(e[2 * i] * r * (1.f + wf[2 * i])) |
                         ((unsigned)f2bf(e[2 * i + 1] * r * (1.f + wf[2 * i + 1])) << 16);
         const uint4 q = make_uint4(packed[0], packed[1], packed[2], packed[3]);
-        xs[c] = q;
+        xs[c] = stage_chunk<F8>(q);
         if (xn_out != nullptr && blockIdx.x == 0) reinterpret_cast<uint4*>(xn_out)[c] = q;
     }
 }
@@ -116,13 +170,16 @@ __device__ __forceinline__ void stage_rmsnorm(uint4* xs, const Src& src, const N
 // With `best` (lm_head: a greedy rule's pick, a draw's max) the product is also the argmax of y: the largest
 // (value, lowest row) key goes to `best` by atomicMax, NaN left out (sampling.cu's rule): a
 // separate argmax launch would be one more latency-bound boundary on the step's path.
-template <int COLS, bool NORMED, int WARPS, int ROWS = GEMV_ROWS(COLS)>
-__device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16* __restrict__ x,
-                                          const float* __restrict__ resid, const bf16* __restrict__ norm_w,
-                                          bf16* __restrict__ xn_out, float eps,
+// With F8, W is e4m3 with block scales `scale` (gemv_rows' rows and scales both asked for
+// before the wait); lm_head and the router stay bf16 in every model.
+template <int COLS, bool NORMED, int WARPS, bool F8 = false, int ROWS = W_ROWS(F8, COLS)>
+__device__ __forceinline__ void gemv_rows(const void* __restrict__ W, const float* __restrict__ scale,
+                                          const bf16* __restrict__ x, const float* __restrict__ resid,
+                                          const bf16* __restrict__ norm_w, bf16* __restrict__ xn_out, float eps,
                                           float* __restrict__ y, int rows, int accumulate, u64* best) {
-    constexpr int CHUNKS = GEMV_CHUNKS(COLS), PER_LANE = GEMV_PER_LANE(COLS);
-    __shared__ uint4 xs[CHUNKS];
+    constexpr int CHUNKS = W_CHUNKS(F8, COLS), PER_LANE = W_PER_LANE(F8, COLS);
+    constexpr int X_CHUNKS = GEMV_CHUNKS(COLS), ROW_BYTES = F8 ? COLS : 2 * COLS;
+    __shared__ uint4 xs[X_CHUNKS];
     __shared__ u64 keys[WARPS];
     pdl_launch_next();
     const int lane = threadIdx.x & 31;
@@ -131,14 +188,17 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
     NormWeights<COLS, WARPS * 32> nw;
     if constexpr (NORMED) nw.load(norm_w);
     uint4 w[ROWS][PER_LANE];
+    RowScales<F8, COLS> sc[ROWS];
 #pragma unroll
     for (int r = 0; r < ROWS; r++) {
-        const uint4* wr = reinterpret_cast<const uint4*>(W + (row0 + r < rows ? row0 + r : 0) * COLS);
+        const long row = row0 + r < rows ? row0 + r : 0;
+        const uint4* wr = reinterpret_cast<const uint4*>(static_cast<const char*>(W) + row * ROW_BYTES);
 #pragma unroll
         for (int i = 0; i < PER_LANE; i++) {
             const int c = lane + 32 * i;
             if (c < CHUNKS) w[r][i] = ld_stream<L2_ROWS>(wr + c);
         }
+        sc[r].load(scale, row);
     }
     pdl_wait();
     // What an accumulating product adds to, asked for now rather than after the sums.
@@ -146,9 +206,10 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
 #pragma unroll
     for (int r = 0; r < ROWS; r++) y_old[r] = accumulate && lane == 0 && row0 + r < rows ? __ldcg(y + row0 + r) : 0.f;
     if constexpr (NORMED) {
-        stage_rmsnorm<COLS, WARPS * 32>(xs, ResidRow{resid}, nw, xn_out, eps, [] {});
+        stage_rmsnorm<COLS, WARPS * 32, F8>(xs, ResidRow{resid}, nw, xn_out, eps, [] {});
     } else {
-        for (int c = threadIdx.x; c < CHUNKS; c += blockDim.x) xs[c] = __ldcg(reinterpret_cast<const uint4*>(x) + c);
+        for (int c = threadIdx.x; c < X_CHUNKS; c += blockDim.x)
+            xs[c] = stage_chunk<F8>(__ldcg(reinterpret_cast<const uint4*>(x) + c));
     }
     __syncthreads();
     u64 key = 0;  // the warp's argmax over its rows, when `best` asks for one
@@ -156,13 +217,7 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
     for (int r = 0; r < ROWS; r++) {
         const long row = row0 + r;
         if (row >= rows) break;
-        float acc = 0.f;
-#pragma unroll
-        for (int i = 0; i < PER_LANE; i++) {
-            const int c = lane + 32 * i;
-            if (c < CHUNKS) acc += dot8(w[r][i], xs[c]);
-        }
-        acc = warp_sum(acc);
+        const float acc = row_dot<F8, COLS>([&](int i) { return w[r][i]; }, sc[r], xs);
         if (lane == 0) y[row] = accumulate ? y_old[r] + acc : acc;
         if (best != nullptr && acc == acc) {
             const u64 k = argmax_key(acc, (int)row);
@@ -197,54 +252,79 @@ __device__ __forceinline__ void gemv_rows(const bf16* __restrict__ W, const bf16
 // (PDL waits for every block's trigger), so gdn_decode's early loads are done by its release.
 // The ring needs at least two stages and 16 warps x 3 rows per SM to keep the stream full
 // (the sweeps: docs/TRIED.md, "Decode: row products").
-// Dynamic shared memory: GEMV_NORMED_WARPS * GEMV_NORMED_STAGES rows (gemv.rs: stream_ring_bytes).
+// Dynamic shared memory: GEMV_NORMED_WARPS * GEMV_NORMED_STAGES rows (gemv.rs: stream_ring_bytes),
+// and with F8 each lane's block scales of each ring row after them.
 // `make_src` gives the normed input's source once the wait is over (stage_rmsnorm's Src).
-template <typename MakeSrc>
-__device__ __forceinline__ void stream_normed(const bf16* W, MakeSrc make_src, const bf16* norm_w, bf16* xn_out,
-                                              float eps, float* y, int rows) {
-    constexpr int CHUNKS = GEMV_CHUNKS(HIDDEN), PER_LANE = GEMV_PER_LANE(HIDDEN), STAGES = GEMV_NORMED_STAGES;
+// With F8, W's `rows` are e4m3 with block scales `scale`, and `tail_rows` bf16 rows (`tail`: an
+// FP8 checkpoint's projections kept in bf16, GDN's b|a) follow them in y: warp g < tail_rows
+// of the grid takes tail row g, asked for before the wait like the register row.
+template <bool F8, typename MakeSrc>
+__device__ __forceinline__ void stream_normed(const void* W, const float* scale, const bf16* tail, int tail_rows,
+                                              MakeSrc make_src, const bf16* norm_w, bf16* xn_out, float eps,
+                                              float* y, int rows) {
+    constexpr int CHUNKS = W_CHUNKS(F8, HIDDEN), PER_LANE = W_PER_LANE(F8, HIDDEN), STAGES = GEMV_NORMED_STAGES;
+    constexpr int X_CHUNKS = GEMV_CHUNKS(HIDDEN), ROW_BYTES = F8 ? HIDDEN : 2 * HIDDEN;
     constexpr int REG = GEMV_NORMED_REG_ROWS;
     extern __shared__ uint4 ring[];
-    __shared__ uint4 xs[CHUNKS];
+    __shared__ uint4 xs[X_CHUNKS];
     pdl_launch_next();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const long first = (long)blockIdx.x * GEMV_NORMED_WARPS + warp, stride = (long)gridDim.x * GEMV_NORMED_WARPS;
     uint4* mine = ring + warp * STAGES * CHUNKS;
+    // FP8: the lane's scales of ring row k at mine_scale[(k % STAGES) * PER_LANE * 32 + i * 32 + lane].
+    float* mine_scale = reinterpret_cast<float*>(ring + GEMV_NORMED_WARPS * STAGES * CHUNKS) + warp * STAGES * PER_LANE * 32;
+    auto row_chunks = [&](long row) {
+        return reinterpret_cast<const uint4*>(static_cast<const char*>(W) + row * ROW_BYTES);
+    };
     // The warp's ring row k (its row REG + k) into stage k % STAGES; a group per k, empty past
     // the last row, so that wait_group<STAGES - 1> always means "ring row k has landed".
     auto ask = [&](long k) {
         const long row = first + (k + REG) * stride;
         if (row < rows) {
-            const uint4* src = reinterpret_cast<const uint4*>(W + row * HIDDEN);
+            const uint4* src = row_chunks(row);
             uint4* dst = mine + (k % STAGES) * CHUNKS;
 #pragma unroll
             for (int i = 0; i < PER_LANE; i++) {
                 const int c = lane + 32 * i;
-                if (c < CHUNKS) cp_async_stream<L2_NORMED>(dst + c, src + c);
+                if (c < CHUNKS) {
+                    cp_async_stream<L2_NORMED>(dst + c, src + c);
+                    if constexpr (F8)
+                        cp_async4(mine_scale + (k % STAGES) * PER_LANE * 32 + i * 32 + lane,
+                                  block_scale_at<HIDDEN>(scale, row, c));
+                }
             }
         }
         cp_async_commit();
     };
-    // y[row] = the row (chunk(i): this lane's i-th chunk of it) . x.
-    auto finish = [&](auto chunk, long row) {
-        float acc = 0.f;
-#pragma unroll
-        for (int i = 0; i < PER_LANE; i++) {
-            const int c = lane + 32 * i;
-            if (c < CHUNKS) acc += dot8(chunk(i), xs[c]);
-        }
-        acc = warp_sum(acc);
+    // y[row] = the row . x.
+    auto finish = [&](auto chunk, auto scales, long row) {
+        const float acc = row_dot<F8, HIDDEN>(chunk, scales, xs);
         if (lane == 0) y[row] = acc;
     };
     NormWeights<HIDDEN, GEMV_NORMED_WARPS * 32> nw;
     nw.load(norm_w);
     uint4 w0[REG ? PER_LANE : 1];
+    RowScales<F8, HIDDEN> s0;
     if constexpr (REG) {
-        const uint4* src = reinterpret_cast<const uint4*>(W + (first < rows ? first : 0) * HIDDEN);
+        const long row = first < rows ? first : 0;
+        const uint4* src = row_chunks(row);
 #pragma unroll
         for (int i = 0; i < PER_LANE; i++) {
             const int c = lane + 32 * i;
             if (c < CHUNKS) w0[i] = ld_stream<L2_NORMED>(src + c);
+        }
+        s0.load(scale, row);
+    }
+    constexpr int TAIL_PER_LANE = F8 ? W_PER_LANE(false, HIDDEN) : 1;
+    uint4 wt[TAIL_PER_LANE];
+    if constexpr (F8) {
+        if (first < tail_rows) {
+            const uint4* src = reinterpret_cast<const uint4*>(tail + first * HIDDEN);
+#pragma unroll
+            for (int i = 0; i < TAIL_PER_LANE; i++) {
+                const int c = lane + 32 * i;
+                if (c < W_CHUNKS(false, HIDDEN)) wt[i] = ld_stream<L2_NORMED>(src + c);
+            }
         }
     }
     // GEMV_NORMED_EARLY ring rows are asked for before the wait, the others once the norm's
@@ -256,16 +336,41 @@ __device__ __forceinline__ void stream_normed(const bf16* W, MakeSrc make_src, c
 #pragma unroll
     for (int k = 0; k < EARLY; k++) ask(k);
     pdl_wait();
-    stage_rmsnorm<HIDDEN, GEMV_NORMED_WARPS * 32>(xs, make_src(), nw, xn_out, eps, [&] {
+    stage_rmsnorm<HIDDEN, GEMV_NORMED_WARPS * 32, F8>(xs, make_src(), nw, xn_out, eps, [&] {
 #pragma unroll
         for (int k = EARLY; k < STAGES; k++) ask(k);
     });
     __syncthreads();
-    if (REG && first < rows) finish([&](int i) { return w0[i]; }, first);
+    if (REG && first < rows) finish([&](int i) { return w0[i]; }, s0, first);
+    if constexpr (F8) {
+        // The tail's bf16 rows against the f16 staging (times 2^-8): 8 values a chunk, in f32.
+        if (first < tail_rows) {
+            float acc = 0.f;
+#pragma unroll
+            for (int i = 0; i < TAIL_PER_LANE; i++) {
+                const int c = lane + 32 * i;
+                if (c < W_CHUNKS(false, HIDDEN)) {
+                    float wf[8];
+                    unpack8(wt[i], wf);
+                    const uint4 xv = xs[c];
+                    const unsigned xw[4] = {xv.x, xv.y, xv.z, xv.w};
+#pragma unroll
+                    for (int j = 0; j < 4; j++) {
+                        const float2 xf = f16x2_f32(xw[j]);
+                        acc = fmaf(wf[2 * j], xf.x, acc);
+                        acc = fmaf(wf[2 * j + 1], xf.y, acc);
+                    }
+                }
+            }
+            acc = warp_sum(acc) * E4M3_UNIT;
+            if (lane == 0) y[rows + first] = acc;
+        }
+    }
     for (long k = 0, row = first + REG * stride; row < rows; k++, row += stride) {
         cp_async_wait<STAGES - 1>();
         const uint4* src = mine + (k % STAGES) * CHUNKS;
-        finish([&](int i) { return src[lane + 32 * i]; }, row);
+        const float* ss = mine_scale + (k % STAGES) * PER_LANE * 32 + lane;
+        finish([&](int i) { return src[lane + 32 * i]; }, [&](int i) { return F8 ? ss[i * 32] : 1.f; }, row);
         // After the sum, which needed this lane's reads of the stage: only then is it refilled.
         ask(k + STAGES);
     }

@@ -2,15 +2,16 @@
 
 use std::sync::Arc;
 
-use crate::dims::Dims;
+use crate::dims::{Dims, WeightFormat};
 use crate::runtime::driver::{DevicePtr, Function, Gpu, KernelArgs, Module};
 use crate::error::{CudaError, Result};
 use crate::shapes::{self, Shapes};
 use super::Out;
-use crate::runtime::tensor::{DType, View};
+use crate::runtime::tensor::{DType, MatrixView, View};
 
-/// Rows a block of `warps` warps takes at `cols` columns (GEMV_ROWS in gemv.cuh per warp): as
-/// many whole rows per warp as keep each lane's `gemv_loads` loads in flight, at least one.
+/// Rows a block of `warps` warps takes at `cols` columns (W_ROWS in gemv.cuh per warp): as many
+/// whole bf16 rows per warp as keep each lane's `gemv_loads` 16-byte loads in flight, at least
+/// one; an FP8 row of the same width gets the same count (half the loads).
 fn rows_per_block(shapes: &Shapes, warps: usize, cols: usize) -> usize {
     let per_lane = (cols / 8).div_ceil(32);
     warps * (shapes.gemv_loads / per_lane).max(1)
@@ -19,11 +20,15 @@ fn rows_per_block(shapes: &Shapes, warps: usize, cols: usize) -> usize {
 /// Shared memory a block may use on Hopper (227 KB).
 pub(crate) const SHARED_PER_BLOCK: usize = 232_448;
 
-/// The streamed normed product's rings (GEMV_NORMED_STAGES rows of `hidden` bf16 per warp), or
-/// an error naming the shapes when they do not fit a block beside its static x staging and
-/// the norm's scratch.
+/// The streamed normed product's rings (GEMV_NORMED_STAGES rows of `hidden` weights per warp,
+/// and for FP8 each lane's block scales of each row), or an error naming the shapes when they
+/// do not fit a block beside its static x staging and the norm's scratch.
 fn stream_ring_bytes(shapes: &Shapes, dims: &Dims) -> Result<usize> {
-    let ring = shapes.gemv_normed_warps * shapes.gemv_normed_stages * dims.hidden * 2;
+    let row = match dims.weights {
+        WeightFormat::Bf16 => dims.hidden * 2,
+        WeightFormat::Fp8 { .. } => dims.hidden + 4 * 32 * (dims.hidden / 16).div_ceil(32),
+    };
+    let ring = shapes.gemv_normed_warps * shapes.gemv_normed_stages * row;
     let limit = SHARED_PER_BLOCK - dims.hidden * 2 - 128;
     if ring > limit {
         return Err(CudaError::Invalid(format!(
@@ -31,7 +36,7 @@ fn stream_ring_bytes(shapes: &Shapes, dims: &Dims) -> Result<usize> {
              bytes of shared memory; a block has {limit}",
             shapes.gemv_normed_warps,
             shapes.gemv_normed_stages,
-            dims.hidden * 2
+            row
         )));
     }
     Ok(ring)
@@ -90,16 +95,18 @@ impl Gemv {
         })
     }
 
-    /// y = W x, or y += W x with `Out::Add`. W: BF16 [rows, cols] with cols one of the
-    /// compiled widths (hidden, GDN value width, attention width); x: BF16 [cols]; y: F32 [rows].
-    pub fn run(&self, w: &View, x: &View, y: &View, out: Out) -> Result<()> {
-        let (rows, cols) = match w.shape[..] {
-            [r, c] if w.dtype == DType::BF16 => (r, c),
+    /// y = W x, or y += W x with `Out::Add`. W: [rows, cols] in the model's weight format with
+    /// cols one of the compiled widths (GDN value width, attention width); x: BF16 [cols];
+    /// y: F32 [rows].
+    pub fn run(&self, w: &MatrixView, x: &View, y: &View, out: Out) -> Result<()> {
+        let scale = self.expect_format(w)?;
+        let (rows, cols) = match w.w.shape[..] {
+            [r, c] => (r, c),
             _ => {
                 return Err(CudaError::Shape {
-                    tensor: w.to_string(),
-                    expected: "BF16 [rows, cols]".into(),
-                    actual: format!("{:?} {:?}", w.dtype, w.shape),
+                    tensor: w.w.to_string(),
+                    expected: "[rows, cols]".into(),
+                    actual: format!("{:?} {:?}", w.w.dtype, w.w.shape),
                 })
             }
         };
@@ -108,7 +115,7 @@ impl Gemv {
             .iter()
             .find(|e| e.cols == cols)
             .ok_or_else(|| CudaError::Shape {
-                tensor: w.to_string(),
+                tensor: w.w.to_string(),
                 expected: format!(
                     "columns in {:?}",
                     self.by_cols.iter().map(|e| e.cols).collect::<Vec<_>>()
@@ -118,30 +125,47 @@ impl Gemv {
         let x = x.expect(DType::BF16, &[cols])?;
         let y = y.expect(DType::F32, &[rows])?;
         let mut args = KernelArgs::new()
-            .ptr(w.ptr)
+            .ptr(w.w.ptr)
+            .ptr(scale)
             .ptr(x)
             .ptr(y)
             .i32(rows as i32)
             .i32((out == Out::Add) as i32);
+        let per_block = rows_per_block(&self.shapes, entry.warps, cols);
         self.gpu.launch(
             &entry.f,
-            (
-                rows.div_ceil(rows_per_block(&self.shapes, entry.warps, cols)) as u32,
-                1,
-                1,
-            ),
+            (rows.div_ceil(per_block) as u32, 1, 1),
             (entry.warps * 32) as u32,
             0,
             &mut args,
         )
     }
 
+    /// The scales' address of a product's matrix in the model's weight format (0 for bf16), or
+    /// an error naming a matrix of the other format.
+    fn expect_format(&self, w: &MatrixView) -> Result<DevicePtr> {
+        let want = match self.dims.weights {
+            WeightFormat::Bf16 => DType::BF16,
+            WeightFormat::Fp8 { .. } => DType::F8E4M3,
+        };
+        if w.w.dtype != want {
+            return Err(CudaError::Shape {
+                tensor: w.w.to_string(),
+                expected: format!("{want:?} (the model's weight format)"),
+                actual: format!("{:?}", w.w.dtype),
+            });
+        }
+        w.scale_ptr()
+    }
+
     /// y = W bf16(rmsnorm(resid) * (1 + norm_w)): the layer norm fused into the product's
-    /// prologue. W: BF16 [rows, hidden]; resid: F32 [hidden]; norm_w: BF16 [hidden];
-    /// `xn_out` (BF16 [hidden]) receives the normed vector when given.
+    /// prologue. W: [rows, hidden] in the model's weight format, then with FP8 weights `tail`
+    /// (BF16 [tail rows, hidden], into y's last rows: GDN's b | a); resid: F32 [hidden];
+    /// norm_w: BF16 [hidden]; `xn_out` (BF16 [hidden]) receives the normed vector when given.
     pub fn run_normed(
         &self,
-        w: &View,
+        w: &MatrixView,
+        tail: Option<&View>,
         resid: &View,
         norm_w: &View,
         xn_out: Option<&View>,
@@ -151,7 +175,15 @@ impl Gemv {
             Some(v) => v.expect(DType::BF16, &[self.dims.hidden])?,
             None => 0,
         };
-        let (args, _) = self.normed_args(w, resid, norm_w, xn, y)?;
+        let h = self.dims.hidden;
+        let (head, rows) = self.input_product(w, tail)?;
+        let args = head
+            .ptr(resid.expect(DType::F32, &[h])?)
+            .ptr(norm_w.expect(DType::BF16, &[h])?)
+            .ptr(xn)
+            .f32(self.dims.eps)
+            .ptr(y.expect(DType::F32, &[rows])?)
+            .i32(w.w.shape[0] as i32);
         self.launch_streamed(&self.normed, args)
     }
 
@@ -162,7 +194,8 @@ impl Gemv {
     #[allow(clippy::too_many_arguments)]
     pub fn run_embed_normed(
         &self,
-        w: &View,
+        w: &MatrixView,
+        tail: Option<&View>,
         table: &View,
         ids: &View,
         pos: &View,
@@ -171,7 +204,7 @@ impl Gemv {
         y: &View,
     ) -> Result<()> {
         let d = &self.dims;
-        let (w_ptr, rows) = w.expect_rows(DType::BF16, d.hidden)?;
+        let (head, rows) = self.input_product(w, tail)?;
         let table = table.expect(DType::BF16, &[d.vocab, d.hidden])?;
         if ids.dtype != DType::I32 || ids.shape.len() != 1 {
             return Err(CudaError::Shape {
@@ -184,8 +217,7 @@ impl Gemv {
         let resid_out = resid_out.expect(DType::F32, &[d.hidden])?;
         let norm_w = norm_w.expect(DType::BF16, &[d.hidden])?;
         let y = y.expect(DType::F32, &[rows])?;
-        let args = KernelArgs::new()
-            .ptr(w_ptr)
+        let args = head
             .ptr(table)
             .ptr(ids.ptr)
             .ptr(pos)
@@ -194,8 +226,33 @@ impl Gemv {
             .ptr(norm_w)
             .f32(d.eps)
             .ptr(y)
-            .i32(rows as i32);
+            .i32(w.w.shape[0] as i32);
         self.launch_streamed(&self.embed_normed, args)
+    }
+
+    /// A layer-input product's first arguments (W, its scales, the bf16 tail and its rows),
+    /// checked, and the rows of y: W's and the tail's. The tail is an FP8 model's only.
+    fn input_product(&self, w: &MatrixView, tail: Option<&View>) -> Result<(KernelArgs, usize)> {
+        let h = self.dims.hidden;
+        let scale = self.expect_format(w)?;
+        let (w_ptr, rows) = w.w.expect_rows(w.w.dtype, h)?;
+        let (tail_ptr, tail_rows) = match (tail, self.dims.weights) {
+            (None, _) => (0, 0),
+            (Some(t), WeightFormat::Fp8 { .. }) => t.expect_rows(DType::BF16, h)?,
+            (Some(t), WeightFormat::Bf16) => {
+                return Err(CudaError::Shape {
+                    tensor: t.to_string(),
+                    expected: "no bf16 tail (a bf16 model's input products are whole)".into(),
+                    actual: format!("{:?} {:?}", t.dtype, t.shape),
+                })
+            }
+        };
+        let args = KernelArgs::new()
+            .ptr(w_ptr)
+            .ptr(scale)
+            .ptr(tail_ptr)
+            .i32(tail_rows as i32);
+        Ok((args, rows + tail_rows))
     }
 
     /// The logits: W bf16(rmsnorm(resid) * (1 + norm_w)) with the final norm, in short blocks
@@ -226,7 +283,7 @@ impl Gemv {
         )
     }
 
-    /// A normed product's arguments, checked, and its row count: W (BF16 [rows, hidden]), the
+    /// lm_head's arguments, checked, and its row count: W (BF16 [rows, hidden]), the
     /// residual, the norm weight, `extra` (its entry point's fourth pointer: the normed vector's
     /// destination, or the argmax's) and y.
     fn normed_args(

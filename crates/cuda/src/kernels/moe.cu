@@ -9,6 +9,9 @@
 // The shared expert is slot TOP_K. It needs no routing, so each of its products runs one launch
 // early, where its weights stream before the PDL wait: its gate|up in the router's launch, its
 // down in the routed experts' gate|up launch.
+// In a model with FP8 weights (WEIGHT_FP8) the experts' and the shared expert's matrices are e4m3
+// with block scales (gate|up: [experts][2 * MOE_INTER / W_BLOCK_ROWS][..], gate's then up's;
+// down: [experts][HIDDEN / W_BLOCK_ROWS][..]); the router stays bf16.
 // Expert ids and weights stay on the GPU: the route kernel writes them, the expert kernels read
 // them (from L2, __ldcg: under programmatic dependent launch they are not read-only for the
 // reader's lifetime, as the read-only path assumes), and the host never sees them.
@@ -99,32 +102,35 @@ __device__ __forceinline__ void route_warp(const float* logits, int* __restrict_
 #define ROUTER_BLOCKS ((NUM_EXPERTS + 1 + ROUTER_WARPS - 1) / ROUTER_WARPS)
 
 // h[slot][r] = silu(gate[r] . x) * (up[r] . x) for a warp's intermediate row r of one expert,
-// with the expert's gate|up [2 * MOE_INTER][HIDDEN] at `base`; xs is x staged in shared memory.
-// The weights are loaded by expert_rows_load, so a caller can issue them early.
-#define EXPERT_PER_LANE ((HIDDEN / 8 + 31) / 32)
+// with the expert's gate|up [2 * MOE_INTER][HIDDEN] at `base` (and its scales at `scale`); xs is
+// x staged in shared memory (f16 with FP8 weights). The weights are loaded by
+// expert_rows_load, so a caller can issue them early.
+#define EXPERT_PER_LANE W_PER_LANE(WEIGHT_FP8, HIDDEN)
+#define EXPERT_ROW_BYTES (WEIGHT_FP8 ? HIDDEN : 2 * HIDDEN)
+// Floats of one expert's gate|up and down scales.
+#define GATE_UP_SCALES (2 * MOE_INTER / W_BLOCK_ROWS * ((HIDDEN + W_BLOCK_COLS - 1) / W_BLOCK_COLS))
+#define DOWN_SCALES (HIDDEN / W_BLOCK_ROWS * ((MOE_INTER + W_BLOCK_COLS - 1) / W_BLOCK_COLS))
 struct ExpertRows {
     uint4 g[EXPERT_PER_LANE], u[EXPERT_PER_LANE];
+    RowScales<WEIGHT_FP8, HIDDEN> sg, su;
 };
-__device__ __forceinline__ void expert_rows_load(ExpertRows& w, const bf16* base, int r) {
+__device__ __forceinline__ void expert_rows_load(ExpertRows& w, const void* base, const float* scale, int r) {
     const int lane = threadIdx.x & 31;
-    const uint4* g = reinterpret_cast<const uint4*>(base + (long)r * HIDDEN);
-    const uint4* u = reinterpret_cast<const uint4*>(base + (long)(MOE_INTER + r) * HIDDEN);
+    const char* b = static_cast<const char*>(base);
+    const uint4* g = reinterpret_cast<const uint4*>(b + (long)r * EXPERT_ROW_BYTES);
+    const uint4* u = reinterpret_cast<const uint4*>(b + (long)(MOE_INTER + r) * EXPERT_ROW_BYTES);
 #pragma unroll
     for (int i = 0; i < EXPERT_PER_LANE; i++) {
         const int c = lane + 32 * i;
-        if (c < HIDDEN / 8) { w.g[i] = ld_stream<L2_GATE_UP>(g + c); w.u[i] = ld_stream<L2_GATE_UP>(u + c); }
+        if (c < W_CHUNKS(WEIGHT_FP8, HIDDEN)) { w.g[i] = ld_stream<L2_GATE_UP>(g + c); w.u[i] = ld_stream<L2_GATE_UP>(u + c); }
     }
+    w.sg.load(scale, r);
+    w.su.load(scale, MOE_INTER + r);
 }
 __device__ __forceinline__ void expert_rows_finish(const ExpertRows& w, const uint4* xs, float* __restrict__ h_row) {
     const int lane = threadIdx.x & 31;
-    float ga = 0.f, ua = 0.f;
-#pragma unroll
-    for (int i = 0; i < EXPERT_PER_LANE; i++) {
-        const int c = lane + 32 * i;
-        if (c < HIDDEN / 8) { ga += dot8(w.g[i], xs[c]); ua += dot8(w.u[i], xs[c]); }
-    }
-    ga = warp_sum(ga);
-    ua = warp_sum(ua);
+    const float ga = row_dot<WEIGHT_FP8, HIDDEN>([&](int i) { return w.g[i]; }, w.sg, xs);
+    const float ua = row_dot<WEIGHT_FP8, HIDDEN>([&](int i) { return w.u[i]; }, w.su, xs);
     if (lane == 0) *h_row = silu(ga) * ua;
 }
 
@@ -136,15 +142,16 @@ __device__ __forceinline__ void expert_rows_finish(const ExpertRows& w, const ui
 extern "C" __global__ void __launch_bounds__(ROUTER_WARPS * 32)
 moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf16* __restrict__ norm_w,
            bf16* __restrict__ xn_out, float eps, float* logits, unsigned* done, int* __restrict__ ids,
-           float* __restrict__ weights, const bf16* __restrict__ shared_gate_up, float* __restrict__ h,
-           const bf16* __restrict__ ahead, int ahead_rows) {
+           float* __restrict__ weights, const void* __restrict__ shared_gate_up,
+           const float* __restrict__ shared_gate_up_scale, float* __restrict__ h, const void* __restrict__ ahead,
+           int ahead_rows) {
     if (blockIdx.x >= ROUTER_BLOCKS) {
         __shared__ uint4 xs[HIDDEN / 8];
         pdl_launch_next();
         const int r = (blockIdx.x - ROUTER_BLOCKS) * ROUTER_WARPS + (threadIdx.x >> 5);
         const bool valid = r < MOE_INTER;
         ExpertRows w;
-        expert_rows_load(w, shared_gate_up, valid ? r : 0);
+        expert_rows_load(w, shared_gate_up, shared_gate_up_scale, valid ? r : 0);
         NormWeights<HIDDEN, ROUTER_WARPS * 32> nw;
         nw.load(norm_w);
         pdl_wait();
@@ -161,17 +168,18 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
             const int groups = (ahead_rows + GEMV_NORMED_WARPS - 1) / GEMV_NORMED_WARPS;
             for (int g = threadIdx.x * blocks + b; g < groups; g += blockDim.x * blocks) {
                 const int row0 = g * GEMV_NORMED_WARPS, n = min(L2_AHEAD_ROWS, ahead_rows - row0);
-                l2_ahead(ahead + (long)row0 * HIDDEN, (unsigned)n * HIDDEN * 2);
+                l2_ahead(static_cast<const char*>(ahead) + (long)row0 * EXPERT_ROW_BYTES, (unsigned)n * EXPERT_ROW_BYTES);
             }
         }
-        stage_rmsnorm(xs, ResidRow{resid}, nw, nullptr, eps, [] {});
+        stage_rmsnorm<HIDDEN, ROUTER_WARPS * 32, WEIGHT_FP8>(xs, ResidRow{resid}, nw, nullptr, eps, [] {});
         __syncthreads();
         if (valid) expert_rows_finish(w, xs, h + TOP_K * MOE_INTER + r);
         return;
     }
     // One row per warp: the router's 257 rows are 1 MB, so its time is latency, and more blocks
     // spread the loads over more SMs.
-    gemv_rows<HIDDEN, true, ROUTER_WARPS, 1>(W, nullptr, resid, norm_w, xn_out, eps, logits, NUM_EXPERTS + 1, 0, nullptr);
+    gemv_rows<HIDDEN, true, ROUTER_WARPS, false, 1>(W, nullptr, nullptr, resid, norm_w, xn_out, eps, logits,
+                                                    NUM_EXPERTS + 1, 0, nullptr);
     // The barrier orders the block's logits before thread 0's count, whose release (at GPU
     // scope, cumulative over what the barrier ordered) publishes them and whose acquire, in the
     // last block, makes every block's visible: one atomic instead of a fence on either side.
@@ -193,30 +201,61 @@ moe_router(const bf16* __restrict__ W, const float* __restrict__ resid, const bf
 
 // A warp's DOWN_PER_LANE 16-byte chunks of one down row (MOE_INTER columns) dotted with h_s, in
 // the order moe_down has always summed them: the shared expert's rows below give the same bits.
-#define DOWN_PER_LANE ((MOE_INTER / 8 + 31) / 32)
-__device__ __forceinline__ float down_row_dot(const uint4 (&w)[DOWN_PER_LANE], const float* __restrict__ h_s) {
+// With FP8 weights h_s is first staged per lane as f16 (DownInput: once per warp, for all its
+// rows), and each chunk's sum scaled by its block's scale.
+#define DOWN_PER_LANE W_PER_LANE(WEIGHT_FP8, MOE_INTER)
+#define DOWN_ROW_BYTES (WEIGHT_FP8 ? MOE_INTER : 2 * MOE_INTER)
+struct DownInput {
+    const float* h_s;
+    uint4 hx[WEIGHT_FP8 ? 2 * DOWN_PER_LANE : 1];
+    __device__ __forceinline__ explicit DownInput(const float* h) : h_s(h) {
+        if constexpr (WEIGHT_FP8) {
+            const int lane = threadIdx.x & 31;
+#pragma unroll
+            for (int i = 0; i < DOWN_PER_LANE; i++) {
+                const int c = lane + 32 * i;
+                if (c < W_CHUNKS(true, MOE_INTER)) {
+                    const float4* hr = reinterpret_cast<const float4*>(h + c * 16);
+#pragma unroll
+                    for (int half = 0; half < 2; half++) {
+                        const float4 a = __ldcg(hr + 2 * half), b = __ldcg(hr + 2 * half + 1);
+                        hx[2 * i + half] = make_uint4(f16_input(a.x, a.y), f16_input(a.z, a.w),
+                                                      f16_input(b.x, b.y), f16_input(b.z, b.w));
+                    }
+                }
+            }
+        }
+    }
+};
+__device__ __forceinline__ float down_row_dot(const uint4 (&w)[DOWN_PER_LANE], const RowScales<WEIGHT_FP8, MOE_INTER>& sc,
+                                              const DownInput& in) {
     const int lane = threadIdx.x & 31;
     float acc = 0.f;
 #pragma unroll
     for (int i = 0; i < DOWN_PER_LANE; i++) {
         const int c = lane + 32 * i;
-        if (c < MOE_INTER / 8) {
+        if constexpr (WEIGHT_FP8) {
+            if (c < W_CHUNKS(true, MOE_INTER)) acc += sc(i) * dot16_e4m3(w[i], in.hx[2 * i], in.hx[2 * i + 1]);
+        } else if (c < MOE_INTER / 8) {
             float wf[8];
             unpack8(w[i], wf);
-            const float4* hr = reinterpret_cast<const float4*>(h_s + c * 8);
+            const float4* hr = reinterpret_cast<const float4*>(in.h_s + c * 8);
             const float4 a = hr[0], b = hr[1];
             acc += wf[0] * a.x + wf[1] * a.y + wf[2] * a.z + wf[3] * a.w + wf[4] * b.x + wf[5] * b.y + wf[6] * b.z + wf[7] * b.w;
         }
     }
-    return acc;
+    return WEIGHT_FP8 ? acc * E4M3_UNIT : acc;
 }
-__device__ __forceinline__ void down_row_load(uint4 (&w)[DOWN_PER_LANE], const bf16* row) {
+__device__ __forceinline__ void down_row_load(uint4 (&w)[DOWN_PER_LANE], RowScales<WEIGHT_FP8, MOE_INTER>& sc,
+                                              const void* matrix, const float* scale, long row) {
     const int lane = threadIdx.x & 31;
+    const uint4* r = reinterpret_cast<const uint4*>(static_cast<const char*>(matrix) + row * DOWN_ROW_BYTES);
 #pragma unroll
     for (int i = 0; i < DOWN_PER_LANE; i++) {
         const int c = lane + 32 * i;
-        if (c < MOE_INTER / 8) w[i] = ld_stream<L2_DOWN>(reinterpret_cast<const uint4*>(row) + c);
+        if (c < W_CHUNKS(WEIGHT_FP8, MOE_INTER)) w[i] = ld_stream<L2_DOWN>(r + c);
     }
+    sc.load(scale, row);
 }
 
 // The shared expert's down rows per warp of the gate|up launch's column x = TOP_K.
@@ -231,23 +270,26 @@ __device__ __forceinline__ void down_row_load(uint4 (&w)[DOWN_PER_LANE], const b
 // asked for before the wait: they need neither the route nor h), which moe_down adds as the
 // last slot. gate_up: [NUM_EXPERTS][2*MOE_INTER][HIDDEN] (rows 0..I gate, I..2I up).
 extern "C" __global__ void __launch_bounds__(MOE_WARPS * 32)
-moe_gate_up(const bf16* __restrict__ gate_up, const bf16* __restrict__ shared_down, const bf16* __restrict__ x,
-            const int* __restrict__ ids, const float* __restrict__ weights, float* __restrict__ h,
-            float* __restrict__ shared_out) {
+moe_gate_up(const void* __restrict__ gate_up, const float* __restrict__ gate_up_scale,
+            const void* __restrict__ shared_down, const float* __restrict__ shared_down_scale,
+            const bf16* __restrict__ x, const int* __restrict__ ids, const float* __restrict__ weights,
+            float* __restrict__ h, float* __restrict__ shared_out) {
     __shared__ uint4 xs[HIDDEN / 8];
     pdl_launch_next();
     const int warp = threadIdx.x >> 5;
     if (blockIdx.x == TOP_K) {
         const int row0 = (blockIdx.y * MOE_WARPS + warp) * SHARED_DOWN_ROWS;
         uint4 w[SHARED_DOWN_ROWS][DOWN_PER_LANE];
+        RowScales<WEIGHT_FP8, MOE_INTER> sc[SHARED_DOWN_ROWS];
 #pragma unroll
         for (int j = 0; j < SHARED_DOWN_ROWS; j++)
-            down_row_load(w[j], shared_down + (long)(row0 + j < HIDDEN ? row0 + j : 0) * MOE_INTER);
+            down_row_load(w[j], sc[j], shared_down, shared_down_scale, row0 + j < HIDDEN ? row0 + j : 0);
         pdl_wait();
         const float wt = __ldcg(weights + TOP_K);
+        const DownInput in(h + TOP_K * MOE_INTER);
 #pragma unroll
         for (int j = 0; j < SHARED_DOWN_ROWS; j++) {
-            const float total = warp_sum(wt * down_row_dot(w[j], h + TOP_K * MOE_INTER));
+            const float total = warp_sum(wt * down_row_dot(w[j], sc[j], in));
             if (row0 + j < HIDDEN && (threadIdx.x & 31) == 0) shared_out[row0 + j] = total;
         }
         return;
@@ -258,8 +300,11 @@ moe_gate_up(const bf16* __restrict__ gate_up, const bf16* __restrict__ shared_do
     const bool valid = r < MOE_INTER;
     // Weights first (they need only the expert id), then x, so the loads overlap the staging.
     ExpertRows w;
-    expert_rows_load(w, gate_up + (long)__ldcg(ids + slot) * 2 * MOE_INTER * HIDDEN, valid ? r : 0);
-    for (int c = threadIdx.x; c < HIDDEN / 8; c += blockDim.x) xs[c] = reinterpret_cast<const uint4*>(x)[c];
+    const long id = __ldcg(ids + slot);
+    expert_rows_load(w, static_cast<const char*>(gate_up) + id * 2 * MOE_INTER * EXPERT_ROW_BYTES,
+                     gate_up_scale + id * GATE_UP_SCALES, valid ? r : 0);
+    for (int c = threadIdx.x; c < HIDDEN / 8; c += blockDim.x)
+        xs[c] = stage_chunk<WEIGHT_FP8>(reinterpret_cast<const uint4*>(x)[c]);
     __syncthreads();
     if (valid) expert_rows_finish(w, xs, h + slot * MOE_INTER + r);
 }
@@ -275,20 +320,23 @@ moe_gate_up(const bf16* __restrict__ gate_up, const bf16* __restrict__ shared_do
 // Lanes read h straight from L2 (warps of a block share it through L1).
 #define DOWN_BLOCK_ROWS (DOWN_ROWS * DOWN_WARP_ROWS)
 extern "C" __global__ void __launch_bounds__(TOP_K * DOWN_ROWS * 32)
-moe_down(const bf16* __restrict__ down, const float* __restrict__ h, const int* __restrict__ ids,
-         const float* __restrict__ weights, const float* __restrict__ shared_out, float* __restrict__ x) {
+moe_down(const void* __restrict__ down, const float* __restrict__ down_scale, const float* __restrict__ h,
+         const int* __restrict__ ids, const float* __restrict__ weights, const float* __restrict__ shared_out,
+         float* __restrict__ x) {
     __shared__ float partial[DOWN_BLOCK_ROWS][TOP_K];
     pdl_launch_next();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int s = warp % TOP_K, local0 = (warp / TOP_K) * DOWN_WARP_ROWS;
     const int block_row0 = blockIdx.x * DOWN_BLOCK_ROWS;
     uint4 w[DOWN_WARP_ROWS][DOWN_PER_LANE];
+    RowScales<WEIGHT_FP8, MOE_INTER> sc[DOWN_WARP_ROWS];
     auto load_rows = [&](int expert_id) {
-        const bf16* expert = down + (long)expert_id * HIDDEN * MOE_INTER;
+        const char* expert = static_cast<const char*>(down) + (long)expert_id * HIDDEN * DOWN_ROW_BYTES;
+        const float* scale = down_scale + (long)expert_id * DOWN_SCALES;
 #pragma unroll
         for (int j = 0; j < DOWN_WARP_ROWS; j++) {
             const int row = block_row0 + local0 + j;
-            down_row_load(w[j], expert + (long)(row < HIDDEN ? row : 0) * MOE_INTER);
+            down_row_load(w[j], sc[j], expert, scale, row < HIDDEN ? row : 0);
         }
     };
     // The rows are asked for before the wait, for the expert the route names then: a guess.
@@ -310,9 +358,10 @@ moe_down(const bf16* __restrict__ down, const float* __restrict__ h, const int* 
     const bool adds = threadIdx.x < DOWN_BLOCK_ROWS && add_row < HIDDEN;
     const float x_old = adds ? __ldcg(x + add_row) : 0.f, shared = adds ? __ldcg(shared_out + add_row) : 0.f;
     const float wt = __ldcg(weights + s);
+    const DownInput in(h + s * MOE_INTER);
 #pragma unroll
     for (int j = 0; j < DOWN_WARP_ROWS; j++) {
-        const float total = warp_sum(wt * down_row_dot(w[j], h + s * MOE_INTER));
+        const float total = warp_sum(wt * down_row_dot(w[j], sc[j], in));
         if (lane == 0) partial[local0 + j][s] = total;
     }
     __syncthreads();

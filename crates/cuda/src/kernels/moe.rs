@@ -4,13 +4,14 @@
 
 use std::sync::Arc;
 
-use crate::dims::Dims;
+use crate::dims::{Dims, WeightFormat};
 use crate::runtime::driver::{Function, Gpu, KernelArgs, Module};
 use crate::error::{CudaError, Result};
 use crate::kernels::gemm::{self, ExpertTiles, Gemm};
 use crate::kernels::Out;
 use crate::shapes::{self, Shapes};
-use crate::runtime::tensor::{DType, Tensor, View};
+use crate::runtime::tensor::{DType, MatrixView, Tensor, View};
+use crate::runtime::driver::DevicePtr;
 
 pub struct Moe {
     gpu: Arc<Gpu>,
@@ -36,12 +37,12 @@ pub struct MoeArgs<'a> {
     /// U64 [1] used as a u32 block counter; must be zero before the first use (the router's
     /// last block resets it).
     pub done: &'a View<'a>,
-    /// BF16 [experts, 2 * inter, hidden] and [experts, hidden, inter].
-    pub gate_up: &'a View<'a>,
-    pub down: &'a View<'a>,
-    /// BF16 [2 * inter, hidden] and [hidden, inter].
-    pub shared_gate_up: &'a View<'a>,
-    pub shared_down: &'a View<'a>,
+    /// [experts, 2 * inter, hidden] and [experts, hidden, inter], in the model's weight format.
+    pub gate_up: &'a MatrixView<'a>,
+    pub down: &'a MatrixView<'a>,
+    /// [2 * inter, hidden] and [hidden, inter], in the model's weight format.
+    pub shared_gate_up: &'a MatrixView<'a>,
+    pub shared_down: &'a MatrixView<'a>,
     /// BF16 [hidden]: receives the post-attention norm output, which the experts read.
     pub x: &'a View<'a>,
     /// I32 [top_k], F32 [top_k + 1], F32 [top_k + 1, inter]: scratch.
@@ -52,9 +53,9 @@ pub struct MoeArgs<'a> {
     pub shared_out: &'a View<'a>,
     /// F32 [hidden]: the residual stream: normed for the input, and the experts' output is added to it.
     pub residual: &'a View<'a>,
-    /// BF16 [rows, hidden]: the next layer's input product, whose first rows the router asks
-    /// into L2 (shapes.rs: l2_ahead_rows); the decode step's last layer names the next step's
-    /// first. None: nothing asked.
+    /// [rows, hidden] in the model's weight format: the next layer's input product, whose
+    /// first rows the router asks into L2 (shapes.rs: l2_ahead_rows); the decode step's last
+    /// layer names the next step's first. None: nothing asked.
     pub ahead: Option<&'a View<'a>>,
 }
 
@@ -90,10 +91,10 @@ impl Moe {
         let norm = a.norm.expect(DType::BF16, &[hid])?;
         let logits = a.logits.expect(DType::F32, &[e + 1])?;
         let done = a.done.expect(DType::U64, &[1])?;
-        let gate_up = a.gate_up.expect(DType::BF16, &[e, 2 * i, hid])?;
-        let down = a.down.expect(DType::BF16, &[e, hid, i])?;
-        let shared_gate_up = a.shared_gate_up.expect(DType::BF16, &[2 * i, hid])?;
-        let shared_down = a.shared_down.expect(DType::BF16, &[hid, i])?;
+        let gate_up = self.matrix(a.gate_up, &[e, 2 * i, hid])?;
+        let down = self.matrix(a.down, &[e, hid, i])?;
+        let shared_gate_up = self.matrix(a.shared_gate_up, &[2 * i, hid])?;
+        let shared_down = self.matrix(a.shared_down, &[hid, i])?;
         let x = a.x.expect(DType::BF16, &[hid])?;
         let ids = a.ids.expect(DType::I32, &[k])?;
         let weights = a.weights.expect(DType::F32, &[k + 1])?;
@@ -102,7 +103,7 @@ impl Moe {
         let residual = a.residual.expect(DType::F32, &[hid])?;
         let (ahead, ahead_rows) = match a.ahead {
             None => (0, 0),
-            Some(v) => v.expect_rows(DType::BF16, hid)?,
+            Some(v) => v.expect_rows(self.weight_dtype(), hid)?,
         };
         let mut args = KernelArgs::new()
             .ptr(router)
@@ -114,7 +115,8 @@ impl Moe {
             .ptr(done)
             .ptr(ids)
             .ptr(weights)
-            .ptr(shared_gate_up)
+            .ptr(shared_gate_up.0)
+            .ptr(shared_gate_up.1)
             .ptr(h)
             .ptr(ahead)
             .i32(ahead_rows as i32);
@@ -132,8 +134,10 @@ impl Moe {
             &mut args,
         )?;
         let mut args = KernelArgs::new()
-            .ptr(gate_up)
-            .ptr(shared_down)
+            .ptr(gate_up.0)
+            .ptr(gate_up.1)
+            .ptr(shared_down.0)
+            .ptr(shared_down.1)
             .ptr(x)
             .ptr(ids)
             .ptr(weights)
@@ -148,7 +152,8 @@ impl Moe {
             &mut args,
         )?;
         let mut args = KernelArgs::new()
-            .ptr(down)
+            .ptr(down.0)
+            .ptr(down.1)
             .ptr(h)
             .ptr(ids)
             .ptr(weights)
@@ -165,6 +170,20 @@ impl Moe {
             0,
             &mut args,
         )
+    }
+
+    /// The dtype of the products' matrices in this model.
+    fn weight_dtype(&self) -> DType {
+        match self.dims.weights {
+            WeightFormat::Bf16 => DType::BF16,
+            WeightFormat::Fp8 { .. } => DType::F8E4M3,
+        }
+    }
+
+    /// A decode matrix's address and its scales' (0 for bf16), checked against `shape` and the
+    /// model's weight format.
+    fn matrix(&self, m: &MatrixView, shape: &[usize]) -> Result<(DevicePtr, DevicePtr)> {
+        Ok((m.w.expect(self.weight_dtype(), shape)?, m.scale_ptr()?))
     }
 
     /// Routing of each row of `logits` (F32 [tokens, experts + 1]: router, shared expert gate)

@@ -10,6 +10,8 @@ use crate::error::{CudaError, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DType {
     BF16,
+    /// FP8 e4m3 weights (with their block scales beside them: `Matrix`).
+    F8E4M3,
     F32,
     I32,
     U64,
@@ -18,6 +20,7 @@ pub enum DType {
 impl DType {
     pub fn size(self) -> usize {
         match self {
+            DType::F8E4M3 => 1,
             DType::BF16 => 2,
             DType::F32 | DType::I32 => 4,
             DType::U64 => 8,
@@ -189,6 +192,49 @@ impl<'a> View<'a> {
             });
         }
         Ok(self.ptr)
+    }
+}
+
+/// A weight matrix of the products: bf16, or e4m3 with its f32 block scales
+/// ([.., ceil(rows / block rows), ceil(cols / block cols)], dims.rs: WeightFormat).
+pub struct Matrix {
+    pub w: Tensor,
+    pub scale: Option<Tensor>,
+}
+
+impl Matrix {
+    pub fn view(&self) -> MatrixView<'_> {
+        MatrixView {
+            w: self.w.view(),
+            scale: self.scale.as_ref().map(|s| s.view()),
+        }
+    }
+}
+
+/// A matrix as a launcher takes it.
+#[derive(Clone)]
+pub struct MatrixView<'a> {
+    pub w: View<'a>,
+    pub scale: Option<View<'a>>,
+}
+
+impl MatrixView<'_> {
+    /// The scales' address for a kernel: 0 for a bf16 matrix, which has none. A matrix whose
+    /// dtype and scales disagree is refused by name.
+    pub fn scale_ptr(&self) -> Result<DevicePtr> {
+        match (&self.scale, self.w.dtype) {
+            (None, DType::BF16) => Ok(0),
+            (Some(s), DType::F8E4M3) if s.dtype == DType::F32 => Ok(s.ptr),
+            _ => Err(CudaError::Shape {
+                tensor: self.w.to_string(),
+                expected: "BF16 without scales, or F8E4M3 with F32 block scales".into(),
+                actual: format!(
+                    "{:?} with scales {:?}",
+                    self.w.dtype,
+                    self.scale.as_ref().map(|s| s.dtype)
+                ),
+            }),
+        }
     }
 }
 

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use lily_cuda::dims::Dims;
 use lily_cuda::runtime::driver::Gpu;
 use lily_cuda::runtime::nvrtc::Nvrtc;
-use lily_cuda::runtime::tensor::{DType, Tensor};
+use lily_cuda::runtime::tensor::{DType, Matrix, Tensor};
+use lily_cuda::WeightFormat;
 use lily_cuda::weights::f32_to_bf16;
 use lily_cuda::CudaError;
 use lily_model::weights::{ExpertWeights, MoeWeights};
@@ -25,6 +26,16 @@ pub fn fixture() -> std::path::PathBuf {
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| {
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../cpu/tests/fixtures/linear3_full1")
+        })
+}
+
+/// The same checkpoint in the official FP8 layout, as `lily quantize --fp8` writes it (lily-cpu's
+/// fixture `linear3_full1_fp8`): LILY_TINY_FP8_FIXTURE where staged, else the repository's.
+pub fn fp8_fixture() -> std::path::PathBuf {
+    std::env::var_os("LILY_TINY_FP8_FIXTURE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../cpu/tests/fixtures/linear3_full1_fp8")
         })
 }
 
@@ -130,6 +141,7 @@ pub fn upload(gpu: &Arc<Gpu>, name: &str, dtype: DType, shape: &[usize], data: &
             .iter()
             .flat_map(|x| (*x as u64).to_le_bytes())
             .collect(),
+        DType::F8E4M3 => data.iter().map(|x| lily_model::tensor::f32_to_e4m3(*x)).collect(),
     };
     gpu.upload(t.ptr(), &bytes).unwrap();
     t
@@ -167,6 +179,7 @@ pub fn download(gpu: &Arc<Gpu>, t: &Tensor) -> Vec<f32> {
             .chunks_exact(8)
             .map(|b| u64::from_le_bytes(b.try_into().unwrap()) as f32)
             .collect(),
+        DType::F8E4M3 => bytes.iter().map(|b| lily_model::tensor::e4m3_to_f32(*b)).collect(),
     }
 }
 
@@ -222,17 +235,77 @@ pub fn host_bf16(name: &str, shape: Vec<usize>, values: &[f32]) -> HostTensor {
     HostTensor::from_bf16_bits(name, shape, &bits)
 }
 
+/// A product's matrix [.., rows, cols] of `values` in `format`, as the CPU reference reads it and
+/// as the GPU holds it: bf16 (the values rounded), or e4m3 with one f32 scale per block of each
+/// matrix (its largest magnitude / 448, as a quantiser makes them), which the reference
+/// dequantises.
+pub fn product_matrix(
+    gpu: &Arc<Gpu>,
+    name: &str,
+    format: WeightFormat,
+    shape: &[usize],
+    values: &[f32],
+) -> (HostTensor, Matrix) {
+    let WeightFormat::Fp8 {
+        block_rows: br,
+        block_cols: bc,
+    } = format
+    else {
+        return (
+            host_bf16(name, shape.to_vec(), values),
+            Matrix {
+                w: upload(gpu, name, DType::BF16, shape, values),
+                scale: None,
+            },
+        );
+    };
+    let n = shape.len();
+    let (rows, cols) = (shape[n - 2], shape[n - 1]);
+    let (srows, scols) = (rows.div_ceil(br), cols.div_ceil(bc));
+    let mut scale_shape = shape.to_vec();
+    scale_shape[n - 2] = srows;
+    scale_shape[n - 1] = scols;
+    let mut bits = vec![0u8; values.len()];
+    let mut scales = vec![0f32; scale_shape.iter().product()];
+    for m in 0..values.len() / (rows * cols) {
+        let at = |r: usize, c: usize| m * rows * cols + r * cols + c;
+        for (sr, sc) in (0..srows).flat_map(|a| (0..scols).map(move |b| (a, b))) {
+            let block = || (sr * br..((sr + 1) * br).min(rows)).flat_map(move |r| (sc * bc..((sc + 1) * bc).min(cols)).map(move |c| (r, c)));
+            let amax = block().fold(0f32, |a, (r, c)| a.max(values[at(r, c)].abs()));
+            let s = if amax > 0.0 { amax / lily_model::tensor::E4M3_MAX } else { 1.0 };
+            scales[(m * srows + sr) * scols + sc] = s;
+            for (r, c) in block() {
+                bits[at(r, c)] = lily_model::tensor::f32_to_e4m3(values[at(r, c)] / s);
+            }
+        }
+    }
+    let host = HostTensor::from_e4m3_bits(
+        name,
+        shape.to_vec(),
+        &bits,
+        lily_model::tensor::BlockScale {
+            scale_inv: HostTensor::from_f32(&format!("{name} scales"), scale_shape.clone(), &scales),
+            block: [br, bc],
+        },
+    );
+    let w = Tensor::new(gpu, name, DType::F8E4M3, shape).unwrap();
+    gpu.upload(w.ptr(), &bits).unwrap();
+    let scale = upload(gpu, &format!("{name} scales"), DType::F32, &scale_shape, &scales);
+    (host, Matrix { w, scale: Some(scale) })
+}
+
 /// One layer's MoE with seeded random bf16 weights, as the CPU reference sees it and as the GPU
 /// holds it (router | shared_expert_gate concatenated, experts stacked).
 pub struct RandomMoe {
     pub host: MoeWeights,
     pub router: Tensor,
-    pub gate_up: Tensor,
-    pub down: Tensor,
-    pub shared_gate_up: Tensor,
-    pub shared_down: Tensor,
+    pub gate_up: Matrix,
+    pub down: Matrix,
+    pub shared_gate_up: Matrix,
+    pub shared_down: Matrix,
 }
 
+/// Its experts' and shared expert's matrices in `d.weights`' format (the router stays bf16).
 pub fn random_moe(gpu: &Arc<Gpu>, rng: &mut Rng, d: &Dims) -> RandomMoe {
     let (e, hid, i) = (d.experts, d.hidden, d.moe_inter);
     let s = 1.0 / (hid as f32).sqrt();
@@ -241,38 +314,30 @@ pub fn random_moe(gpu: &Arc<Gpu>, rng: &mut Rng, d: &Dims) -> RandomMoe {
     let down = rng.vec_bf16(e * hid * i, 1.0 / (i as f32).sqrt());
     let shared_gate_up = rng.vec_bf16(2 * i * hid, s);
     let shared_down = rng.vec_bf16(hid * i, 1.0 / (i as f32).sqrt());
-    let expert = |gu: &[f32], dn: &[f32], name: &str| ExpertWeights {
-        gate_proj: host_bf16(&format!("{name} gate"), vec![i, hid], &gu[..i * hid]),
-        up_proj: host_bf16(&format!("{name} up"), vec![i, hid], &gu[i * hid..]),
-        down_proj: host_bf16(&format!("{name} down"), vec![hid, i], dn),
+    let f = d.weights;
+    let (gate_up_h, gate_up) = product_matrix(gpu, "gate_up", f, &[e, 2 * i, hid], &gate_up);
+    let (down_h, down) = product_matrix(gpu, "down", f, &[e, hid, i], &down);
+    let (shared_gate_up_h, shared_gate_up) =
+        product_matrix(gpu, "shared_gate_up", f, &[2 * i, hid], &shared_gate_up);
+    let (shared_down_h, shared_down) = product_matrix(gpu, "shared_down", f, &[hid, i], &shared_down);
+    let expert = |gu: &HostTensor, dn: HostTensor| ExpertWeights {
+        gate_proj: gu.slice_rows(0..i),
+        up_proj: gu.slice_rows(i..2 * i),
+        down_proj: dn,
     };
     let host = MoeWeights {
         router: host_bf16("router", vec![e, hid], &router[..e * hid]),
-        experts: (0..e)
-            .map(|j| {
-                expert(
-                    &gate_up[j * 2 * i * hid..(j + 1) * 2 * i * hid],
-                    &down[j * hid * i..(j + 1) * hid * i],
-                    "expert",
-                )
-            })
-            .collect(),
-        shared_expert: expert(&shared_gate_up, &shared_down, "shared"),
+        experts: (0..e).map(|j| expert(&gate_up_h.index(j), down_h.index(j))).collect(),
+        shared_expert: expert(&shared_gate_up_h, shared_down_h),
         shared_expert_gate: host_bf16("shared gate", vec![1, hid], &router[e * hid..]),
     };
     RandomMoe {
         host,
         router: upload(gpu, "router", DType::BF16, &[e + 1, hid], &router),
-        gate_up: upload(gpu, "gate_up", DType::BF16, &[e, 2 * i, hid], &gate_up),
-        down: upload(gpu, "down", DType::BF16, &[e, hid, i], &down),
-        shared_gate_up: upload(
-            gpu,
-            "shared_gate_up",
-            DType::BF16,
-            &[2 * i, hid],
-            &shared_gate_up,
-        ),
-        shared_down: upload(gpu, "shared_down", DType::BF16, &[hid, i], &shared_down),
+        gate_up,
+        down,
+        shared_gate_up,
+        shared_down,
     }
 }
 
