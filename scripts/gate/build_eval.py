@@ -1,5 +1,5 @@
-"""Turns the hand-written sets of crates/gate/data (handwritten.txt, blind.txt .. blind7.txt, first_person.txt,
-dev_identifiers.txt, dev_multilingual.txt)
+"""Turns the hand-written sets of crates/gate/data (handwritten.txt, blind.txt .. blind8.txt, blind8_adv.txt,
+first_person.txt, dev_identifiers.txt, dev_multilingual.txt)
 (inline [text]{category} markup) into crates/gate/data/eval_<name>.jsonl with byte offsets.
 
     python scripts/gate/build_eval.py             # the sets above
@@ -63,7 +63,7 @@ SETS = [
     ("handwritten", "hw"), ("blind", "blind"), ("blind2", "blind2"), ("first_person", "fp"),
     ("blind3", "blind3"), ("blind4", "blind4"), ("blind5", "blind5"), ("blind6", "blind6"),
     ("dev_identifiers", "devid"), ("dev_multilingual", "devml"), ("dev_names", "dev_names"),
-    ("blind7", "blind7"),
+    ("blind7", "blind7"), ("blind8", "blind8"), ("blind8_adv", "blind8_adv"),
 ]
 
 
