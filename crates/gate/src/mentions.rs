@@ -25,7 +25,7 @@ use std::collections::{HashMap, HashSet};
 use crate::cues::is_name_word;
 use crate::learned::{is_common_word_name, is_given_name, is_surname, is_title, tokenize, Token};
 use crate::names_scripts::{
-    before_apostrophe, cjk_surname_len, is_arabic_mark, is_devanagari, is_han, is_hangul, is_kana,
+    after_unmarked, before_apostrophe, cjk_surname_len, is_arabic_mark, AR_PROCLITICS, is_devanagari, is_han, is_hangul, is_kana,
     is_ru_given, JA_HONORIFICS, KO_HONORIFICS, ZH_AFTER,
 };
 use crate::{Category, Span};
@@ -263,7 +263,21 @@ fn coreference(text: &str, seeds: &[&Span], taken: &[(usize, usize)]) -> Vec<Spa
                 continue;
             }
             let word = &text[s..e];
-            let lower = before_apostrophe(word).to_lowercase();
+            let mut lower = before_apostrophe(word).to_lowercase();
+            // An Arabic mention with a proclitic attached ("لـخالد" after "خالد"): the name
+            // without it, the span starting after it.
+            let mut s = s;
+            if !parts.contains_key(&lower) && word.starts_with(is_arabic_letter) {
+                if let Some(p) = AR_PROCLITICS.iter().find(|p| {
+                    lower
+                        .strip_prefix(**p)
+                        .is_some_and(|r| parts.contains_key(&strip_arabic_marks(r)))
+                }) {
+                    s += after_unmarked(word, p.len());
+                    lower = strip_arabic_marks(&lower[p.len()..]);
+                }
+            }
+            let word = &text[s..e];
             let hit = parts.get(&lower).map(|&c| (lower.clone(), c)).or_else(|| {
                 is_cyrillic(&lower)
                     .then(|| {
@@ -304,6 +318,14 @@ fn coreference(text: &str, seeds: &[&Span], taken: &[(usize, usize)]) -> Vec<Spa
         out.extend(cjk_mentions(text, name, confidence, taken));
     }
     out
+}
+
+fn is_arabic_letter(c: char) -> bool {
+    matches!(c, '\u{0620}'..='\u{064A}')
+}
+
+fn strip_arabic_marks(w: &str) -> String {
+    w.chars().filter(|c| !is_arabic_mark(*c)).collect()
 }
 
 fn is_devanagari_or_arabic(w: &str) -> bool {

@@ -130,7 +130,8 @@ pub fn scan_phone(text: &str, out: &mut Vec<Span>) {
                     whole: bool| {
         let s = &text[start..end];
         let digits = ascii_digits(s);
-        let phone_word = near(text, start, end, &PHONE_WORD, CUE_WINDOW, 0);
+        let phone_word =
+            near(text, start, end, &PHONE_WORD, CUE_WINDOW, 0) || call_after(text, end);
         // One ten-digit number in eleven passes the ISBN-10 check: only without a phone
         // word does that make it a book.
         if digits.len() < min_digits
@@ -249,7 +250,8 @@ fn call_after(text: &str, end: usize) -> bool {
 }
 
 /// How far after a number a calling verb may stand.
-const AFTER_WINDOW: usize = 32;
+/// 48 bytes: sixteen Devanagari characters ("98214 67350 पर शाम को कॉल").
+const AFTER_WINDOW: usize = 48;
 
 /// Mobile ranges of the numbering plans of the gate's locales and their neighbours, written
 /// with the country code and without "+": (country code, first digits of the national number,
@@ -401,6 +403,11 @@ mod tests {
         assert!(phones("office (415) 555-0132").contains(&"(415) 555-0132"));
         assert_eq!(phones("Tel. 030 12345678"), ["030 12345678"]);
         assert_eq!(phones("appelle le 06 12 34 56 78"), ["06 12 34 56 78"]);
+        // A calling verb a few Devanagari words after the number.
+        assert_eq!(
+            phones("उन्हें बोलो कि 98214 67350 पर शाम को कॉल कर लें"),
+            ["98214 67350"]
+        );
         assert_eq!(phones("my mobile is 5551234567"), ["5551234567"]);
         assert_eq!(phones("0049 30 1234567"), ["0049 30 1234567"]);
         for intl in [
