@@ -23,7 +23,9 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::cues::is_name_word;
-use crate::learned::{is_common_word_name, is_given_name, is_surname, is_title, tokenize, Token};
+use crate::learned::{
+    is_common_word_name, is_given_name, is_public_name, is_surname, is_title, tokenize, Token,
+};
 use crate::names_scripts::{
     after_unmarked, before_apostrophe, cjk_surname_len, is_arabic_mark, AR_PROCLITICS, is_devanagari, is_han, is_hangul, is_kana,
     is_ru_given, JA_HONORIFICS, KO_HONORIFICS, ZH_AFTER,
@@ -181,6 +183,8 @@ pub fn more_mentions(text: &str, found: &[Span]) -> Vec<Span> {
             .chain(out.iter().map(|s| (s.start, s.end)))
             .collect(),
     );
+    let completed = completions(text, found.iter().chain(&out));
+    out.extend(completed);
     let seeds: Vec<&Span> = found
         .iter()
         .chain(&out)
@@ -191,6 +195,69 @@ pub fn more_mentions(text: &str, found: &[Span]) -> Vec<Span> {
     }
     let corefs = coreference(text, &seeds, &taken);
     out.extend(corefs);
+    out
+}
+
+/// German function words: in German text every noun is capitalised, so a capitalised word after
+/// a name says nothing about being its surname ("Anna Bescheid sagen").
+const GERMAN_WORDS: &[&str] = &[" der ", " die ", " das ", " und ", " ich ", " nicht ", " ist ", " mit "];
+
+fn is_place(lower: &str) -> bool {
+    static PLACES: std::sync::OnceLock<HashSet<String>> = std::sync::OnceLock::new();
+    PLACES
+        .get_or_init(|| {
+            include_str!("learned/gazetteers/places.txt")
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(str::to_lowercase)
+                .collect()
+        })
+        .contains(lower)
+}
+
+/// A person found without the capitalised word right after it, which is its surname ("Please
+/// call [Sipho] Ndlovu on ..."): the whole name, so that the surname is not left in clear.
+/// Only one word, joined by one space, that is no place, public name or word that is never a
+/// name; not in German text.
+fn completions<'a>(text: &str, found: impl Iterator<Item = &'a Span>) -> Vec<Span> {
+    let mut out = Vec::new();
+    let mut german = None;
+    for s in found.filter(|s| s.category == Category::Person) {
+        let Some(rest) = text[s.end..].strip_prefix(' ') else {
+            continue;
+        };
+        let name = &text[s.start..s.end];
+        if is_cjk(name) || !name.chars().next().is_some_and(char::is_uppercase) {
+            continue;
+        }
+        let at = text.len() - rest.len();
+        let end = rest
+            .char_indices()
+            .find(|&(_, c)| !(c.is_alphabetic() || c == '-' || c == '\'' || c == '’'))
+            .map_or(text.len(), |(i, _)| at + i);
+        let token = Token {
+            start: at,
+            end,
+            text: &text[at..end],
+        };
+        let lower = token.text.to_lowercase();
+        if end == at
+            || !is_name_word(&token)
+            || is_place(&lower)
+            || is_public_name(&format!("{} {lower}", name.to_lowercase()))
+            || is_common_word_name(&lower)
+        {
+            continue;
+        }
+        let german = *german.get_or_insert_with(|| {
+            let lower = text.to_lowercase();
+            GERMAN_WORDS.iter().filter(|w| lower.contains(**w)).count() >= 2
+        });
+        if !german {
+            out.push(mention(s.start, end, s.confidence, "name-completion"));
+        }
+    }
     out
 }
 

@@ -325,10 +325,16 @@ fn script_words(
 
 /// An Arabic name at `at`; see the module documentation.
 fn arabic_name(text: &str, at: usize) -> Option<(usize, usize)> {
-    let words: Vec<(usize, usize)> = script_words(text, at, is_arabic)
-        .into_iter()
-        .take_while(|&(s, e)| !AR_END.contains(&&text[s..e]))
-        .collect();
+    // A word with an attached "and" that is not itself a name starts the next clause:
+    // "اسمي ليلى حداد ورقمي ..." (and my number) ends before it.
+    let mut words: Vec<(usize, usize)> = Vec::new();
+    for (s, e) in script_words(text, at, is_arabic) {
+        let w = &text[s..e];
+        if AR_END.contains(&w) || (!words.is_empty() && w.starts_with('و') && !is_ar_name(w)) {
+            break;
+        }
+        words.push((s, e));
+    }
     let (&(s, e0), &(_, e)) = (words.first()?, words.last()?);
     let first = &text[s..e0];
     let ok = !first.starts_with("ال") && (is_ar_name(first) || words.len() >= 2);
@@ -366,6 +372,7 @@ mod tests {
         assert_eq!(names("氏名：佐藤 美咲\n住所：東京都"), ["佐藤 美咲"]);
         assert_eq!(names("서류 확인해 줘. 이름은 김지훈이야."), ["김지훈"]);
         assert_eq!(names("الاسم مريم الحمادي، رقم الهوية"), ["مريم الحمادي"]);
+        assert_eq!(names("اسمي ليلى حداد ورقمي 0501234567"), ["ليلى حداد"]);
         assert_eq!(names("फ़ॉर्म में नाम: रमेश यादव लिखें"), ["रमेश यादव"]);
         assert_eq!(names("Hi, my name is Tendai and I need help"), ["Tendai"]);
         assert_eq!(names("Меня зовут Артём."), ["Артём"]);
