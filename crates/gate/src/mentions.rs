@@ -27,8 +27,8 @@ use crate::learned::{
     is_common_word_name, is_given_name, is_public_name, is_surname, is_title, tokenize, Token,
 };
 use crate::names_scripts::{
-    after_unmarked, before_apostrophe, cjk_surname_len, is_arabic_mark, AR_PROCLITICS, is_devanagari, is_han, is_hangul, is_kana,
-    is_ru_given, JA_HONORIFICS, KO_HONORIFICS, ZH_AFTER,
+    after_unmarked, before_apostrophe, cjk_surname_len, is_arabic_mark, is_devanagari, is_han,
+    is_hangul, is_kana, is_ru_given, AR_PROCLITICS, JA_HONORIFICS, KO_HONORIFICS, ZH_AFTER,
 };
 use crate::{Category, Span};
 
@@ -200,7 +200,9 @@ pub fn more_mentions(text: &str, found: &[Span]) -> Vec<Span> {
 
 /// German function words: in German text every noun is capitalised, so a capitalised word after
 /// a name says nothing about being its surname ("Anna Bescheid sagen").
-const GERMAN_WORDS: &[&str] = &[" der ", " die ", " das ", " und ", " ich ", " nicht ", " ist ", " mit "];
+const GERMAN_WORDS: &[&str] = &[
+    " der ", " die ", " das ", " und ", " ich ", " nicht ", " ist ", " mit ",
+];
 
 fn is_place(lower: &str) -> bool {
     static PLACES: std::sync::OnceLock<HashSet<String>> = std::sync::OnceLock::new();

@@ -24,8 +24,8 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use crate::cues::is_name_word;
 use crate::learned::{is_given_name, is_public_name, is_surname, tokenize};
 use crate::names_scripts::{
-    cjk_surname_len, is_ar_name, is_cjk_surname, is_arabic, is_devanagari, is_han, is_hangul, is_kana,
-    is_katakana, is_ru_given, is_tr_given, strip_particle, SCRIPT_CUE_CONFIDENCE,
+    cjk_surname_len, is_ar_name, is_arabic, is_cjk_surname, is_devanagari, is_han, is_hangul,
+    is_kana, is_katakana, is_ru_given, is_tr_given, strip_particle, SCRIPT_CUE_CONFIDENCE,
 };
 use crate::{Category, Span};
 
@@ -88,7 +88,14 @@ const AR_END: &[&str] = &[
 ];
 /// Korean copulas and endings after a name, besides the particles: "김지훈이야", "김지훈입니다".
 const KO_COPULAS: &[&str] = &[
-    "입니다", "이에요", "이예요", "이야", "예요", "라고", "이라고", "야",
+    "입니다",
+    "이에요",
+    "이예요",
+    "이야",
+    "예요",
+    "라고",
+    "이라고",
+    "야",
 ];
 
 struct Labels {
@@ -277,7 +284,11 @@ fn cjk_name(text: &str, at: usize) -> Option<(usize, usize)> {
     }
     let head: String = run.chars().take(3).collect();
     let surname = cjk_surname_len(&head)?;
-    let given = run[surname..].chars().take(2).map(char::len_utf8).sum::<usize>();
+    let given = run[surname..]
+        .chars()
+        .take(2)
+        .map(char::len_utf8)
+        .sum::<usize>();
     Some((at, at + surname + given))
 }
 
@@ -299,11 +310,7 @@ fn korean_name(text: &str, at: usize) -> Option<(usize, usize)> {
 
 /// Words of one script from `at`, separated by single spaces, up to three (the scripts'
 /// ranges hold their vowel signs and diacritics, so a word is one run).
-fn script_words(
-    text: &str,
-    at: usize,
-    of_script: fn(char) -> bool,
-) -> Vec<(usize, usize)> {
+fn script_words(text: &str, at: usize, of_script: fn(char) -> bool) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut pos = at;
     while out.len() < 3 {
@@ -316,7 +323,9 @@ fn script_words(
         }
         out.push((pos, end));
         match text[end..].strip_prefix(' ') {
-            Some(rest) if rest.chars().next().is_some_and(of_script) => pos = text.len() - rest.len(),
+            Some(rest) if rest.chars().next().is_some_and(of_script) => {
+                pos = text.len() - rest.len()
+            }
             _ => break,
         }
     }
@@ -363,11 +372,20 @@ mod tests {
 
     #[test]
     fn field_labels_in_every_script() {
-        assert_eq!(names("Empfänger: Katrin Möller\nIBAN: DE84"), ["Katrin Möller"]);
+        assert_eq!(
+            names("Empfänger: Katrin Möller\nIBAN: DE84"),
+            ["Katrin Möller"]
+        );
         assert_eq!(names("Nom : Dupont, Prénom : Luc"), ["Dupont", "Luc"]);
-        assert_eq!(names("Name Jordan Whitaker / DOB 03/17/1991"), ["Jordan Whitaker"]);
+        assert_eq!(
+            names("Name Jordan Whitaker / DOB 03/17/1991"),
+            ["Jordan Whitaker"]
+        );
         assert_eq!(names("Ad Soyad: Elif Kaya"), ["Elif Kaya"]);
-        assert_eq!(names("ФИО: Кузнецова Анна Сергеевна"), ["Кузнецова Анна Сергеевна"]);
+        assert_eq!(
+            names("ФИО: Кузнецова Анна Сергеевна"),
+            ["Кузнецова Анна Сергеевна"]
+        );
         assert_eq!(names("帮我填快递单：收件人王秀兰，电话见下"), ["王秀兰"]);
         assert_eq!(names("氏名：佐藤 美咲\n住所：東京都"), ["佐藤 美咲"]);
         assert_eq!(names("서류 확인해 줘. 이름은 김지훈이야."), ["김지훈"]);

@@ -41,10 +41,10 @@ use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use crate::cues::is_name_word;
-use crate::name_fields::labelled_names;
 use crate::learned::{
     is_common_word_name, is_given_name, is_public_name, is_surname, is_title, tokenize,
 };
+use crate::name_fields::labelled_names;
 use crate::pipeline::Detector;
 use crate::public_context::is_public_context;
 use crate::{Category, Span};
@@ -970,7 +970,10 @@ pub(crate) fn before_apostrophe(w: &str) -> &str {
 /// A token's lowercase form, borrowed when it is lowercase ASCII already (most tokens), so
 /// that a text's tokens need no allocation each.
 fn lowercase(word: &str) -> Cow<'_, str> {
-    if word.bytes().any(|b| !b.is_ascii() || b.is_ascii_uppercase()) {
+    if word
+        .bytes()
+        .any(|b| !b.is_ascii() || b.is_ascii_uppercase())
+    {
         Cow::Owned(word.to_lowercase())
     } else {
         Cow::Borrowed(word)
@@ -1174,7 +1177,15 @@ mod tests {
 
     #[test]
     fn lowercase_borrows_only_what_is_lowercase_already() {
-        for word in ["anna", "Anna", "ÄRGER", "Петров", "o'neil", "İstanbul", "ǅemal"] {
+        for word in [
+            "anna",
+            "Anna",
+            "ÄRGER",
+            "Петров",
+            "o'neil",
+            "İstanbul",
+            "ǅemal",
+        ] {
             assert_eq!(lowercase(word), word.to_lowercase(), "{word}");
         }
         assert!(matches!(lowercase("anna"), Cow::Borrowed(_)));

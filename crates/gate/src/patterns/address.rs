@@ -107,7 +107,15 @@ static TAIL: LazyLock<Regex> = LazyLock::new(|| {
 /// Words for "address" that Chinese and Japanese write straight before one ("地址上海市...",
 /// "住所東京都..."), which the unit pattern would take for part of a province's name.
 const CJK_ADDRESS_LABELS: &[&str] = &[
-    "收货地址", "收貨地址", "家庭住址", "通讯地址", "通訊地址", "地址", "住址", "住所", "所在地",
+    "收货地址",
+    "收貨地址",
+    "家庭住址",
+    "通讯地址",
+    "通訊地址",
+    "地址",
+    "住址",
+    "住所",
+    "所在地",
 ];
 
 pub fn scan(text: &str, out: &mut Vec<Span>) {

@@ -112,7 +112,9 @@ const MONTHS: &str = "jan(?:uary|uar|vier)?|feb(?:ruary|ruar)?|f[ée]vrier|mar(?
 /// Dates as Chinese, Japanese and Korean write them: "1985年6月12日", "1985년 6월 12일", and in
 /// Chinese numerals "一九八五年六月十二日".
 static CJK_DATE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?:19|20)[0-9]{2}\s?[年년]\s?(?:0?[1-9]|1[0-2])\s?[月월]\s?(?:0?[1-9]|[12][0-9]|3[01])\s?[日일]|[一二][〇零一二三四五六七八九○]{3}年(?:[一二三四五六七八九]|十[一二]?)月(?:[一二三四五六七八九]|[二三]?十[一二三四五六七八九]?)日")
+    re(
+        r"(?:19|20)[0-9]{2}\s?[年년]\s?(?:0?[1-9]|1[0-2])\s?[月월]\s?(?:0?[1-9]|[12][0-9]|3[01])\s?[日일]|[一二][〇零一二三四五六七八九○]{3}年(?:[一二三四五六七八九]|十[一二]?)月(?:[一二三四五六七八九]|[二三]?十[一二三四五六七八九]?)日",
+    )
 });
 static DATE: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(
@@ -128,9 +130,7 @@ static BIRTH_WORD: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 pub fn scan_date_of_birth(text: &str, out: &mut Vec<Span>) {
-    let numeric = DATE
-        .find_iter(text)
-        .filter(|m| plausible_date(m.as_str()));
+    let numeric = DATE.find_iter(text).filter(|m| plausible_date(m.as_str()));
     // The CJK pattern bounds its month and day itself.
     for m in numeric.chain(CJK_DATE.find_iter(text)) {
         if !BIRTH_WORD.is_match(before(text, m.start(), WINDOW)) {
