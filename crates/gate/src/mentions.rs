@@ -561,6 +561,38 @@ mod tests {
         assert!(!refers_to("ann lee", "bob ray"));
     }
 
+    fn person_at(text: &str, name: &str, nth: usize) -> Span {
+        let start = text.match_indices(name).nth(nth).expect("name in text").0;
+        mention(start, start + name.len(), 0.75, "test")
+    }
+
+    fn found_texts<'a>(text: &'a str, seeds: &[Span]) -> Vec<&'a str> {
+        more_mentions(text, seeds)
+            .iter()
+            .map(|s| &text[s.start..s.end])
+            .collect()
+    }
+
+    #[test]
+    fn an_arabic_mention_with_a_proclitic_is_the_same_person() {
+        let text = "اتصل بخالد الآن، خالد ينتظر";
+        let more = found_texts(text, &[person_at(text, "خالد", 1)]);
+        assert_eq!(more, ["خالد"]);
+        let text = "أرسل لـخالد رسالة: احفظه يا خالد";
+        assert_eq!(found_texts(text, &[person_at(text, "خالد", 1)]), ["خالد"]);
+    }
+
+    #[test]
+    fn a_name_takes_its_surname_but_not_a_place_or_a_german_noun() {
+        let text = "Please call Sipho Ndlovu on 082 555 0143.";
+        let more = found_texts(text, &[person_at(text, "Sipho", 0)]);
+        assert!(more.contains(&"Sipho Ndlovu"), "{more:?}");
+        let text = "Tell Anna London is lovely.";
+        assert!(found_texts(text, &[person_at(text, "Anna", 0)]).is_empty());
+        let text = "Ich muss Anna Bescheid sagen, dass die Sitzung und der Termin ausfallen.";
+        assert!(found_texts(text, &[person_at(text, "Anna", 0)]).is_empty());
+    }
+
     #[test]
     fn cyrillic_case_forms_are_one_part() {
         assert!(same_part("петрову", "петров"));

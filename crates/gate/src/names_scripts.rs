@@ -1136,13 +1136,16 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
         }
         // A listed given name with a Turkish case suffix after an apostrophe, which Turkish
         // writes only after proper nouns: "Mert'e söyle", "Ayşe'nin telefonu". The suffix stays
-        // outside the span. Not after another capitalised word: that is a longer proper noun
-        // ("Mimar Sinan'ın eserleri"), which the rules for full names judge.
-        let after_capitalised = k > 0 && name(k - 1) && spaced(k);
+        // outside the span. Not after another capitalised word inside a sentence: that is a
+        // longer proper noun, which the rules for full names judge; nor as the end of a public
+        // name ("Mimar Sinan'ın eserleri").
+        let after_capitalised = k > 0 && name(k - 1) && spaced(k) && !opens(k - 1);
         if found.is_none() && name(k) && !after_capitalised {
             if let Some((stem, suffix)) = w.split_once(['\'', '’']) {
+                let public = k > 0 && is_public_name(&format!("{} {stem}", lower[k - 1]));
                 let given = (l.tr_given.contains(stem) || is_given_name(stem))
-                    && !is_common_word_name(stem);
+                    && !is_common_word_name(stem)
+                    && !public;
                 if given && TR_CASE_SUFFIXES.contains(&suffix) && !public_word(stem) {
                     let start = tokens[k].start;
                     out.push(person(start, start + stem.len(), SCRIPT_SHAPE_CONFIDENCE));
@@ -1209,6 +1212,28 @@ mod tests {
         assert!(is_ru_given("ивану"));
         assert!(is_ru_given("марии"));
         assert!(!is_ru_given("стол"));
+    }
+
+    #[test]
+    fn suffixes_particles_and_proclitics_stay_outside_the_name() {
+        // Turkish case suffixes after an apostrophe; not a place, not inside a longer name.
+        assert_eq!(people("Yarın Mert'e söyler misin?"), ["Mert"]);
+        assert_eq!(people("Ayşe'nin telefonu nerede?"), ["Ayşe"]);
+        assert!(people("Yarın Ankara'ya gidiyorum.").is_empty());
+        assert!(people("Mimar Sinan'ın eserleri neler?").is_empty());
+        // A Korean copula, an Arabic proclitic with its tatweel.
+        assert_eq!(people("보험 서류 봐줘. 김지훈이야."), ["김지훈"]);
+        assert_eq!(people("أرسل لـخالد العتيبي رسالة"), ["خالد العتيبي"]);
+        assert_eq!(people("اتصل بمريم الحمادي"), ["مريم الحمادي"]);
+        // Japanese surname and given name apart; Russian "ё".
+        assert_eq!(
+            people("署名を整えてください：\n佐藤 美咲\n営業部"),
+            ["佐藤 美咲"]
+        );
+        assert_eq!(
+            people("Для брони: гость Артём Кузнецов, паспорт"),
+            ["Артём Кузнецов"]
+        );
     }
 
     #[test]
