@@ -39,6 +39,16 @@ AR_COMMON = """محمد أحمد علي حسن حسين محمود مصطفى ع
 طارق كريم ماجد وليد هشام عماد رامي فادي زياد ياسر نبيل جمال عادل فيصل سلطان فهد ناصر منصور سالم صالح عثمان
 حمزة بلال أنس إياد حازم مازن نادر باسل رائد أيمن أسامة مراد رشيد سليمان عبدالعزيز فاطمة عائشة مريم زينب خديجة
 سارة نور ليلى هدى سلمى رانيا ياسمين دينا منى هند رنا لينا ريم سعاد نادية سمر لمى آمنة حنان رقية شيماء إيمان""".split()
+# The most frequent given names that faker's lists for these locales leave out.
+TR_GIVEN = """Mehmet Mustafa Ahmet Ali Hüseyin Hasan İbrahim Murat Ömer Emre Burak Mert Can Cem Kerem Yusuf Emir Eymen
+Berk Oğuz Onur Serkan Volkan Kemal Halil Osman Süleyman Yasin Furkan Enes Berat Kaan Barış Tolga Gökhan Uğur Sinan
+Erkan Fatma Ayşe Emine Hatice Zeynep Elif Meryem Şerife Zehra Hanife Merve Esra Büşra Ece Selin Defne Ebru Özlem
+Derya Aslı Gamze Seda Tuğba Kübra Yasemin Ceren İrem Buse Duygu Ezgi Melis Sena Eda Gizem Pınar Burcu Dilek Sibel
+Aylin""".split()
+HI_GIVEN = """रमेश सुरेश महेश राजेश दिनेश मुकेश अनिल सुनील संजय विजय अजय राहुल अमित सुमित रोहित मोहित विकास दीपक प्रकाश
+आकाश मनोज अशोक राकेश नरेश प्रिया नेहा अंजलि सुनीता अनीता कविता रेखा सीमा ममता आरती स्नेहा दीपिका रीना मीना""".split()
+JA_GIVEN = """美咲 陽菜 結衣 葵 凛 大翔 蓮 悠真 陽翔 湊 翔太 健太 大輔 拓也 直樹 裕子 恵子 美穂 由美 真由美 彩 翔 陽子 花子
+太郎 一郎 健一 誠 亮 大樹 達也 和也 優子 明美 恵 愛子 奈々 千尋 沙織 麻衣 舞""".split()
 
 
 def provider(locale):
@@ -88,7 +98,7 @@ def main():
         "ja",
         [
             ("surname", names(["ja_JP"], "last_names") | set(JA_SURNAMES)),
-            ("given", names(["ja_JP"], "first_names")),
+            ("given", names(["ja_JP"], "first_names") | set(JA_GIVEN)),
         ],
         "Japanese surnames and given names in kanji.",
     )
@@ -116,12 +126,18 @@ def main():
     )
     write(
         "hi",
-        [("given", names(["hi_IN"], "first_names")), ("surname", names(["hi_IN"], "last_names"))],
+        [
+            ("given", names(["hi_IN"], "first_names") | set(HI_GIVEN)),
+            ("surname", names(["hi_IN"], "last_names")),
+        ],
         "Hindi given names and surnames in Devanagari.",
     )
     write(
         "tr",
-        [("given", names(["tr_TR"], "first_names")), ("surname", names(["tr_TR"], "last_names"))],
+        [
+            ("given", names(["tr_TR"], "first_names") | set(TR_GIVEN)),
+            ("surname", names(["tr_TR"], "last_names")),
+        ],
         "Turkish given names and surnames.",
     )
 

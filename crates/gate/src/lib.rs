@@ -11,6 +11,7 @@ pub mod eval;
 pub mod learned;
 pub mod mask;
 pub mod mentions;
+pub mod name_fields;
 pub mod names_scripts;
 pub mod normalize;
 pub mod patterns;

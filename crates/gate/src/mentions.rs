@@ -23,10 +23,12 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::cues::is_name_word;
-use crate::learned::{is_common_word_name, is_given_name, is_surname, is_title, tokenize, Token};
+use crate::learned::{
+    is_common_word_name, is_given_name, is_public_name, is_surname, is_title, tokenize, Token,
+};
 use crate::names_scripts::{
-    before_apostrophe, cjk_surname_len, is_arabic_mark, is_devanagari, is_han, is_hangul, is_kana,
-    is_ru_given, JA_HONORIFICS, KO_HONORIFICS, ZH_AFTER,
+    after_unmarked, before_apostrophe, cjk_surname_len, is_arabic_mark, is_devanagari, is_han,
+    is_hangul, is_kana, is_ru_given, AR_PROCLITICS, JA_HONORIFICS, KO_HONORIFICS, ZH_AFTER,
 };
 use crate::{Category, Span};
 
@@ -181,6 +183,8 @@ pub fn more_mentions(text: &str, found: &[Span]) -> Vec<Span> {
             .chain(out.iter().map(|s| (s.start, s.end)))
             .collect(),
     );
+    let completed = completions(text, found.iter().chain(&out));
+    out.extend(completed);
     let seeds: Vec<&Span> = found
         .iter()
         .chain(&out)
@@ -191,6 +195,71 @@ pub fn more_mentions(text: &str, found: &[Span]) -> Vec<Span> {
     }
     let corefs = coreference(text, &seeds, &taken);
     out.extend(corefs);
+    out
+}
+
+/// German function words: in German text every noun is capitalised, so a capitalised word after
+/// a name says nothing about being its surname ("Anna Bescheid sagen").
+const GERMAN_WORDS: &[&str] = &[
+    " der ", " die ", " das ", " und ", " ich ", " nicht ", " ist ", " mit ",
+];
+
+fn is_place(lower: &str) -> bool {
+    static PLACES: std::sync::OnceLock<HashSet<String>> = std::sync::OnceLock::new();
+    PLACES
+        .get_or_init(|| {
+            include_str!("learned/gazetteers/places.txt")
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(str::to_lowercase)
+                .collect()
+        })
+        .contains(lower)
+}
+
+/// A person found without the capitalised word right after it, which is its surname ("Please
+/// call [Sipho] Ndlovu on ..."): the whole name, so that the surname is not left in clear.
+/// Only one word, joined by one space, that is no place, public name or word that is never a
+/// name; not in German text.
+fn completions<'a>(text: &str, found: impl Iterator<Item = &'a Span>) -> Vec<Span> {
+    let mut out = Vec::new();
+    let mut german = None;
+    for s in found.filter(|s| s.category == Category::Person) {
+        let Some(rest) = text[s.end..].strip_prefix(' ') else {
+            continue;
+        };
+        let name = &text[s.start..s.end];
+        if is_cjk(name) || !name.chars().next().is_some_and(char::is_uppercase) {
+            continue;
+        }
+        let at = text.len() - rest.len();
+        let end = rest
+            .char_indices()
+            .find(|&(_, c)| !(c.is_alphabetic() || c == '-' || c == '\'' || c == '’'))
+            .map_or(text.len(), |(i, _)| at + i);
+        let token = Token {
+            start: at,
+            end,
+            text: &text[at..end],
+        };
+        let lower = token.text.to_lowercase();
+        if end == at
+            || !is_name_word(&token)
+            || is_place(&lower)
+            || is_public_name(&format!("{} {lower}", name.to_lowercase()))
+            || is_common_word_name(&lower)
+        {
+            continue;
+        }
+        let german = *german.get_or_insert_with(|| {
+            let lower = text.to_lowercase();
+            GERMAN_WORDS.iter().filter(|w| lower.contains(**w)).count() >= 2
+        });
+        if !german {
+            out.push(mention(s.start, end, s.confidence, "name-completion"));
+        }
+    }
     out
 }
 
@@ -263,7 +332,21 @@ fn coreference(text: &str, seeds: &[&Span], taken: &[(usize, usize)]) -> Vec<Spa
                 continue;
             }
             let word = &text[s..e];
-            let lower = before_apostrophe(word).to_lowercase();
+            let mut lower = before_apostrophe(word).to_lowercase();
+            // An Arabic mention with a proclitic attached ("لـخالد" after "خالد"): the name
+            // without it, the span starting after it.
+            let mut s = s;
+            if !parts.contains_key(&lower) && word.starts_with(is_arabic_letter) {
+                if let Some(p) = AR_PROCLITICS.iter().find(|p| {
+                    lower
+                        .strip_prefix(**p)
+                        .is_some_and(|r| parts.contains_key(&strip_arabic_marks(r)))
+                }) {
+                    s += after_unmarked(word, p.len());
+                    lower = strip_arabic_marks(&lower[p.len()..]);
+                }
+            }
+            let word = &text[s..e];
             let hit = parts.get(&lower).map(|&c| (lower.clone(), c)).or_else(|| {
                 is_cyrillic(&lower)
                     .then(|| {
@@ -304,6 +387,14 @@ fn coreference(text: &str, seeds: &[&Span], taken: &[(usize, usize)]) -> Vec<Spa
         out.extend(cjk_mentions(text, name, confidence, taken));
     }
     out
+}
+
+fn is_arabic_letter(c: char) -> bool {
+    matches!(c, '\u{0620}'..='\u{064A}')
+}
+
+fn strip_arabic_marks(w: &str) -> String {
+    w.chars().filter(|c| !is_arabic_mark(*c)).collect()
 }
 
 fn is_devanagari_or_arabic(w: &str) -> bool {
@@ -468,6 +559,38 @@ mod tests {
         assert!(!refers_to("john", "maria smith"));
         assert!(!refers_to("maria smith", "maria"));
         assert!(!refers_to("ann lee", "bob ray"));
+    }
+
+    fn person_at(text: &str, name: &str, nth: usize) -> Span {
+        let start = text.match_indices(name).nth(nth).expect("name in text").0;
+        mention(start, start + name.len(), 0.75, "test")
+    }
+
+    fn found_texts<'a>(text: &'a str, seeds: &[Span]) -> Vec<&'a str> {
+        more_mentions(text, seeds)
+            .iter()
+            .map(|s| &text[s.start..s.end])
+            .collect()
+    }
+
+    #[test]
+    fn an_arabic_mention_with_a_proclitic_is_the_same_person() {
+        let text = "اتصل بخالد الآن، خالد ينتظر";
+        let more = found_texts(text, &[person_at(text, "خالد", 1)]);
+        assert_eq!(more, ["خالد"]);
+        let text = "أرسل لـخالد رسالة: احفظه يا خالد";
+        assert_eq!(found_texts(text, &[person_at(text, "خالد", 1)]), ["خالد"]);
+    }
+
+    #[test]
+    fn a_name_takes_its_surname_but_not_a_place_or_a_german_noun() {
+        let text = "Please call Sipho Ndlovu on 082 555 0143.";
+        let more = found_texts(text, &[person_at(text, "Sipho", 0)]);
+        assert!(more.contains(&"Sipho Ndlovu"), "{more:?}");
+        let text = "Tell Anna London is lovely.";
+        assert!(found_texts(text, &[person_at(text, "Anna", 0)]).is_empty());
+        let text = "Ich muss Anna Bescheid sagen, dass die Sitzung und der Termin ausfallen.";
+        assert!(found_texts(text, &[person_at(text, "Anna", 0)]).is_empty());
     }
 
     #[test]

@@ -44,6 +44,7 @@ use crate::cues::is_name_word;
 use crate::learned::{
     is_common_word_name, is_given_name, is_public_name, is_surname, is_title, tokenize,
 };
+use crate::name_fields::labelled_names;
 use crate::pipeline::Detector;
 use crate::public_context::is_public_context;
 use crate::{Category, Span};
@@ -137,13 +138,13 @@ pub(crate) fn is_han(c: char) -> bool {
 pub(crate) fn is_kana(c: char) -> bool {
     matches!(c, '\u{3041}'..='\u{3096}' | '\u{30A1}'..='\u{30FA}' | 'ー')
 }
-fn is_katakana(c: char) -> bool {
+pub(crate) fn is_katakana(c: char) -> bool {
     matches!(c, '\u{30A1}'..='\u{30FA}' | 'ー')
 }
 pub(crate) fn is_hangul(c: char) -> bool {
     matches!(c, '\u{AC00}'..='\u{D7A3}')
 }
-fn is_arabic(c: char) -> bool {
+pub(crate) fn is_arabic(c: char) -> bool {
     matches!(c, '\u{0620}'..='\u{065F}' | '\u{0670}'..='\u{06D3}')
 }
 /// Arabic diacritics and the tatweel, which people rarely write and the lists leave out.
@@ -226,9 +227,26 @@ impl Detector for ScriptNames {
         if scripts.devanagari {
             out.extend(devanagari(text));
         }
+        out.extend(labelled_names(text));
         out.retain(|s| !is_public_context(text, s.start, s.end));
         out
     }
+}
+
+/// Whether a word (without diacritics) is a listed Arabic name.
+pub(crate) fn is_ar_name(word: &str) -> bool {
+    lists().ar_name.contains(word)
+}
+
+/// Whether a lowercased word is a listed Turkish given name.
+pub(crate) fn is_tr_given(lower: &str) -> bool {
+    lists().tr_given.contains(lower)
+}
+
+/// Whether a word is a listed Chinese, Japanese or Korean surname.
+pub(crate) fn is_cjk_surname(word: &str) -> bool {
+    let l = lists();
+    l.zh_surname.contains(word) || l.ja_surname.contains(word) || l.ko_surname.contains(word)
 }
 
 /// The listed surname a CJK name starts with, in bytes: "田中太郎" -> 6 ("田中"), "王伟" -> 3,
@@ -426,6 +444,20 @@ fn japanese(text: &str) -> Vec<Span> {
                 .then_some((s + k, SCRIPT_SHAPE_CONFIDENCE)),
             (None, None) => None,
         };
+        // "佐藤 美咲" (a signature, a form): a listed surname, a space and a listed given name.
+        let (span, e) = match (span, from_surname) {
+            (None, Some((k, 0, _))) => after
+                .strip_prefix([' ', '\u{3000}'])
+                .map(|g| {
+                    let name = g.split(|c: char| !is_han(c) && !is_kana(c)).next();
+                    (text.len() - g.len(), name.unwrap_or(""))
+                })
+                .filter(|(_, g)| !g.is_empty() && l.ja_given.contains(*g))
+                .map_or((None, e), |(at, g)| {
+                    (Some((s + k, SCRIPT_SHAPE_CONFIDENCE)), at + g.len())
+                }),
+            (span, _) => (span, e),
+        };
         if let Some((start, confidence)) = span {
             if start >= seen_end && !is_public_name(&text[start..e]) {
                 out.push(person(start, e, confidence));
@@ -463,11 +495,11 @@ const KO_CLEAR_SURNAMES: &[&str] = &[
 /// Particles after a name, longest first.
 #[rustfmt::skip]
 const KO_PARTICLES: &[&str] = &[
-    "에게서", "한테서", "께서는", "에게는", "이랑", "에게", "한테", "께서", "하고", "이가", "이는", "이를", "이도",
+    "입니다", "이에요", "이예요", "에게서", "한테서", "께서는", "에게는", "이랑", "이야", "에게", "한테", "께서", "하고", "이가", "이는", "이를", "이도",
     "께", "이", "가", "은", "는", "을", "를", "와", "과", "의", "도", "랑", "만",
 ];
 
-fn strip_particle(word: &str) -> &str {
+pub(crate) fn strip_particle(word: &str) -> &str {
     KO_PARTICLES
         .iter()
         .find_map(|p| {
@@ -546,6 +578,23 @@ const AR_CUES: &[&str] = &[
 ];
 /// Particles inside a name: "علي بن أحمد", "فاطمة بنت محمد", "أبو خالد", "آل سعود", "بنو شعبة".
 const AR_PARTICLES: &[&str] = &["بن", "ابن", "بنت", "أبو", "ابو", "أبي", "آل", "بنو", "بني"];
+/// The byte offset in a word after its first `n` bytes of letters (diacritics and the tatweel
+/// not counted) and the marks that follow them: where a name starts after its proclitic.
+pub(crate) fn after_unmarked(word: &str, n: usize) -> usize {
+    let mut letters = 0;
+    for (i, c) in word.char_indices() {
+        if letters >= n && !is_arabic_mark(c) {
+            return i;
+        }
+        if !is_arabic_mark(c) {
+            letters += c.len_utf8();
+        }
+    }
+    word.len()
+}
+
+/// Conjunctions and prepositions written attached to the next word, also doubled ("وب").
+pub(crate) const AR_PROCLITICS: &[&str] = &["وب", "ول", "فب", "فل", "و", "ف", "ب", "ل", "ك"];
 /// Words that end a name after a title: prepositions, pronouns, "who", "said".
 #[rustfmt::skip]
 const AR_STOP: &[&str] = &[
@@ -578,9 +627,17 @@ fn arabic(text: &str) -> Vec<Span> {
             )
         })
         .collect();
-    let listed = |w: &str| {
-        l.ar_name.contains(w) || w.strip_prefix('و').is_some_and(|r| l.ar_name.contains(r))
+    // A listed name with a proclitic attached ("وخالد", "لخالد", "بمريم"): the name without it.
+    let stem = |w: &str| -> Option<usize> {
+        if l.ar_name.contains(w) {
+            return Some(0);
+        }
+        AR_PROCLITICS
+            .iter()
+            .find(|p| w.strip_prefix(**p).is_some_and(|r| l.ar_name.contains(r)))
+            .map(|p| p.len())
     };
+    let listed = |w: &str| stem(w).is_some();
     let mut out = Vec::new();
     let mut k = 0;
     while k < words.len() {
@@ -613,8 +670,11 @@ fn arabic(text: &str) -> Vec<Span> {
             let next = words.get(k + 1).map(|n| n.2.as_str());
             let particle = next.is_some_and(|n| matches!(n, "بن" | "ابن" | "بنت"))
                 && words.get(k + 2).is_some();
-            let pair = l.ar_common.contains(w.trim_start_matches('و'))
-                && next.is_some_and(|n| l.ar_name.contains(n));
+            let pair = stem(w).is_some_and(|p| l.ar_common.contains(&w[p..]))
+                && next.is_some_and(|n| {
+                    l.ar_name.contains(n)
+                        || (n.starts_with("ال") && n.ends_with('ي') && n.chars().count() >= 4)
+                });
             (particle || pair).then_some((k, SCRIPT_SHAPE_CONFIDENCE))
         } else if matches!(w, "أبو" | "ابو")
             && !revered
@@ -655,14 +715,11 @@ fn arabic(text: &str) -> Vec<Span> {
             last -= 1;
         }
         let (s, e) = (words[first].0, words[last].1);
-        // A leading "and" stays outside the span: "وأحمد" -> "أحمد".
-        let s = if words[first].2.starts_with('و')
-            && !l.ar_name.contains(&words[first].2)
-            && title.then_some(()).is_none()
-        {
-            s + 'و'.len_utf8()
-        } else {
-            s
+        // A proclitic stays outside the span: "وأحمد" -> "أحمد", "لـخالد" -> "خالد" (with the
+        // tatweel the proclitic may carry).
+        let s = match stem(&words[first].2) {
+            Some(p) if p > 0 && !title => s + after_unmarked(&text[s..e], p),
+            _ => s,
         };
         if !is_public_name(&text[s..e]) {
             out.push(person(s, e, confidence));
@@ -757,6 +814,13 @@ fn devanagari(text: &str) -> Vec<Span> {
 
 /// Turkish honorifics after a name, with their case suffixes: "Ahmet Bey'e", "Ayşe Hanımın".
 const TR_HONORIFICS: &[&str] = &["bey", "hanım", "beyefendi", "hanımefendi"];
+/// Turkish case suffixes written after an apostrophe: dative, accusative, genitive, locative,
+/// ablative, instrumental.
+#[rustfmt::skip]
+const TR_CASE_SUFFIXES: &[&str] = &[
+    "e", "a", "ye", "ya", "i", "ı", "u", "ü", "yi", "yı", "yu", "yü", "in", "ın", "un", "ün", "nin", "nın", "nun", "nün",
+    "de", "da", "te", "ta", "den", "dan", "ten", "tan", "le", "la", "yle", "yla", "nde", "nda", "ndan", "nden",
+];
 /// Titles before a name in Turkish and Russian (the other languages' are in `titles.txt`).
 #[rustfmt::skip]
 const MORE_TITLES: &[&str] = &[
@@ -853,10 +917,19 @@ fn is_surname_shape(lower: &str) -> bool {
     ];
     lower.chars().count() >= 4 && ENDINGS.iter().any(|e| lower.ends_with(e))
         || lists().ru_surname.contains(lower)
+        || (lower.contains('ё') && lists().ru_surname.contains(&lower.replace('ё', "е")))
 }
 
 /// A listed Russian given name, also inflected: "Ивану" -> "Иван", "Марии" -> "Мария".
 pub(crate) fn is_ru_given(lower: &str) -> bool {
+    // The lists write "е" where people may write "ё" ("Артём", "Пётр").
+    let folded;
+    let lower = if lower.contains('ё') {
+        folded = lower.replace('ё', "е");
+        folded.as_str()
+    } else {
+        lower
+    };
     let given = &lists().ru_given;
     if given.contains(lower) {
         return true;
@@ -897,7 +970,10 @@ pub(crate) fn before_apostrophe(w: &str) -> &str {
 /// A token's lowercase form, borrowed when it is lowercase ASCII already (most tokens), so
 /// that a text's tokens need no allocation each.
 fn lowercase(word: &str) -> Cow<'_, str> {
-    if word.bytes().any(|b| !b.is_ascii() || b.is_ascii_uppercase()) {
+    if word
+        .bytes()
+        .any(|b| !b.is_ascii() || b.is_ascii_uppercase())
+    {
         Cow::Owned(word.to_lowercase())
     } else {
         Cow::Borrowed(word)
@@ -1058,6 +1134,26 @@ fn latin_and_cyrillic(text: &str) -> Vec<Span> {
                 found = Some((k, k + 2, SCRIPT_SHAPE_CONFIDENCE));
             }
         }
+        // A listed given name with a Turkish case suffix after an apostrophe, which Turkish
+        // writes only after proper nouns: "Mert'e söyle", "Ayşe'nin telefonu". The suffix stays
+        // outside the span. Not after another capitalised word inside a sentence: that is a
+        // longer proper noun, which the rules for full names judge; nor as the end of a public
+        // name ("Mimar Sinan'ın eserleri").
+        let after_capitalised = k > 0 && name(k - 1) && spaced(k) && !opens(k - 1);
+        if found.is_none() && name(k) && !after_capitalised {
+            if let Some((stem, suffix)) = w.split_once(['\'', '’']) {
+                let public = k > 0 && is_public_name(&format!("{} {stem}", lower[k - 1]));
+                let given = (l.tr_given.contains(stem) || is_given_name(stem))
+                    && !is_common_word_name(stem)
+                    && !public;
+                if given && TR_CASE_SUFFIXES.contains(&suffix) && !public_word(stem) {
+                    let start = tokens[k].start;
+                    out.push(person(start, start + stem.len(), SCRIPT_SHAPE_CONFIDENCE));
+                    k += 1;
+                    continue;
+                }
+            }
+        }
         // A given name that is a common word, before a listed surname: "Hope Gallagher".
         if found.is_none()
             && name(k)
@@ -1084,7 +1180,15 @@ mod tests {
 
     #[test]
     fn lowercase_borrows_only_what_is_lowercase_already() {
-        for word in ["anna", "Anna", "ÄRGER", "Петров", "o'neil", "İstanbul", "ǅemal"] {
+        for word in [
+            "anna",
+            "Anna",
+            "ÄRGER",
+            "Петров",
+            "o'neil",
+            "İstanbul",
+            "ǅemal",
+        ] {
             assert_eq!(lowercase(word), word.to_lowercase(), "{word}");
         }
         assert!(matches!(lowercase("anna"), Cow::Borrowed(_)));
@@ -1108,6 +1212,28 @@ mod tests {
         assert!(is_ru_given("ивану"));
         assert!(is_ru_given("марии"));
         assert!(!is_ru_given("стол"));
+    }
+
+    #[test]
+    fn suffixes_particles_and_proclitics_stay_outside_the_name() {
+        // Turkish case suffixes after an apostrophe; not a place, not inside a longer name.
+        assert_eq!(people("Yarın Mert'e söyler misin?"), ["Mert"]);
+        assert_eq!(people("Ayşe'nin telefonu nerede?"), ["Ayşe"]);
+        assert!(people("Yarın Ankara'ya gidiyorum.").is_empty());
+        assert!(people("Mimar Sinan'ın eserleri neler?").is_empty());
+        // A Korean copula, an Arabic proclitic with its tatweel.
+        assert_eq!(people("보험 서류 봐줘. 김지훈이야."), ["김지훈"]);
+        assert_eq!(people("أرسل لـخالد العتيبي رسالة"), ["خالد العتيبي"]);
+        assert_eq!(people("اتصل بمريم الحمادي"), ["مريم الحمادي"]);
+        // Japanese surname and given name apart; Russian "ё".
+        assert_eq!(
+            people("署名を整えてください：\n佐藤 美咲\n営業部"),
+            ["佐藤 美咲"]
+        );
+        assert_eq!(
+            people("Для брони: гость Артём Кузнецов, паспорт"),
+            ["Артём Кузнецов"]
+        );
     }
 
     #[test]

@@ -69,6 +69,34 @@ const BETWEEN: &[&str] = &[
     "königin", "kaiser", "roi", "reine", "rey", "reina", "re", "regina", "rei", "rainha", "koning", "koningin",
     "sultan", "царь", "император", "saint", "san", "santa", "são", "sankt", "st", "sint",
 ];
+/// Words of a summary, plot or characters: in a sentence with a name, and with a word of
+/// literature study anywhere in the text, the name is a character ("Resumo de Dom Casmurro:
+/// a Capitu traiu o Bentinho? ... prova de literatura").
+#[rustfmt::skip]
+const PLOT_WORDS: &[&str] = &[
+    "summary", "summarise", "summarize", "plot", "character", "characters", "zusammenfassung", "inhaltsangabe",
+    "figur", "figuren", "résumé", "résume", "personnage", "personnages", "resumen", "resume", "personaje",
+    "personajes", "trama", "riassunto", "riassumi", "personaggio", "personaggi", "resumo", "resuma", "enredo",
+    "personagem", "personagens", "samenvatting", "personage", "personages", "özet", "özeti", "karakter",
+    "karakteri", "karakterler", "пересказ", "сюжет", "персонаж", "персонажи", "ملخص", "شخصية", "شخصيات",
+    "सारांश", "पात्र", "概要", "梗概", "摘要", "人物", "あらすじ", "登場人物", "요약", "줄거리", "등장인물",
+];
+/// Words of literature study: a literature class, an exam or essay on a book.
+#[rustfmt::skip]
+const LITERATURE_WORDS: &[&str] = &[
+    "literature", "literary", "literatur", "littérature", "littéraire", "literatura", "letteratura",
+    "literatuur", "edebiyat", "литература", "литературе", "литературы", "الأدب", "أدب", "साहित्य", "文学",
+    "문학", "lektüre", "reading list", "book report", "leesverslag", "fiche de lecture",
+];
+/// Nouns of dishes that a person's name follows in the dish's name ("pêche Melba", "beef
+/// Wellington", "bœuf Stroganoff"): the name names the dish.
+#[rustfmt::skip]
+const DISH_HEADS: &[&str] = &[
+    "pêche", "pêches", "peach", "tarte", "crêpe", "crêpes", "sauce", "salade", "salad", "poulet", "chicken", "bœuf",
+    "boeuf", "beef", "eggs", "œufs", "steak", "tournedos", "pizza", "torta", "tarta", "salsa", "salat", "салат",
+    "бефстроганов", "kebap", "kebabı", "kebab", "soupe", "soup", "sopa", "zuppa", "bolo", "gâteau", "pudding",
+    "cocktail", "filet",
+];
 const QUOTES: &[char] = &[
     '"', '«', '»', '“', '”', '„', '「', '」', '『', '』', '《', '》',
 ];
@@ -109,7 +137,8 @@ fn has_titled_quote(whole: &str) -> bool {
         whole.match_indices(*q).any(|(i, _)| {
             let head = &whole[..i];
             IN_TITLE.iter().any(|p| {
-                head.strip_suffix(' ').is_some_and(|h| h.ends_with(p)) || (i == p.len() && head == *p)
+                head.strip_suffix(' ').is_some_and(|h| h.ends_with(p))
+                    || (i == p.len() && head == *p)
             })
         })
     })
@@ -129,6 +158,10 @@ pub fn is_public_context(text: &str, start: usize, end: usize) -> bool {
     if who {
         return true;
     }
+    let previous = before.rsplit(' ').next().unwrap_or("");
+    if DISH_HEADS.contains(&previous) {
+        return true;
+    }
     let whole = text[a..b].to_lowercase();
     if is_opening(&before, HISTORY_BEFORE) {
         // A year: the sentence's only number, of three or four digits (not a phone number's group).
@@ -138,6 +171,13 @@ pub fn is_public_context(text: &str, start: usize, end: usize) -> bool {
             .collect();
         let year = numbers.len() == 1 && (3..=4).contains(&numbers[0].len());
         if year || HISTORY_MARKS.iter().any(|m| whole.contains(m)) {
+            return true;
+        }
+    }
+    let plot = PLOT_WORDS.iter().any(|w| contains_word(&whole, w));
+    if plot {
+        let text = text.to_lowercase();
+        if LITERATURE_WORDS.iter().any(|w| text.contains(w)) {
             return true;
         }
     }
@@ -151,6 +191,26 @@ pub fn is_public_context(text: &str, start: usize, end: usize) -> bool {
         })
         .any(|w| WORKS.contains(&w) || w.strip_prefix('ل').is_some_and(|r| WORKS.contains(&r)));
     work_word || has_titled_quote(&whole)
+}
+
+/// Whether `word` stands in `text` as a whole word (Han, kana and Hangul words anywhere).
+fn contains_word(text: &str, word: &str) -> bool {
+    let unspaced = word.chars().any(|c| {
+        crate::names_scripts::is_han(c)
+            || crate::names_scripts::is_kana(c)
+            || crate::names_scripts::is_hangul(c)
+    });
+    text.match_indices(word).any(|(i, _)| {
+        unspaced
+            || (!text[..i]
+                .chars()
+                .next_back()
+                .is_some_and(char::is_alphanumeric)
+                && !text[i + word.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(char::is_alphanumeric))
+    })
 }
 
 #[cfg(test)]
@@ -188,5 +248,30 @@ mod tests {
             "Jean Valjean"
         ));
         assert!(!public("Schreib Anna: \"Bin gleich da\".", "Anna"));
+    }
+
+    #[test]
+    fn characters_of_a_summary_for_a_literature_class() {
+        let pt = "Resumo de Dom Casmurro: afinal a Capitu traiu ou não o Bentinho? Preciso pra prova de literatura.";
+        assert!(public(pt, "Capitu"));
+        assert!(public(
+            "Краткий пересказ: почему Раскольников идёт к старухе? Это для урока литературы.",
+            "Раскольников"
+        ));
+        // A summary without a literature class is a summary of the user's own material.
+        assert!(!public(
+            "Write a summary of the call with Anna Keller.",
+            "Anna Keller"
+        ));
+    }
+
+    #[test]
+    fn a_name_after_a_dish_noun_names_the_dish() {
+        assert!(public("Recette d'une pêche Melba pour quatre", "Melba"));
+        assert!(public(
+            "How long do I rest a beef Wellington?",
+            "Wellington"
+        ));
+        assert!(!public("Cook dinner for Melba tonight", "Melba"));
     }
 }

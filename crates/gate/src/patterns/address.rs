@@ -69,11 +69,12 @@ static STREETS: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
                 r"(?:\p{Han}{2,3}[都道府県])?\p{Han}{1,6}?[市区町村郡]\p{Han}{0,8}?[0-9]{1,4}(?:丁目|-)[0-9]{1,4}(?:番地?|-)[0-9]{1,4}号?",
             ),
         ),
-        // "北京市朝阳区建国路88号", "上海市浦东新区世纪大道100号2号楼1201室"
+        // "北京市朝阳区建国路88号", "上海市浦东新区世纪大道100号2号楼1201室", with a lane
+        // between street and house: "张杨路1688弄3号502室"
         (
             "address_zh",
             re(
-                r"(?:\p{Han}{2,4}[省市])?\p{Han}{1,6}?[市区县]\p{Han}{1,10}?(?:路|街|大道|巷|弄|胡同)[0-9]{1,5}号(?:[0-9]{1,4}(?:号楼|栋|楼|单元|室))*",
+                r"(?:\p{Han}{2,4}[省市])?\p{Han}{1,6}?[市区县]\p{Han}{1,10}?(?:路|街|大道|巷|弄|胡同)[0-9]{1,5}(?:号|弄)(?:[0-9]{1,4}(?:号楼|号|栋|幢|座|楼|层|单元|室))*",
             ),
         ),
         // "서울특별시 강남구 테헤란로 123", "마포구 월드컵북로12길 34"
@@ -103,12 +104,30 @@ static TAIL: LazyLock<Regex> = LazyLock::new(|| {
     ))
 });
 
+/// Words for "address" that Chinese and Japanese write straight before one ("地址上海市...",
+/// "住所東京都..."), which the unit pattern would take for part of a province's name.
+const CJK_ADDRESS_LABELS: &[&str] = &[
+    "收货地址",
+    "收貨地址",
+    "家庭住址",
+    "通讯地址",
+    "通訊地址",
+    "地址",
+    "住址",
+    "住所",
+    "所在地",
+];
+
 pub fn scan(text: &str, out: &mut Vec<Span>) {
     for (detector, street) in STREETS.iter() {
         for m in street.find_iter(text) {
             let end = m.end() + TAIL.find(&text[m.end()..]).map_or(0, |t| t.end());
+            let label = CJK_ADDRESS_LABELS
+                .iter()
+                .find(|l| m.as_str().starts_with(**l))
+                .map_or(0, |l| l.len());
             out.push(span(
-                m.start(),
+                m.start() + label,
                 end,
                 Category::StreetAddress,
                 detector,
@@ -149,6 +168,10 @@ mod tests {
             ("habite au 12 rue de la Paix", "12 rue de la Paix"),
             ("vivo en Calle de Alcalá 42", "Calle de Alcalá 42"),
             ("abito in Via Roma 10", "Via Roma 10"),
+            (
+                "地址上海市浦东新区张杨路1688弄3号502室。",
+                "上海市浦东新区张杨路1688弄3号502室",
+            ),
             (
                 "Send it to 350 Fifth Avenue, New York, NY 10118",
                 "350 Fifth Avenue, New York, NY 10118",

@@ -130,7 +130,8 @@ pub fn scan_phone(text: &str, out: &mut Vec<Span>) {
                     whole: bool| {
         let s = &text[start..end];
         let digits = ascii_digits(s);
-        let phone_word = near(text, start, end, &PHONE_WORD, CUE_WINDOW, 0);
+        let phone_word =
+            near(text, start, end, &PHONE_WORD, CUE_WINDOW, 0) || call_after(text, end);
         // One ten-digit number in eleven passes the ISBN-10 check: only without a phone
         // word does that make it a book.
         if digits.len() < min_digits
@@ -211,7 +212,10 @@ pub fn scan_phone(text: &str, out: &mut Vec<Span>) {
     for m in CN_MOBILE.find_iter(text) {
         // Grouped 3-4-4 it is a mobile number on its own; eleven bare digits need a cue.
         let grouped = m.as_str().len() > 11;
-        if grouped || near(text, m.start(), m.end(), &PHONE_CUE, CUE_WINDOW, 0) {
+        if grouped
+            || near(text, m.start(), m.end(), &PHONE_CUE, CUE_WINDOW, 0)
+            || near(text, m.start(), m.end(), &CONTACT_WORD, CUE_WINDOW, 0)
+        {
             push(m.start(), m.end(), "phone_cn_mobile", 0.85, 11, true);
         }
     }
@@ -249,7 +253,8 @@ fn call_after(text: &str, end: usize) -> bool {
 }
 
 /// How far after a number a calling verb may stand.
-const AFTER_WINDOW: usize = 32;
+/// 48 bytes: sixteen Devanagari characters ("98214 67350 पर शाम को कॉल").
+const AFTER_WINDOW: usize = 48;
 
 /// Mobile ranges of the numbering plans of the gate's locales and their neighbours, written
 /// with the country code and without "+": (country code, first digits of the national number,
@@ -313,6 +318,12 @@ const CUE_WINDOW: usize = 48;
 static CN_MOBILE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?-u:\b)1[3-9][0-9](?:[0-9]{8}|[ \-][0-9]{4}[ \-][0-9]{4})(?-u:\b)")
         .expect("phone regex")
+});
+/// Words for a contact in the gate's languages: with eleven digits of a Chinese mobile's
+/// shape after them, a phone number ("Kontakt: Wang Fang, 13800138000").
+static CONTACT_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:contact|kontakt|contacto|contato|contatto|contacter|iletişim|контакт\w*|связ\w*|تواصل|للتواصل)\b|联系|聯繫|联络|聯絡|連絡|연락|संपर्क")
+        .expect("contact word regex")
 });
 /// Russian trunk prefix 8 and the 3-2-2 tail: "8 (495) 123-45-67", "8 916 123 45 67".
 static RU_TRUNK: LazyLock<Regex> = LazyLock::new(|| {
@@ -401,6 +412,15 @@ mod tests {
         assert!(phones("office (415) 555-0132").contains(&"(415) 555-0132"));
         assert_eq!(phones("Tel. 030 12345678"), ["030 12345678"]);
         assert_eq!(phones("appelle le 06 12 34 56 78"), ["06 12 34 56 78"]);
+        // A Chinese mobile after a word for a contact, in German and English.
+        assert_eq!(phones("Kontakt: Wang Fang, 13800138000"), ["13800138000"]);
+        assert_eq!(phones("Contact: 13800138000 Wang Fang"), ["13800138000"]);
+        assert!(phones("Order 13800138000 shipped").is_empty());
+        // A calling verb a few Devanagari words after the number.
+        assert_eq!(
+            phones("उन्हें बोलो कि 98214 67350 पर शाम को कॉल कर लें"),
+            ["98214 67350"]
+        );
         assert_eq!(phones("my mobile is 5551234567"), ["5551234567"]);
         assert_eq!(phones("0049 30 1234567"), ["0049 30 1234567"]);
         for intl in [

@@ -156,7 +156,7 @@ pub fn scan_card(text: &str, out: &mut Vec<Span>) {
 }
 
 static IBAN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?-u:\b)[A-Za-z]{2}[0-9]{2}(?:[ \-]?[A-Za-z0-9]){11,32}").expect("iban regex")
+    Regex::new(r"(?-u:\b)[A-Za-z]{2}[0-9]{2}(?:[ \-]{0,2}[A-Za-z0-9]){11,32}").expect("iban regex")
 });
 
 /// Length of the IBAN for each country (ISO 13616 registry).
@@ -298,6 +298,11 @@ mod tests {
         assert_eq!(
             ibans("IBAN: DE89 3704 0044 0532 0130 00, thanks"),
             ["DE89 3704 0044 0532 0130 00"]
+        );
+        // A double space inside, as a copy from a form leaves it.
+        assert_eq!(
+            ibans("IBAN: DE89  3704 0044 0532 0130 00"),
+            ["DE89  3704 0044 0532 0130 00"]
         );
         assert_eq!(
             ibans("GB82WEST12345698765432 PLEASE"),

@@ -18,8 +18,11 @@ mod secrets;
 mod spaced;
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
-use crate::span::Span;
+use regex::Regex;
+
+use crate::span::{Category, Span};
 
 /// One detector family: appends what it finds in the text.
 type Detect = fn(&str, &mut Vec<Span>);
@@ -43,11 +46,71 @@ const DETECTORS: &[Detect] = &[
 ];
 
 /// All identifier findings in `text`, overlaps resolved (see `resolve`), sorted by start.
+/// Placeholders (see `placeholder`) are kept below the policy's `ignore_below`, like example
+/// e-mail domains: reported, never held back.
 pub fn scan(text: &str) -> Vec<Span> {
     let mut found = scan_plain_unresolved(text);
     encoded::scan(text, &mut found, scan_plain);
     spaced::scan(text, &mut found, scan_plain);
-    resolve(found)
+    let mut found = resolve(found);
+    for s in &mut found {
+        if placeholder(text, s) {
+            s.confidence = PLACEHOLDER_CONFIDENCE;
+            s.detector.push_str("_placeholder");
+        }
+    }
+    found
+}
+
+/// Confidence of an identifier that is a placeholder: below any sensible `ignore_below`.
+const PLACEHOLDER_CONFIDENCE: f32 = 0.1;
+
+/// Words that present a value as a sample ("the example form", "DNI de ejemplo", "modulo di
+/// esempio", "örnek", "образец", "示例", "サンプル", "예시").
+static SAMPLE_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)\b(?:example|sample|dummy|fictitious|fictional|made-up|beispiel\w*|muster\w*|fiktiv\w*|exemple|fictif|fictive|ejemplo|ficticio|ficticia|esempio|fittizio|fittizia|exemplo|fict[íi]cio|fict[íi]cia|voorbeeld\w*|fictief|örnek|пример\w*|образ[е]?ц\w*|مثال|نموذج تجريبي|उदाहरण)\b",
+        r"|示例|样例|範例|例えば|サンプル|記入例|예시|샘플",
+    ))
+    .expect("sample word regex")
+});
+/// First-person words: "an example of my ..." is the writer's own value.
+static OWN_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:my|mine|mein\w*|mon|ma|mes|mi|mis|mio|mia|meu|minha|mijn|benim|мой|моя|мои|мое|моё|мне|मेरा|मेरी|मेरे)\b|我的|私の|僕の|제 |내 |나의")
+        .expect("own word regex")
+});
+
+/// Whether an identifier finding is a placeholder: digits in a straight run ("12345678Z",
+/// "123-45-6789", "987654321") or one digit repeated; or a value the text presents as a
+/// sample, in the same line and not as the writer's own.
+fn placeholder(text: &str, s: &Span) -> bool {
+    if !matches!(
+        s.category,
+        Category::NationalId
+            | Category::Passport
+            | Category::DriversLicence
+            | Category::Phone
+            | Category::Iban
+            | Category::InsuranceNumber
+            | Category::MedicalRecord
+    ) {
+        return false;
+    }
+    let digits: Vec<u8> = text[s.start..s.end]
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .collect();
+    let step = |d: i8| {
+        digits
+            .windows(2)
+            .all(|w| (w[1] as i8 - w[0] as i8).rem_euclid(10) == d.rem_euclid(10))
+    };
+    if digits.len() >= 6 && (step(1) || step(-1) || step(0)) {
+        return true;
+    }
+    let window = context::before(text, s.start, 64);
+    let line = window.rsplit('\n').next().unwrap_or(window);
+    SAMPLE_WORD.is_match(line) && !OWN_WORD.is_match(line)
 }
 
 /// Every detector except the two that re-scan transformed text (decoded base64, collapsed
@@ -107,6 +170,37 @@ pub(crate) fn found_by(scan: Detect, t: &str) -> Vec<(String, String)> {
 mod tests {
     use super::*;
     use crate::span::Category;
+
+    #[test]
+    fn placeholders_are_reported_below_ignore() {
+        let sure = |t: &str| {
+            scan(t)
+                .iter()
+                .filter(|s| s.confidence > PLACEHOLDER_CONFIDENCE)
+                .count()
+        };
+        let placeholders = |t: &str| {
+            scan(t)
+                .iter()
+                .filter(|s| s.detector.ends_with("_placeholder"))
+                .count()
+        };
+        for t in [
+            // Digits in a run, in several id formats.
+            "En el formulario pone DNI 12345678Z.",
+            "Call 0123 456 789 to test the form",
+            // A value shown as a sample, in Italian, Turkish and Chinese.
+            "Nel modulo di esempio c'è il codice fiscale RSSMRA80A01H501U.",
+            "Örnek form: TC Kimlik 10000000146",
+            "示例：身份证号 11010519491231002X",
+        ] {
+            assert_eq!((sure(t), placeholders(t)), (0, 1), "{t}");
+        }
+        // The writer's own value stays, sample word or not.
+        assert_eq!(sure("An example of my SSN: 524-71-9034"), 1);
+        assert_eq!(sure("Mi DNI es 48392715W"), 1);
+        assert_eq!(sure("Kimlik numaram 10000000146"), 1);
+    }
 
     #[test]
     fn overlaps_resolve_to_the_surer_finding() {

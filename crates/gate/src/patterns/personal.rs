@@ -109,6 +109,13 @@ fn looks_like_date(token: &str) -> bool {
 
 const MONTHS: &str = "jan(?:uary|uar|vier)?|feb(?:ruary|ruar)?|f[ée]vrier|mar(?:ch|s|zo)?|m[äa]rz|apr(?:il)?|avril|abril|may|mai|mayo|maggio|jun(?:e|i|io)?|juin|giugno|jul(?:y|i|io)?|juillet|luglio|aug(?:ust)?|ao[ûu]t|agosto|sep(?:t|tember|tembre|tiembre)?|settembre|oct(?:ober|obre)?|okt(?:ober)?|octubre|ottobre|nov(?:ember|embre|iembre)?|dec(?:ember)?|dez(?:ember)?|d[ée]cembre|diciembre|dicembre|enero|gennaio|febrero|febbraio|aprile|junio|julio";
 
+/// Dates as Chinese, Japanese and Korean write them: "1985年6月12日", "1985년 6월 12일", and in
+/// Chinese numerals "一九八五年六月十二日".
+static CJK_DATE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:19|20)[0-9]{2}\s?[年년]\s?(?:0?[1-9]|1[0-2])\s?[月월]\s?(?:0?[1-9]|[12][0-9]|3[01])\s?[日일]|[一二][〇零一二三四五六七八九○]{3}年(?:[一二三四五六七八九]|十[一二]?)月(?:[一二三四五六七八九]|[二三]?十[一二三四五六七八九]?)日",
+    )
+});
 static DATE: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(
         r"(?i)(?-u:\b)(?:[0-9]{{1,2}}[./\-][0-9]{{1,2}}[./\-](?:19|20)?[0-9]{{2}}|(?:19|20)[0-9]{{2}}[./\-][0-9]{{1,2}}[./\-][0-9]{{1,2}}|[0-9]{{1,2}}(?:st|nd|rd|th|er|\.)?\s+(?:de\s+)?(?:{MONTHS})\.?,?\s+(?:de\s+)?(?:19|20)[0-9]{{2}}|(?:{MONTHS})\.?\s+[0-9]{{1,2}}(?:st|nd|rd|th)?,?\s+(?:19|20)[0-9]{{2}})(?-u:\b)"
@@ -118,13 +125,15 @@ static DATE: LazyLock<Regex> = LazyLock::new(|| {
 /// engine they need costs nothing.
 static BIRTH_WORD: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bborn\b|\bbirth|\bdob\b|d\.o\.b|birthday|geboren|geburtsdatum|\bgeb\.|\bné\b|\bnée\b|naissance|nacimiento|nacid[oa]|\bnat[oa]\b|nascita|geboortedatum|\bf\.\s?d\.|fødselsdato|födelsedatum",
+        r"(?i)\bborn\b|\bbirth|\bdob\b|d\.o\.b|birthday|geboren|geburtsdatum|\bgeb\.|\bné\b|\bnée\b|naissance|nacimiento|nacid[oa]|\bnat[oa]\b|nascita|geboortedatum|\bf\.\s?d\.|fødselsdato|födelsedatum|nascimento|nascid[oa]|\bdoğum|рожд|родил|出生日|出生年|出生于|出生於|出生在|生日|生年月日|誕生日|생년월일|생일|출생일|태어|ميلاد|الميلاد|مواليد|जन्म",
     )
 });
 
 pub fn scan_date_of_birth(text: &str, out: &mut Vec<Span>) {
-    for m in DATE.find_iter(text) {
-        if !BIRTH_WORD.is_match(before(text, m.start(), WINDOW)) || !plausible_date(m.as_str()) {
+    let numeric = DATE.find_iter(text).filter(|m| plausible_date(m.as_str()));
+    // The CJK pattern bounds its month and day itself.
+    for m in numeric.chain(CJK_DATE.find_iter(text)) {
+        if !BIRTH_WORD.is_match(before(text, m.start(), WINDOW)) {
             continue;
         }
         out.push(span(
@@ -292,6 +301,13 @@ mod tests {
                 "15 de marzo de 1987",
             ),
             ("Birthday: March 15th, 1987", "March 15th, 1987"),
+            ("дата рождения 14.02.1987", "14.02.1987"),
+            ("Doğum tarihi: 03.04.1990", "03.04.1990"),
+            ("出生日期是一九八五年六月十二日", "一九八五年六月十二日"),
+            ("生年月日：1990年4月3日", "1990年4月3日"),
+            ("생년월일 1988년 9월 23일", "1988년 9월 23일"),
+            ("تاريخ الميلاد 14.02.1987", "14.02.1987"),
+            ("जन्म तिथि 14/02/1987", "14/02/1987"),
         ] {
             assert_eq!(
                 run(scan_date_of_birth, t),
@@ -307,6 +323,8 @@ mod tests {
             "the meeting is on 03/15/2024",
             "released 2024-01-15",
             "born 45/13/1987 in an unknown place",
+            "会议定在2024年3月15日",
+            "출생률은 2023년 12월 31일 기준",
         ] {
             assert!(run(scan_date_of_birth, t).is_empty(), "{t}");
         }
