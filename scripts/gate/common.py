@@ -5,8 +5,6 @@ import struct
 
 import numpy as np
 
-from features import FEATURE_VERSION
-
 FORMAT_VERSION = 1
 
 
@@ -17,11 +15,13 @@ def quantize(weights):
     return q, scale
 
 
-def write_model(path, magic, log2_rows, labels, q, scale, bias, calib_a, calib_b):
+def write_model(path, magic, feature_version, log2_rows, labels, q, scale, bias, calib_a, calib_b):
+    """`feature_version`: features.NAME_FEATURE_VERSION or TOPIC_FEATURE_VERSION, whichever
+    features the model was trained on."""
     assert q.shape == (1 << log2_rows, len(labels)) and q.dtype == np.int8
     with open(path, "wb") as f:
         f.write(magic)
-        f.write(struct.pack("<IIII", FORMAT_VERSION, FEATURE_VERSION, log2_rows, len(labels)))
+        f.write(struct.pack("<IIII", FORMAT_VERSION, feature_version, log2_rows, len(labels)))
         for l in labels:
             b = l.encode()
             f.write(struct.pack("<B", len(b)) + b)

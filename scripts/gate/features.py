@@ -3,17 +3,30 @@
 This file is the Python twin of crates/gate/src/learned/features.rs. A model trained here is
 only valid for Rust inference when both produce byte-identical feature strings; the tests in
 crates/gate/tests/learned_features.rs check the Rust side against fixtures written by
-`write_feature_fixture` below. Bump FEATURE_VERSION in both files on any change.
+`write_feature_fixture` below. Bump NAME_FEATURE_VERSION or TOPIC_FEATURE_VERSION in both files
+on any change to that model's features (the tokeniser is shared: a change to it bumps both).
 """
 
 from pathlib import Path
 
-FEATURE_VERSION = 4
+from unicode_alpha import is_other_alphabetic
+
+NAME_FEATURE_VERSION = 4
+TOPIC_FEATURE_VERSION = 5
 GAZ_DIR = Path(__file__).resolve().parents[2] / "crates/gate/src/learned/gazetteers"
 
 
 def is_word_char(ch):
-    return ch.isalnum() or ch == "_"
+    # Rust's char::is_alphanumeric: str.isalnum plus the marks of Other_Alphabetic.
+    return ch.isalnum() or ch == "_" or is_other_alphabetic(ch)
+
+
+# str.isspace counts the information separators U+001C..U+001F, Rust's char::is_whitespace does not.
+_NOT_RUST_SPACE = set("\x1c\x1d\x1e\x1f")
+
+
+def is_space(ch):
+    return ch.isspace() and ch not in _NOT_RUST_SPACE
 
 
 def tokenize(text):
@@ -30,7 +43,7 @@ def tokenize(text):
     i, n = 0, len(chars)
     while i < n:
         ch = chars[i]
-        if ch.isspace():
+        if is_space(ch):
             i += 1
             continue
         if is_word_char(ch):
@@ -217,8 +230,9 @@ def name_features(toks, gaz):
 
 
 def topic_features(toks):
-    """Feature strings of one text for the topic classifier: lowercased words, word bigrams and
-    5-character prefixes (a cheap stem that carries across inflections in all locales)."""
+    """Feature strings of one text for the topic classifier: lowercased words, word bigrams,
+    5-character prefixes (a cheap stem that carries across inflections in all locales) and
+    character n-grams (`char_ngrams`)."""
     words = [t.lower() for t in toks if is_word_char(t[0])]
     f = {"b"}
     prev = "<s>"
@@ -227,8 +241,33 @@ def topic_features(toks):
         f.add("bg=" + prev + " " + w)
         if len(w) > 5:
             f.add("p5=" + w[:5])
+        f.update(char_ngrams(w))
         prev = w
     return sorted(f)
+
+
+# Scripts written without spaces between words (Han, kana) or with particles fused to the word
+# (Hangul).
+UNSPACED = [
+    (0x1100, 0x11FF), (0x3040, 0x30FF), (0x3130, 0x318F), (0x31F0, 0x31FF), (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x20000, 0x3134F),
+]
+
+
+def is_unspaced(ch):
+    return any(a <= ord(ch) <= b for a, b in UNSPACED)
+
+
+def char_ngrams(w):
+    """Bigrams and trigrams of a word in an unspaced script, trigrams of any other word of four
+    characters or more."""
+    unspaced = any(is_unspaced(ch) for ch in w)
+    if not unspaced and len(w) < 4:
+        return []
+    out = ["c3=" + w[i : i + 3] for i in range(len(w) - 2)]
+    if unspaced:
+        out += ["c2=" + w[i : i + 2] for i in range(len(w) - 1)]
+    return out
 
 
 def hashed(feats, log2_buckets):
@@ -248,6 +287,12 @@ def write_feature_fixture(path):
         "",
         "Zoë's café l’été Jean-Pierre, Macron's plan, Emmanuel Macron’s speech",
         "Frau Dr. Weber von der Deutschen Bank und Markus Feldhaus (Deutsche Bank AG) in Den Haag",
+        "我的签证下个月到期，我妈妈在医院做化疗。私の夫は透析を受けています、ｶﾀｶﾅ",
+        "제 아내가 항우울제를 먹고 있어요. 남편은 HIV 양성입니다",
+        "زوجي يتناول الأنسولين وبالسرطان مُشخَّص، تأشيرتي انتهت",
+        "मेरी माँ का डायलिसिस होता है, उन्हें कैंसर है। मुझे वीज़ा चाहिए",
+        "У моего брата судимость, диализ три раза в неделю. Oturma iznim bitti, kemoterapi alıyorum",
+        "sep\x1carated\u200bzero-width \u0301accent ⓐⓑ",
     ]
     gaz = Gazetteers()
     rows = []

@@ -29,6 +29,7 @@ from entities import Filler
 from features import tokenize
 from names_templates import HELDOUT as NAMES_HELDOUT, TEMPLATES as NAMES_TEMPLATES
 from topic_templates import COND, MED, NEG_HELDOUT, NEGATIVES, HELDOUT as TOPIC_HELDOUT, TOPICS
+from topic_world import LANGS as WORLD_LANGS, world_sample
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCALES = ["en", "de", "fr", "es", "it", "nl", "pt"]
@@ -354,6 +355,12 @@ def train_sets(out_dir, seed=1):
         id_rng = random.Random(s + 11)
         for _ in range(n // 8):
             text, labels, tid = identity_sample(id_rng, pick_locale(id_rng))
+            rows.append({"text": text, "labels": labels, "templates": [tid]})
+        # All twelve topics in all fourteen languages, with faker names (topic_world.py), from a
+        # generator of their own for the same reason.
+        world_rng = random.Random(s + 13)
+        for _ in range(n):
+            text, labels, tid = world_sample(world_rng, world_rng.choice(WORLD_LANGS))
             rows.append({"text": text, "labels": labels, "templates": [tid]})
         write_jsonl(out_dir / f"topics_{name}.jsonl", rows)
 

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from common import quantize, write_model
-from features import Gazetteers, hashed, name_features, tokenize
+from features import NAME_FEATURE_VERSION, Gazetteers, hashed, name_features, tokenize
 
 ROOT = Path(__file__).resolve().parents[2]
 LOG2_ROWS = 17
@@ -157,7 +157,7 @@ def main(data_dir):
     evaluate(dev, q.astype(np.float32) * scale, b)
     ones, zeros = np.ones(len(LABELS)), np.zeros(len(LABELS))
     out = ROOT / "crates/gate/models/names.lgm"
-    write_model(out, b"LGNM", LOG2_ROWS, LABELS, q, scale, b, ones, zeros)
+    write_model(out, b"LGNM", NAME_FEATURE_VERSION, LOG2_ROWS, LABELS, q, scale, b, ones, zeros)
     print(f"wrote {out} ({out.stat().st_size} bytes)", file=sys.stderr)
 
 

@@ -3,8 +3,9 @@
 //! This is the Rust twin of `scripts/gate/features.py`, which the training scripts use. A model
 //! is only valid when both sides produce identical feature strings for the same text;
 //! `tests/learned_features.rs` checks this against a fixture written by the Python side.
-//! Bump `FEATURE_VERSION` in both files on any change; models record the version they were
-//! trained with and refuse to load under another.
+//! Bump `NAME_FEATURE_VERSION` or `TOPIC_FEATURE_VERSION` in both files on any change to that
+//! model's features (the tokeniser is shared: a change to it bumps both); models record the
+//! version they were trained with and refuse to load under another.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -34,7 +35,11 @@ impl Hasher for Fnv {
 
 type WordSet = HashSet<String, BuildHasherDefault<Fnv>>;
 
-pub const FEATURE_VERSION: u32 = 4;
+/// Version of the names tagger's features (`name_features`).
+pub const NAME_FEATURE_VERSION: u32 = 4;
+/// Version of the topic classifier's features (`topic_features`). One version per model, so
+/// that a change to one model's features does not invalidate the other's weights.
+pub const TOPIC_FEATURE_VERSION: u32 = 5;
 
 /// One token: byte offsets into the text it came from, and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -414,9 +419,10 @@ fn each_name_feature(
     }
 }
 
-/// Feature strings of one text for the topic classifier: lowercased words, word bigrams and
-/// 5-character prefixes (a cheap stem that carries across inflections in all locales). Sorted
-/// and deduplicated: the classifier sees presence, not counts.
+/// Feature strings of one text for the topic classifier: lowercased words, word bigrams,
+/// 5-character prefixes (a cheap stem that carries across inflections in all locales) and
+/// character n-grams (`each_char_ngram`). Sorted and deduplicated: the classifier sees
+/// presence, not counts.
 pub fn topic_features(tokens: &[Token<'_>]) -> Vec<String> {
     let mut f: Vec<String> = Vec::new();
     each_topic_feature(&topic_words(tokens), |parts| f.push(parts.concat()));
@@ -444,7 +450,7 @@ pub fn topic_words(tokens: &[Token<'_>]) -> Vec<String> {
 /// 32-bit hash are merged, which is as rare as a random 32-bit collision). Taking the words
 /// lets the classifier lowercase a text once for all its sentences.
 pub fn topic_feature_hashes(words: &[String]) -> Vec<u32> {
-    let mut f: Vec<u32> = Vec::with_capacity(words.len() * 3 + 1);
+    let mut f: Vec<u32> = Vec::with_capacity(words.len() * 8 + 1);
     each_topic_feature(words, |parts| f.push(fnv1a_parts(parts)));
     f.sort_unstable();
     f.dedup();
@@ -461,7 +467,53 @@ fn each_topic_feature(words: &[String], mut emit: impl FnMut(&[&str])) {
         if w.chars().count() > 5 {
             emit(&["p5=", prefix(w, 5)]);
         }
+        each_char_ngram(w, &mut emit);
         prev = w;
+    }
+}
+
+/// Whether `c` belongs to a script written without spaces between words (Han, kana) or with
+/// particles fused to its words (Hangul): there a token is a clause or a word with its
+/// particles, and only its character bigrams and trigrams show the words inside.
+fn is_unspaced(c: char) -> bool {
+    matches!(c,
+        '\u{1100}'..='\u{11FF}' // Hangul jamo
+        | '\u{3040}'..='\u{30FF}' // hiragana, katakana
+        | '\u{3130}'..='\u{318F}' // Hangul compatibility jamo
+        | '\u{31F0}'..='\u{31FF}' // katakana extensions
+        | '\u{3400}'..='\u{4DBF}' // Han extension A
+        | '\u{4E00}'..='\u{9FFF}' // Han
+        | '\u{AC00}'..='\u{D7AF}' // Hangul syllables
+        | '\u{F900}'..='\u{FAFF}' // Han compatibility
+        | '\u{FF66}'..='\u{FF9F}' // half-width katakana
+        | '\u{20000}'..='\u{3134F}' // Han extensions B-G
+    )
+}
+
+/// Character n-grams of a word: bigrams and trigrams of a word in an unspaced script
+/// (`is_unspaced`: "我的签证过期了" gives 签证, 过期, ...), trigrams of any other word of four
+/// characters or more, which carry a stem across inflection, attached articles and compounds
+/// ("بالسرطان" and "السرطان", "диализа" and "диализе", "Chemotherapie" and "chemotherapy").
+fn each_char_ngram(w: &str, emit: &mut impl FnMut(&[&str])) {
+    let unspaced = w.chars().any(is_unspaced);
+    if !unspaced && w.chars().nth(3).is_none() {
+        return;
+    }
+    // The byte offsets of the last four character boundaries, as a ring: an n-gram ending at
+    // boundary k starts at boundary k - n.
+    let mut ring = [0usize; 4];
+    let bounds = w
+        .char_indices()
+        .map(|(b, _)| b)
+        .chain(std::iter::once(w.len()));
+    for (k, b) in bounds.enumerate() {
+        ring[k % 4] = b;
+        if unspaced && k >= 2 {
+            emit(&["c2=", &w[ring[(k - 2) % 4]..b]]);
+        }
+        if k >= 3 {
+            emit(&["c3=", &w[ring[(k - 3) % 4]..b]]);
+        }
     }
 }
 

@@ -26,7 +26,7 @@ mod model;
 mod names;
 mod topics;
 
-pub use features::{tokenize, Token, FEATURE_VERSION};
+pub use features::{tokenize, Token, NAME_FEATURE_VERSION, TOPIC_FEATURE_VERSION};
 pub use names::{
     is_common_word_name, is_given_name, is_never_a_name, is_public_name, is_surname, is_title,
     NameTagger,

@@ -9,7 +9,8 @@
 //! ```text
 //! magic      [u8; 4]   b"LGNM" (names tagger) or b"LGTP" (topic classifier)
 //! format     u32       FORMAT_VERSION
-//! features   u32       features::FEATURE_VERSION the model was trained with
+//! features   u32       the version of the model's features it was trained with
+//!                      (features::NAME_FEATURE_VERSION or TOPIC_FEATURE_VERSION)
 //! log2_rows  u32       hash buckets = 1 << log2_rows
 //! n_labels   u32
 //! labels     n_labels x (u8 length, UTF-8 bytes)
@@ -20,7 +21,6 @@
 //! weights    (1 << log2_rows) x n_labels x i8, row-major by bucket
 //! ```
 
-use super::features::FEATURE_VERSION;
 use super::LearnedError;
 
 pub const FORMAT_VERSION: u32 = 1;
@@ -75,12 +75,14 @@ impl<'a> Reader<'a> {
 }
 
 impl LinearModel {
-    /// Parses and validates a model file. `file` names it in errors; `magic` and `labels` are
-    /// what the caller was built for, so a swapped or stale file is refused here, not misread.
+    /// Parses and validates a model file. `file` names it in errors; `magic`, `feature_version`
+    /// and `labels` are what the caller was built for, so a swapped or stale file is refused
+    /// here, not misread.
     pub fn parse(
         bytes: &[u8],
         file: &'static str,
         magic: &[u8; 4],
+        feature_version: u32,
         labels: &[&str],
     ) -> Result<Self, LearnedError> {
         let mut r = Reader {
@@ -111,7 +113,7 @@ impl LinearModel {
         check("format version", FORMAT_VERSION, r.u32("format version")?)?;
         check(
             "feature version",
-            FEATURE_VERSION,
+            feature_version,
             r.u32("feature version")?,
         )?;
         let log2_rows = r.u32("log2_rows")?;
@@ -206,12 +208,13 @@ impl LinearModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::learned::features::NAME_FEATURE_VERSION;
 
     const NAMES: &[u8] = include_bytes!("../../models/names.lgm");
     const LABELS: [&str; 7] = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG"];
 
     fn parse(bytes: &[u8], magic: &[u8; 4], labels: &[&str]) -> Result<LinearModel, LearnedError> {
-        LinearModel::parse(bytes, "names.lgm", magic, labels)
+        LinearModel::parse(bytes, "names.lgm", magic, NAME_FEATURE_VERSION, labels)
     }
 
     #[test]
@@ -246,7 +249,7 @@ mod tests {
     #[test]
     fn stale_feature_version_and_other_labels_are_refused() {
         let mut stale = NAMES.to_vec();
-        stale[8..12].copy_from_slice(&(FEATURE_VERSION + 1).to_le_bytes());
+        stale[8..12].copy_from_slice(&(NAME_FEATURE_VERSION + 1).to_le_bytes());
         let err = parse(&stale, b"LGNM", &LABELS).err().unwrap().to_string();
         assert!(err.contains("feature version"), "{err}");
         let err = parse(NAMES, b"LGNM", &["O", "B-PER"])

@@ -4,7 +4,9 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use super::features::{name_feature_hashes, tokenize, GazFlags, Gazetteers, Token};
+use super::features::{
+    name_feature_hashes, tokenize, GazFlags, Gazetteers, Token, NAME_FEATURE_VERSION,
+};
 use super::model::LinearModel;
 use super::LearnedError;
 use crate::public_context::is_public_context;
@@ -151,7 +153,7 @@ impl NameTagger {
     pub fn load_default() -> Result<Self, LearnedError> {
         let bytes = include_bytes!("../../models/names.lgm");
         Ok(NameTagger {
-            model: LinearModel::parse(bytes, MODEL_FILE, b"LGNM", &LABELS)?,
+            model: LinearModel::parse(bytes, MODEL_FILE, b"LGNM", NAME_FEATURE_VERSION, &LABELS)?,
             gaz: Gazetteers::builtin(),
         })
     }
