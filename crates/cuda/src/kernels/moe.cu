@@ -258,11 +258,18 @@ __device__ __forceinline__ void down_row_load(uint4 (&w)[DOWN_PER_LANE], RowScal
     sc.load(scale, row);
 }
 
+// Intermediate rows per warp of moe_gate_up and down rows per warp group of moe_down: with FP8
+// weights twice bf16's, so that each lane keeps as many 16-byte loads in flight (an FP8 row is
+// half the loads). moe.rs sizes the grids from the same factor.
+#define MOE_FP8_ROWS (WEIGHT_FP8 ? 2 : 1)
+#define GU_ROWS MOE_FP8_ROWS
+#define DOWN_WARP_ROWS_ALL (DOWN_WARP_ROWS * MOE_FP8_ROWS)
+
 // The shared expert's down rows per warp of the gate|up launch's column x = TOP_K.
-#define GU_BLOCKS_Y ((MOE_INTER + MOE_WARPS - 1) / MOE_WARPS)
+#define GU_BLOCKS_Y ((MOE_INTER + MOE_WARPS * GU_ROWS - 1) / (MOE_WARPS * GU_ROWS))
 #define SHARED_DOWN_ROWS ((HIDDEN + MOE_WARPS * GU_BLOCKS_Y - 1) / (MOE_WARPS * GU_BLOCKS_Y))
 
-// grid (TOP_K + 1, GU_BLOCKS_Y), one warp per intermediate row, MOE_WARPS rows per block (a
+// grid (TOP_K + 1, GU_BLOCKS_Y), GU_ROWS intermediate rows per warp, MOE_WARPS warps per block (a
 // shape: fewer blocks, each with more rows in flight, until too few blocks are left to fill the
 // SMs; docs/TRIED.md, "Decode: MoE"). Columns x < TOP_K: the 8 chosen
 // experts' h[x][r] (the shared expert's h[TOP_K] is the router's). Column TOP_K: the shared
@@ -296,17 +303,20 @@ moe_gate_up(const void* __restrict__ gate_up, const float* __restrict__ gate_up_
     }
     pdl_wait();
     const int slot = blockIdx.x;
-    const int r = blockIdx.y * MOE_WARPS + warp;
-    const bool valid = r < MOE_INTER;
+    const int r0 = (blockIdx.y * MOE_WARPS + warp) * GU_ROWS;
     // Weights first (they need only the expert id), then x, so the loads overlap the staging.
-    ExpertRows w;
+    ExpertRows w[GU_ROWS];
     const long id = __ldcg(ids + slot);
-    expert_rows_load(w, static_cast<const char*>(gate_up) + id * 2 * MOE_INTER * EXPERT_ROW_BYTES,
-                     gate_up_scale + id * GATE_UP_SCALES, valid ? r : 0);
+#pragma unroll
+    for (int j = 0; j < GU_ROWS; j++)
+        expert_rows_load(w[j], static_cast<const char*>(gate_up) + id * 2 * MOE_INTER * EXPERT_ROW_BYTES,
+                         gate_up_scale + id * GATE_UP_SCALES, r0 + j < MOE_INTER ? r0 + j : 0);
     for (int c = threadIdx.x; c < HIDDEN / 8; c += blockDim.x)
         xs[c] = stage_chunk<WEIGHT_FP8>(reinterpret_cast<const uint4*>(x)[c]);
     __syncthreads();
-    if (valid) expert_rows_finish(w, xs, h + slot * MOE_INTER + r);
+#pragma unroll
+    for (int j = 0; j < GU_ROWS; j++)
+        if (r0 + j < MOE_INTER) expert_rows_finish(w[j], xs, h + slot * MOE_INTER + r0 + j);
 }
 
 // x[row] += sum_s weight_s * (down_s[row] . h_s) over the 8 chosen experts, then the shared
@@ -318,7 +328,7 @@ moe_gate_up(const void* __restrict__ gate_up, const float* __restrict__ gate_up_
 // 2,048 warps in one wave of blocks instead of 16,384 warps in two, each warp asking for all its
 // rows before the first use (the sweep: docs/TRIED.md, "Decode: MoE").
 // Lanes read h straight from L2 (warps of a block share it through L1).
-#define DOWN_BLOCK_ROWS (DOWN_ROWS * DOWN_WARP_ROWS)
+#define DOWN_BLOCK_ROWS (DOWN_ROWS * DOWN_WARP_ROWS_ALL)
 extern "C" __global__ void __launch_bounds__(TOP_K * DOWN_ROWS * 32)
 moe_down(const void* __restrict__ down, const float* __restrict__ down_scale, const float* __restrict__ h,
          const int* __restrict__ ids, const float* __restrict__ weights, const float* __restrict__ shared_out,
@@ -326,15 +336,15 @@ moe_down(const void* __restrict__ down, const float* __restrict__ down_scale, co
     __shared__ float partial[DOWN_BLOCK_ROWS][TOP_K];
     pdl_launch_next();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int s = warp % TOP_K, local0 = (warp / TOP_K) * DOWN_WARP_ROWS;
+    const int s = warp % TOP_K, local0 = (warp / TOP_K) * DOWN_WARP_ROWS_ALL;
     const int block_row0 = blockIdx.x * DOWN_BLOCK_ROWS;
-    uint4 w[DOWN_WARP_ROWS][DOWN_PER_LANE];
-    RowScales<WEIGHT_FP8, MOE_INTER> sc[DOWN_WARP_ROWS];
+    uint4 w[DOWN_WARP_ROWS_ALL][DOWN_PER_LANE];
+    RowScales<WEIGHT_FP8, MOE_INTER> sc[DOWN_WARP_ROWS_ALL];
     auto load_rows = [&](int expert_id) {
         const char* expert = static_cast<const char*>(down) + (long)expert_id * HIDDEN * DOWN_ROW_BYTES;
         const float* scale = down_scale + (long)expert_id * DOWN_SCALES;
 #pragma unroll
-        for (int j = 0; j < DOWN_WARP_ROWS; j++) {
+        for (int j = 0; j < DOWN_WARP_ROWS_ALL; j++) {
             const int row = block_row0 + local0 + j;
             down_row_load(w[j], sc[j], expert, scale, row < HIDDEN ? row : 0);
         }
@@ -360,7 +370,7 @@ moe_down(const void* __restrict__ down, const float* __restrict__ down_scale, co
     const float wt = __ldcg(weights + s);
     const DownInput in(h + s * MOE_INTER);
 #pragma unroll
-    for (int j = 0; j < DOWN_WARP_ROWS; j++) {
+    for (int j = 0; j < DOWN_WARP_ROWS_ALL; j++) {
         const float total = warp_sum(wt * down_row_dot(w[j], sc[j], in));
         if (lane == 0) partial[local0 + j][s] = total;
     }

@@ -146,7 +146,11 @@ impl Moe {
         // Columns 0..k: the routed experts' gate|up; column k: the shared expert's down.
         self.gpu.launch(
             &self.gate_up,
-            ((k + 1) as u32, i.div_ceil(self.shapes.moe_warps) as u32, 1),
+            (
+                (k + 1) as u32,
+                i.div_ceil(self.shapes.moe_warps * self.fp8_rows()) as u32,
+                1,
+            ),
             (self.shapes.moe_warps * 32) as u32,
             0,
             &mut args,
@@ -162,7 +166,9 @@ impl Moe {
         self.gpu.launch(
             &self.down,
             (
-                hid.div_ceil(self.shapes.moe_down_rows * self.shapes.moe_down_warp_rows) as u32,
+                hid.div_ceil(
+                    self.shapes.moe_down_rows * self.shapes.moe_down_warp_rows * self.fp8_rows(),
+                ) as u32,
                 1,
                 1,
             ),
@@ -170,6 +176,15 @@ impl Moe {
             0,
             &mut args,
         )
+    }
+
+    /// Rows per warp of the decode kernels relative to bf16's (moe.cu: MOE_FP8_ROWS): FP8 rows
+    /// are half the loads, so a warp takes twice as many.
+    fn fp8_rows(&self) -> usize {
+        match self.dims.weights {
+            WeightFormat::Bf16 => 1,
+            WeightFormat::Fp8 { .. } => 2,
+        }
     }
 
     /// The dtype of the products' matrices in this model.
