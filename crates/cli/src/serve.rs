@@ -251,6 +251,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
                 let engine = EngineSpec {
                     make_backend: move || CudaBackend::load(gpu, &dir).map_err(|e| loading(&e)),
                     snapshot_bytes: Box::new(|model: &CudaBackend, position| model.sequence_bytes(position)),
+                    // A driver error mid-generation (an illegal address, a launch failure) is
+                    // sticky: the context cannot run anything after it.
+                    is_fatal: |e| matches!(e, lily_cuda::CudaError::Driver { .. }),
                 };
                 lily_server::serve(listener, server_config, text, engine, shutdown_signal()).await?;
             }
@@ -259,6 +262,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
                     make_backend: move || CpuModel::load(&dir).map_err(|e| loading(&e)),
                     // A snapshot holds the KV cache up to its position plus the fixed GDN state.
                     snapshot_bytes: Box::new(|model: &CpuModel, position| model.sequence_bytes(position)),
+                    is_fatal: |_| false,
                 };
                 lily_server::serve(listener, server_config, text, engine, shutdown_signal()).await?;
             }

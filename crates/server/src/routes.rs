@@ -57,11 +57,12 @@ impl App {
     }
 
     fn submit(&self, prompt: Vec<u32>, params: GenerationParams, kind: JobKind) -> Result<UnboundedReceiver<Event>, ApiError> {
+        let vocab_size = self.readiness.check()?;
         if prompt.is_empty() {
             return Err(ApiError::invalid("prompt", "The prompt is empty."));
         }
-        if let Some(&bad) = prompt.iter().find(|&&t| t as usize >= self.vocab_size) {
-            return Err(ApiError::invalid("prompt", format!("Token id {bad} is outside the vocabulary (size {}).", self.vocab_size)));
+        if let Some(&bad) = prompt.iter().find(|&&t| t as usize >= vocab_size) {
+            return Err(ApiError::invalid("prompt", format!("Token id {bad} is outside the vocabulary (size {vocab_size}).")));
         }
         let max_seq = self.config.max_seq;
         if prompt.len() >= max_seq {
@@ -82,7 +83,7 @@ impl App {
         let job = Job { prompt, params, kind, events: tx, arrived: now, deadline: now + timeout, timeout };
         match self.queue.try_push(job) {
             Ok(depth) => {
-                self.metrics.set_queue_depth(depth);
+                self.metrics.set_waiting(depth);
                 Ok(rx)
             }
             Err(PushError::Full) => {
@@ -391,12 +392,17 @@ pub async fn models(State(app): State<Arc<App>>) -> Response {
     Json(json!({"object": "list", "data": data})).into_response()
 }
 
+/// 200 only when a request can be served now; otherwise 503 in OpenAI's error shape, with the
+/// reason (loading, failed, shutting down), for load balancers and readiness probes.
 pub async fn health(State(app): State<Arc<App>>) -> Response {
-    Json(json!({"status": "ok", "queue_depth": app.queue.len()})).into_response()
+    match app.readiness.check() {
+        Ok(_) => Json(json!({"status": "ok", "queue_depth": app.queue.len()})).into_response(),
+        Err(e) => e.into_response(),
+    }
 }
 
 pub async fn metrics(State(app): State<Arc<App>>) -> Response {
-    app.metrics.set_queue_depth(app.queue.len());
+    app.metrics.set_waiting(app.queue.len());
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], app.metrics.render()).into_response()
 }
 
