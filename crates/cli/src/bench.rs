@@ -29,8 +29,9 @@ pub struct Args {
     /// Seeded random weights of the exact Qwen3.6-35B-A3B shapes, generated on the GPU.
     #[arg(long, conflicts_with = "model")]
     synthetic: bool,
-    /// A checkpoint directory instead of synthetic weights.
-    #[arg(long)]
+    /// A checkpoint directory (or a Hugging Face repo id in the local hub cache) instead of
+    /// synthetic weights.
+    #[arg(long, value_parser = crate::hub::model_dir)]
     model: Option<PathBuf>,
     /// Contexts (prompt lengths) to measure.
     #[arg(long, value_delimiter = ',', default_values_t = [256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072])]

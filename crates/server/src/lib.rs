@@ -128,6 +128,7 @@ fn router(app: Arc<App>) -> Router {
         // The handlers read bodies with their own limit and answer in OpenAI's error shape.
         .layer(DefaultBodyLimit::disable())
         .layer(axum::middleware::from_fn_with_state(app.clone(), routes::count_requests))
+        .layer(axum::middleware::from_fn(routes::request_span))
         .with_state(app)
 }
 

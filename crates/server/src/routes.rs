@@ -9,7 +9,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -17,8 +17,10 @@ use axum::Json;
 use futures_util::Stream;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc::{self, UnboundedReceiver};
+use tracing::Instrument;
 
 use crate::error::ApiError;
+use crate::hybrid::REQUEST_ID_HEADER;
 use crate::output::{Delta, LogprobEntry};
 use crate::request::{parse_chat, parse_completion, ChatRequest, GenerationParams, Prompt};
 use crate::worker::{Event, FinishReason, Job, JobKind, PushError, Usage};
@@ -80,7 +82,8 @@ impl App {
         let (tx, rx) = mpsc::unbounded_channel();
         let now = Instant::now();
         let timeout = self.config.request_timeout;
-        let job = Job { prompt, params, kind, events: tx, arrived: now, deadline: now + timeout, timeout };
+        let span = tracing::Span::current();
+        let job = Job { prompt, params, kind, events: tx, arrived: now, deadline: now + timeout, timeout, span };
         match self.queue.try_push(job) {
             Ok(depth) => {
                 self.metrics.set_waiting(depth);
@@ -437,6 +440,37 @@ pub async fn require_api_key(State(app): State<Arc<App>>, req: Request, next: Ne
         }
     }
     next.run(req).await
+}
+
+/// A client's `x-request-id` kept as the request's id: short and plain enough to log as is.
+fn usable_request_id(id: &str) -> bool {
+    (1..=128).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
+/// Runs every request in a span carrying its id: the client's `x-request-id` when it sends a
+/// usable one, else a new one. Every log line written for the request, on the engine thread
+/// too, names it; the response carries it back in `x-request-id`.
+pub async fn request_span(mut req: Request, next: Next) -> Response {
+    let given = req.headers().get(REQUEST_ID_HEADER).and_then(|v| v.to_str().ok()).filter(|id| usable_request_id(id));
+    let id = given.map_or_else(|| new_id("req-"), str::to_string);
+    let Ok(header_value) = HeaderValue::from_str(&id) else { return next.run(req).await };
+    req.headers_mut().insert(REQUEST_ID_HEADER, header_value.clone());
+    let span = tracing::info_span!("request", request_id = %id);
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
+    let started = Instant::now();
+    let mut response = next.run(req).instrument(span.clone()).await;
+    let status = response.status().as_u16();
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    span.in_scope(|| {
+        // Probes and scrapes come every few seconds: not worth a line each.
+        if path.starts_with("/v1/") {
+            tracing::info!(%method, %path, status, ms, "answered");
+        } else {
+            tracing::debug!(%method, %path, status, ms, "answered");
+        }
+    });
+    response.headers_mut().entry(REQUEST_ID_HEADER).or_insert(header_value);
+    response
 }
 
 const ENDPOINTS: &[&str] = &["/v1/chat/completions", "/v1/completions", "/v1/models", "/health", "/metrics"];

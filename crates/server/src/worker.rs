@@ -76,6 +76,8 @@ pub struct Job {
     pub arrived: Instant,
     pub deadline: Instant,
     pub timeout: Duration,
+    /// The request's span (its id), entered while the engine runs the job.
+    pub span: tracing::Span,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -210,6 +212,8 @@ pub fn run_worker<B: Backend>(
     tracing::info!(seconds = loading_started.elapsed().as_secs_f64(), "engine ready");
     let mut failed = false;
     while let Some(job) = shared.queue.pop() {
+        let span = job.span.clone();
+        let _in_request = span.enter();
         worker.metrics.set_waiting(shared.queue.len());
         let events = job.events.clone();
         if events.is_closed() {
@@ -455,7 +459,7 @@ impl<B: Backend> Worker<B> {
         };
         let usage = Usage { prompt_tokens: job.prompt.len(), completion_tokens: stats.generated_tokens, cached_tokens: cached };
         self.metrics.finished(usage.prompt_tokens, cached, stats.generated_tokens, stats.decode_tokens_per_s(), job.arrived.elapsed());
-        tracing::debug!(
+        tracing::info!(
             prompt = usage.prompt_tokens,
             cached,
             generated = stats.generated_tokens,
