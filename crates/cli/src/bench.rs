@@ -265,7 +265,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     println!("|---:|---:|---:|---:|---:|---:|---|---:|");
     let mut rows = Vec::new();
     let mut profiles = Vec::new();
-    for &context in &args.contexts {
+    let total = args.contexts.len();
+    for (done, &context) in args.contexts.iter().enumerate() {
+        tracing::info!(target: lily_model::PROGRESS, stage = "contexts", done, total, "contexts: measuring {context} ({}/{total})", done + 1);
         let tokens = prompt(context, d.vocab);
         let mut seq = backend.new_sequence(context + args.steps + 1)?;
         // Exact-shape warm-up, of the token loop too: its steps replay a one-step graph that the
@@ -384,6 +386,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
         rows.push(row);
     }
+    tracing::info!(target: lily_model::PROGRESS, stage = "contexts", done = total, total, "contexts: all {total} measured");
     for (what, launches) in &profiles {
         print_profile(what, launches);
     }

@@ -7,6 +7,7 @@ mod detokenize;
 mod gate;
 mod generate;
 mod hub;
+mod progress;
 mod ptx;
 mod score;
 mod serve;
@@ -64,18 +65,7 @@ enum Command {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    // Logs go to stderr so that stdout stays clean for generated text and JSON.
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr);
-    match cli.log_format {
-        LogFormat::Text => logs.init(),
-        // The request span's fields (its id) go on every line, flattened beside the event's.
-        LogFormat::Json => logs.json().with_current_span(true).with_span_list(false).init(),
-    }
+    progress::init_logging(cli.log_format);
     match cli.command {
         Command::Bench(args) => bench::run(args),
         Command::Generate(args) => generate::run(args),

@@ -234,6 +234,10 @@ impl DeviceWeights {
             put(&dl.shared_gate_up, g.numel(), &u)?;
             put(&dl.shared_down, 0, &l.moe.shared_expert.down_proj)?;
             tracing::info!(
+                target: lily_model::PROGRESS,
+                stage = "weights",
+                done = i + 1,
+                total = layers,
                 "weights: layer {}/{layers} on the GPU ({:.1} GB, {:.1} s)",
                 i + 1,
                 bytes.get() as f64 / 1e9,
