@@ -52,6 +52,12 @@ pub fn resolve(model: &str, revision: &str) -> anyhow::Result<ModelSource> {
         bail!("--model {model}: no such directory (a Hugging Face repo id looks like Qwen/Qwen3.6-35B-A3B)");
     }
     let (cache, chosen_by) = hub_cache();
+    let dir = snapshot(&cache, &chosen_by, model, revision)?;
+    Ok(ModelSource { dir, repo_id: Some(model.to_string()) })
+}
+
+/// The snapshot directory of repo `model` at `revision` in the hub cache `cache`.
+fn snapshot(cache: &Path, chosen_by: &str, model: &str, revision: &str) -> anyhow::Result<PathBuf> {
     let repo = cache.join(format!("models--{}", model.replace('/', "--")));
     let reference = repo.join("refs").join(revision);
     let commit = match std::fs::read_to_string(&reference) {
@@ -74,7 +80,7 @@ pub fn resolve(model: &str, revision: &str) -> anyhow::Result<ModelSource> {
             dir.display()
         );
     }
-    Ok(ModelSource { dir, repo_id: Some(model.to_string()) })
+    Ok(dir)
 }
 
 /// `--model` of the subcommands other than `serve`, as a clap value parser: the directory, or
@@ -94,5 +100,24 @@ mod tests {
         for not in ["Qwen", "./Qwen/x", "/abs/path", "a/b/c", "Qwen/", "../x", "a b/c"] {
             assert!(!is_repo_id(not), "{not}");
         }
+    }
+
+    #[test]
+    fn a_revision_is_a_ref_or_a_commit_and_an_unfinished_download_is_named() {
+        let cache = std::env::temp_dir().join(format!("lily-hub-unit-{}", std::process::id()));
+        let repo = cache.join("models--acme--m");
+        std::fs::create_dir_all(repo.join("refs")).unwrap();
+        std::fs::create_dir_all(repo.join("snapshots/aaa")).unwrap();
+        std::fs::create_dir_all(repo.join("snapshots/bbb")).unwrap();
+        std::fs::write(repo.join("snapshots/aaa/config.json"), "{}").unwrap();
+        std::fs::write(repo.join("refs/main"), "aaa\n").unwrap();
+        std::fs::write(repo.join("refs/partial"), "bbb").unwrap();
+        assert_eq!(snapshot(&cache, "test", "acme/m", "main").unwrap(), repo.join("snapshots/aaa"));
+        assert_eq!(snapshot(&cache, "test", "acme/m", "aaa").unwrap(), repo.join("snapshots/aaa"), "a commit hash");
+        let e = snapshot(&cache, "test", "acme/m", "partial").unwrap_err().to_string();
+        assert!(e.contains("bbb") && e.contains("no config.json"), "{e}");
+        let e = snapshot(&cache, "test", "acme/other", "main").unwrap_err().to_string();
+        assert!(e.contains(&repo.with_file_name("models--acme--other").join("refs/main").display().to_string()), "{e}");
+        std::fs::remove_dir_all(&cache).unwrap();
     }
 }

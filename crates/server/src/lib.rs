@@ -184,9 +184,10 @@ where
                     stop_ids: model.stop_ids(),
                 };
                 let shared = worker::Shared { queue, metrics, abort, readiness: readiness.clone() };
+                // An error here is one of start-up: no sequence could be allocated.
                 if let Err(e) = worker::run_worker(backend, tokens, config, &shared, started) {
-                    tracing::error!(error = %e, "engine failed");
-                    readiness.fail(e.to_string());
+                    readiness.fail(format!("allocating the sequence: {e}"));
+                    let _ = load_failed_tx.send(format!("allocating a sequence of {max_seq} tokens: {e}"));
                 }
             })
             .map_err(|e| ServeError::Engine(e.to_string()))?

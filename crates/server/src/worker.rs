@@ -195,6 +195,8 @@ struct Worker<B: Backend> {
 
 /// Runs the engine on this thread until the queue is closed and drained. Ready (for
 /// `/health`) once a sequence is allocated; `loading_started` is when loading began, for the log.
+/// An error comes only from that allocation, before the engine is ready: after it, a failed
+/// generation is answered to its request (and a fatal one turns the engine off).
 pub fn run_worker<B: Backend>(
     backend: B,
     tokens: Arc<TokenTable>,
