@@ -30,9 +30,11 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// A `lily` command with no `LILY_*` variable inherited, so that the tests see only what they set.
+/// A `lily` command with no `LILY_*` variable inherited, so that the tests see only what they
+/// set, and the default log level (info), whatever RUST_LOG says.
 pub fn lily() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_lily"));
+    c.env_remove("RUST_LOG");
     for (k, _) in std::env::vars_os() {
         if k.to_string_lossy().starts_with("LILY_") {
             c.env_remove(k);
