@@ -460,13 +460,14 @@ pub async fn request_span(mut req: Request, next: Next) -> Response {
     let started = Instant::now();
     let mut response = next.run(req).instrument(span.clone()).await;
     let status = response.status().as_u16();
-    let ms = started.elapsed().as_secs_f64() * 1e3;
+    // Until the response head: a stream goes on after it.
+    let head_ms = started.elapsed().as_secs_f64() * 1e3;
     span.in_scope(|| {
         // Probes and scrapes come every few seconds: not worth a line each.
         if path.starts_with("/v1/") {
-            tracing::info!(%method, %path, status, ms, "answered");
+            tracing::info!(%method, %path, status, head_ms, "answered");
         } else {
-            tracing::debug!(%method, %path, status, ms, "answered");
+            tracing::debug!(%method, %path, status, head_ms, "answered");
         }
     });
     response.headers_mut().entry(REQUEST_ID_HEADER).or_insert(header_value);
