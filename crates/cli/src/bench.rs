@@ -29,9 +29,9 @@ pub struct Args {
     /// Seeded random weights of the exact Qwen3.6-35B-A3B shapes, generated on the GPU.
     #[arg(long, conflicts_with = "model")]
     synthetic: bool,
-    /// A checkpoint directory instead of synthetic weights (bf16, or FP8: its format is the
-    /// checkpoint's).
-    #[arg(long)]
+    /// A checkpoint directory (or a Hugging Face repo id in the local hub cache) instead of
+    /// synthetic weights: bf16, or FP8 (its format is the checkpoint's).
+    #[arg(long, value_parser = crate::hub::model_dir)]
     model: Option<PathBuf>,
     /// The synthetic weights' format: bf16, or fp8 (e4m3 products with 128 x 128 block scales,
     /// the official FP8 checkpoint's layout; embeddings, norms, router, lm_head and GDN's b | a
@@ -302,7 +302,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     println!("|---:|---:|---:|---:|---:|---:|---|---:|");
     let mut rows = Vec::new();
     let mut profiles = Vec::new();
-    for &context in &args.contexts {
+    let total = args.contexts.len();
+    for (done, &context) in args.contexts.iter().enumerate() {
+        tracing::info!(target: lily_model::PROGRESS, stage = "contexts", done, total, "contexts: measuring {context} ({}/{total})", done + 1);
         let tokens = prompt(context, d.vocab);
         let mut seq = backend.new_sequence(context + args.steps + 1)?;
         // Exact-shape warm-up, of the token loop too: its steps replay a one-step graph that the
@@ -421,6 +423,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
         rows.push(row);
     }
+    tracing::info!(target: lily_model::PROGRESS, stage = "contexts", done = total, total, "contexts: all {total} measured");
     for (what, launches) in &profiles {
         print_profile(what, launches);
     }

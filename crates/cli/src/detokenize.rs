@@ -7,8 +7,8 @@ use anyhow::Context;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Checkpoint directory: its tokenizer.json.
-    #[arg(long, conflicts_with = "vocab")]
+    /// Checkpoint directory (or a Hugging Face repo id in the local hub cache): its tokenizer.json.
+    #[arg(long, conflicts_with = "vocab", value_parser = crate::hub::model_dir)]
     pub model: Option<PathBuf>,
     /// A vocabulary file: a tokenizer.json or a tiktoken rank file. Default: the committed
     /// Qwen3.6 vocabulary.

@@ -28,8 +28,9 @@ const QWEN3_6_VOCAB_SIZE: usize = 248_320;
 
 #[derive(Args)]
 pub struct GenerateArgs {
-    /// Checkpoint directory (config.json + safetensors; tokenizer.json for --prompt).
-    #[arg(long)]
+    /// Checkpoint directory (config.json + safetensors; tokenizer.json for --prompt), or a
+    /// Hugging Face repo id in the local hub cache.
+    #[arg(long, env = "LILY_MODEL", value_parser = crate::hub::model_dir)]
     model: PathBuf,
     /// Prompt text, sent as one user chat message.
     #[arg(
@@ -51,7 +52,7 @@ pub struct GenerateArgs {
     #[arg(long)]
     print_ids: bool,
     /// Which backend runs the model.
-    #[arg(long, value_enum, default_value_t = BackendKind::Auto)]
+    #[arg(long, env = "LILY_BACKEND", value_enum, default_value_t = BackendKind::Auto)]
     backend: BackendKind,
     /// Sampling temperature; 0 is greedy.
     #[arg(long, default_value_t = 0.0)]

@@ -6,30 +6,47 @@ mod bench;
 mod detokenize;
 mod gate;
 mod generate;
+mod hub;
+mod progress;
 mod ptx;
 mod quantize;
 mod score;
 mod serve;
 mod tokenize;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
 #[command(
     name = "lily",
     version,
-    about = "A specialist runtime for Qwen3.6-35B-A3B on NVIDIA Hopper"
+    about = "A specialist runtime for Qwen3.6-35B-A3B on NVIDIA Hopper",
+    after_help = "Every flag of `lily serve`, and --model, --backend and --log-format everywhere, can also \
+                  be set from the environment: LILY_ and the flag's name in capitals (--max-model-len: \
+                  LILY_MAX_MODEL_LEN); the command line wins. --help shows each one's variable. \
+                  RUST_LOG sets what is logged (default: info)."
 )]
 struct Cli {
+    /// How log lines (on stderr) are written: text, or one JSON object per line (with the
+    /// request id of every line written for a request).
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text, env = "LILY_LOG_FORMAT")]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Measure prefill and decode speed on the GPU (docs/DESIGN.md §3).
     Bench(bench::Args),
-    /// Greedy generation from a prompt (CPU reference).
+    /// Generate from a prompt on the GPU or the CPU reference, greedy or sampled, streaming the
+    /// text to stdout and the speed to stderr.
     Generate(generate::GenerateArgs),
     /// Text (or, with --chat, a JSON conversation) on stdin; JSON token ids on stdout.
     Tokenize(tokenize::Args),
@@ -51,15 +68,8 @@ enum Command {
 }
 
 fn main() -> anyhow::Result<()> {
-    // Logs go to stderr so that stdout stays clean for generated text and JSON.
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let cli = Cli::parse();
+    progress::init_logging(cli.log_format);
     match cli.command {
         Command::Bench(args) => bench::run(args),
         Command::Generate(args) => generate::run(args),

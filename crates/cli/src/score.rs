@@ -22,8 +22,8 @@ use crate::backend_choice::{self, BackendKind, RunOn};
 
 #[derive(ClapArgs)]
 pub struct Args {
-    /// Checkpoint directory.
-    #[arg(long)]
+    /// Checkpoint directory, or a Hugging Face repo id in the local hub cache.
+    #[arg(long, env = "LILY_MODEL", value_parser = crate::hub::model_dir)]
     model: PathBuf,
     /// Token ids: a file holding a JSON array, or whitespace- or comma-separated ids.
     #[arg(long)]
@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(long)]
     prefill: usize,
     /// Where the model runs.
-    #[arg(long, value_enum, default_value_t = BackendKind::Auto)]
+    #[arg(long, env = "LILY_BACKEND", value_enum, default_value_t = BackendKind::Auto)]
     backend: BackendKind,
 }
 

@@ -9,8 +9,9 @@ use lily_model::Tokenizer;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Checkpoint directory: its tokenizer.json and chat template.
-    #[arg(long, conflicts_with = "vocab")]
+    /// Checkpoint directory (or a Hugging Face repo id in the local hub cache): its
+    /// tokenizer.json and chat template.
+    #[arg(long, conflicts_with = "vocab", value_parser = crate::hub::model_dir)]
     pub model: Option<PathBuf>,
     /// A vocabulary file: a tokenizer.json, or a tiktoken rank file (the Qwen3.5 special tokens
     /// follow its last rank). Default: the committed Qwen3.6 vocabulary.

@@ -7,28 +7,20 @@
 //! item is served by the cloud, no raw value of an item the gate flags reaches the upstream,
 //! and every masked reply reaches the client with the original values restored.
 
+mod support;
 #[path = "../../server/tests/support/upstream.rs"]
 mod upstream;
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
+use support::{free_port, lily, Server};
 use upstream::RecordingUpstream;
 
 const CLOUD: &str = "cloud-model";
-
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 struct Reply {
     status: u16,
@@ -72,23 +64,16 @@ fn content(r: &Reply, stream: bool) -> String {
 #[test]
 fn labelled_mixed_prompts_with_the_demo_model_local() {
     let upstream = RecordingUpstream::start(3);
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = free_port();
     let audit = std::env::temp_dir().join(format!("lily-hybrid-demo-{}.jsonl", std::process::id()));
     let _ = std::fs::remove_file(&audit);
-    let child = Command::new(env!("CARGO_BIN_EXE_lily"))
+    let mut command = lily();
+    command
         .args(["serve", "--backend", "cpu", "--bind", &format!("127.0.0.1:{port}")])
         .args(["--upstream", &upstream.base_url(), "--upstream-model", CLOUD, "--audit-log"])
         .arg(&audit)
-        .env("LILY_UPSTREAM_API_KEY", "test-key")
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _server = Server(child);
-    let start = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(start.elapsed() < Duration::from_secs(60), "the server did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        .env("LILY_UPSTREAM_API_KEY", "test-key");
+    let _server = Server::start(command, port);
     let set = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../server/tests/data/hybrid_prompts.jsonl")).unwrap();
     let mut misses = Vec::new();
     let mut routes = std::collections::BTreeMap::<String, usize>::new();

@@ -309,6 +309,10 @@ impl DeviceWeights {
             }
             put_expert(&dl.shared_gate_up, &dl.shared_down, 0, &l.moe.shared_expert)?;
             tracing::info!(
+                target: lily_model::PROGRESS,
+                stage = "weights",
+                done = i + 1,
+                total = layers,
                 "weights: layer {}/{layers} on the GPU ({:.1} GB, {:.1} s)",
                 i + 1,
                 bytes.get() as f64 / 1e9,

@@ -14,6 +14,7 @@
 //! - `pick`: `PickRule`, the choice of the next token from logits, as a backend may apply it.
 //! - `tokenizer`: the Qwen3.5/3.6 byte-level BPE (`Tokenizer`, `StreamDecoder`).
 //! - `chat`: OpenAI-style messages rendered by the checkpoint's chat template (`ChatTemplate`).
+//! - `PROGRESS`: the tracing target of long start-up steps (weights, kernels, benchmark contexts).
 
 pub mod backend;
 pub mod chat;
@@ -25,6 +26,12 @@ pub mod tensor;
 pub mod tokenizer;
 pub mod weights;
 pub mod writer;
+
+/// The tracing target of an event reporting progress through a long step: fields `stage` (what
+/// is under way: "weights", "kernels", "contexts"), `done` and `total` (its steps so far and in
+/// all), and a message for plain logs. The `lily` binary draws these as progress bars on a
+/// terminal; elsewhere they are ordinary log lines.
+pub const PROGRESS: &str = "lily::progress";
 
 pub use backend::Backend;
 pub use chat::{ChatError, ChatOptions, ChatTemplate, Message};

@@ -282,6 +282,10 @@ impl Checkpoint {
             self.tensors.insert(name, (tensor, shared_path.clone()));
         }
         tracing::info!(
+            target: crate::PROGRESS,
+            stage = "shards",
+            done = number,
+            total = count,
             "mapped shard {number}/{count} {}: {count_here} tensors, {:.1} MB{}",
             path.display(),
             bytes_here as f64 / 1e6,

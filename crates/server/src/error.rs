@@ -80,6 +80,11 @@ impl ApiError {
         Self { retry_after: Some(5), ..Self::new(StatusCode::SERVICE_UNAVAILABLE, "The server is shutting down.") }
     }
 
+    /// 503 while the engine loads or after it failed; `code` tells which.
+    pub fn not_ready(code: &'static str, message: impl Into<String>) -> Self {
+        Self { code: Some(code), retry_after: Some(5), ..Self::new(StatusCode::SERVICE_UNAVAILABLE, message) }
+    }
+
     pub fn timeout(seconds: u64) -> Self {
         Self {
             code: Some("timeout"),

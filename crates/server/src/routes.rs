@@ -9,7 +9,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -17,8 +17,10 @@ use axum::Json;
 use futures_util::Stream;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc::{self, UnboundedReceiver};
+use tracing::Instrument;
 
 use crate::error::ApiError;
+use crate::hybrid::REQUEST_ID_HEADER;
 use crate::output::{Delta, LogprobEntry};
 use crate::request::{parse_chat, parse_completion, ChatRequest, GenerationParams, Prompt};
 use crate::worker::{Event, FinishReason, Job, JobKind, PushError, Usage};
@@ -57,11 +59,12 @@ impl App {
     }
 
     fn submit(&self, prompt: Vec<u32>, params: GenerationParams, kind: JobKind) -> Result<UnboundedReceiver<Event>, ApiError> {
+        let vocab_size = self.readiness.check()?;
         if prompt.is_empty() {
             return Err(ApiError::invalid("prompt", "The prompt is empty."));
         }
-        if let Some(&bad) = prompt.iter().find(|&&t| t as usize >= self.vocab_size) {
-            return Err(ApiError::invalid("prompt", format!("Token id {bad} is outside the vocabulary (size {}).", self.vocab_size)));
+        if let Some(&bad) = prompt.iter().find(|&&t| t as usize >= vocab_size) {
+            return Err(ApiError::invalid("prompt", format!("Token id {bad} is outside the vocabulary (size {vocab_size}).")));
         }
         let max_seq = self.config.max_seq;
         if prompt.len() >= max_seq {
@@ -79,10 +82,11 @@ impl App {
         let (tx, rx) = mpsc::unbounded_channel();
         let now = Instant::now();
         let timeout = self.config.request_timeout;
-        let job = Job { prompt, params, kind, events: tx, arrived: now, deadline: now + timeout, timeout };
+        let span = tracing::Span::current();
+        let job = Job { prompt, params, kind, events: tx, arrived: now, deadline: now + timeout, timeout, span };
         match self.queue.try_push(job) {
             Ok(depth) => {
-                self.metrics.set_queue_depth(depth);
+                self.metrics.set_waiting(depth);
                 Ok(rx)
             }
             Err(PushError::Full) => {
@@ -391,12 +395,17 @@ pub async fn models(State(app): State<Arc<App>>) -> Response {
     Json(json!({"object": "list", "data": data})).into_response()
 }
 
+/// 200 only when a request can be served now; otherwise 503 in OpenAI's error shape, with the
+/// reason (loading, failed, shutting down), for load balancers and readiness probes.
 pub async fn health(State(app): State<Arc<App>>) -> Response {
-    Json(json!({"status": "ok", "queue_depth": app.queue.len()})).into_response()
+    match app.readiness.check() {
+        Ok(_) => Json(json!({"status": "ok", "queue_depth": app.queue.len()})).into_response(),
+        Err(e) => e.into_response(),
+    }
 }
 
 pub async fn metrics(State(app): State<Arc<App>>) -> Response {
-    app.metrics.set_queue_depth(app.queue.len());
+    app.metrics.set_waiting(app.queue.len());
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], app.metrics.render()).into_response()
 }
 
@@ -431,6 +440,38 @@ pub async fn require_api_key(State(app): State<Arc<App>>, req: Request, next: Ne
         }
     }
     next.run(req).await
+}
+
+/// A client's `x-request-id` kept as the request's id: short and plain enough to log as is.
+fn usable_request_id(id: &str) -> bool {
+    (1..=128).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
+/// Runs every request in a span carrying its id: the client's `x-request-id` when it sends a
+/// usable one, else a new one. Every log line written for the request, on the engine thread
+/// too, names it; the response carries it back in `x-request-id`.
+pub async fn request_span(mut req: Request, next: Next) -> Response {
+    let given = req.headers().get(REQUEST_ID_HEADER).and_then(|v| v.to_str().ok()).filter(|id| usable_request_id(id));
+    let id = given.map_or_else(|| new_id("req-"), str::to_string);
+    let Ok(header_value) = HeaderValue::from_str(&id) else { return next.run(req).await };
+    req.headers_mut().insert(REQUEST_ID_HEADER, header_value.clone());
+    let span = tracing::info_span!("request", request_id = %id);
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
+    let started = Instant::now();
+    let mut response = next.run(req).instrument(span.clone()).await;
+    let status = response.status().as_u16();
+    // Until the response head: a stream goes on after it.
+    let head_ms = started.elapsed().as_secs_f64() * 1e3;
+    span.in_scope(|| {
+        // Probes and scrapes come every few seconds: not worth a line each.
+        if path.starts_with("/v1/") {
+            tracing::info!(%method, %path, status, head_ms, "answered");
+        } else {
+            tracing::debug!(%method, %path, status, head_ms, "answered");
+        }
+    });
+    response.headers_mut().entry(REQUEST_ID_HEADER).or_insert(header_value);
+    response
 }
 
 const ENDPOINTS: &[&str] = &["/v1/chat/completions", "/v1/completions", "/v1/models", "/health", "/metrics"];

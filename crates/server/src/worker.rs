@@ -23,6 +23,7 @@ use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::model::TokenTable;
 use crate::output::{Delta, LogprobEntry, OutputPipeline};
+use crate::readiness::Readiness;
 use crate::request::GenerationParams;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +76,8 @@ pub struct Job {
     pub arrived: Instant,
     pub deadline: Instant,
     pub timeout: Duration,
+    /// The request's span (its id), entered while the engine runs the job.
+    pub span: tracing::Span,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -145,12 +148,33 @@ impl JobQueue {
 /// Bytes a prefix-cache snapshot of the backend's state at a position takes.
 pub type SnapshotBytes<B> = Box<dyn Fn(&B, usize) -> usize + Send>;
 
-pub struct WorkerConfig<B> {
+pub struct WorkerConfig<B: Backend> {
     pub max_seq: usize,
     pub prefix_cache_bytes: usize,
     /// Bytes a snapshot at this position takes (for the prefix cache's budget).
     pub snapshot_bytes: SnapshotBytes<B>,
+    /// See `EngineSpec::is_fatal`.
+    pub is_fatal: fn(&B::Error) -> bool,
     pub stop_ids: Vec<u32>,
+}
+
+/// What the engine thread shares with the HTTP side.
+pub struct Shared {
+    pub queue: Arc<JobQueue>,
+    pub metrics: Arc<Metrics>,
+    /// Set when the server stops waiting for in-flight work: every generation ends now.
+    pub abort: Arc<AtomicBool>,
+    pub readiness: Arc<Readiness>,
+}
+
+/// Held by the engine thread: when the thread ends, by a panic included, the engine is no
+/// longer ready (unless the server is stopping, which says so itself).
+pub struct FailOnExit(pub Arc<Readiness>);
+
+impl Drop for FailOnExit {
+    fn drop(&mut self) {
+        self.0.fail("the engine thread stopped");
+    }
 }
 
 /// Positions on this grid are snapshotted inside long prompts so that prompts sharing a
@@ -169,24 +193,37 @@ struct Worker<B: Backend> {
     abort: Arc<AtomicBool>,
 }
 
-/// Runs the engine on this thread until the queue is closed and drained.
+/// Runs the engine on this thread until the queue is closed and drained. Ready (for
+/// `/health`) once a sequence is allocated; `loading_started` is when loading began, for the log.
+/// An error comes only from that allocation, before the engine is ready: after it, a failed
+/// generation is answered to its request (and a fatal one turns the engine off).
 pub fn run_worker<B: Backend>(
     backend: B,
     tokens: Arc<TokenTable>,
     config: WorkerConfig<B>,
-    queue: Arc<JobQueue>,
-    metrics: Arc<Metrics>,
-    abort: Arc<AtomicBool>,
+    shared: &Shared,
+    loading_started: Instant,
 ) -> Result<(), B::Error> {
+    shared.readiness.loading("allocating the sequence");
     let seq = backend.new_sequence(config.max_seq)?;
     let empty = backend.snapshot(&seq);
     let cache = PrefixCache::new(config.prefix_cache_bytes);
+    let (metrics, abort) = (shared.metrics.clone(), shared.abort.clone());
     let mut worker = Worker { backend, seq, empty, cache, tokens, config, metrics, abort };
-    while let Some(job) = queue.pop() {
-        worker.metrics.set_queue_depth(queue.len());
+    shared.readiness.ready(worker.tokens.bytes.len());
+    tracing::info!(seconds = loading_started.elapsed().as_secs_f64(), "engine ready");
+    let mut failed = false;
+    while let Some(job) = shared.queue.pop() {
+        let span = job.span.clone();
+        let _in_request = span.enter();
+        worker.metrics.set_waiting(shared.queue.len());
         let events = job.events.clone();
         if events.is_closed() {
             worker.metrics.cancelled();
+            continue;
+        }
+        if failed {
+            let _ = events.send(Event::Error(shared.readiness.check().err().unwrap_or_else(ApiError::shutting_down)));
             continue;
         }
         if worker.abort.load(Ordering::Relaxed) {
@@ -197,13 +234,21 @@ pub fn run_worker<B: Backend>(
             let _ = events.send(Event::Error(ApiError::timeout(job.timeout.as_secs())));
             continue;
         }
+        worker.metrics.set_running(true);
         // A bug in one request must not take the engine down with it.
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker.run(job)));
+        worker.metrics.set_running(false);
         match outcome {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
                 tracing::error!(error = %e, "generation failed");
                 let _ = events.send(Event::Error(ApiError::internal(format!("Generation failed: {e}"))));
+                if (worker.config.is_fatal)(&e) {
+                    // The queued requests are answered 503 rather than run on a broken backend.
+                    tracing::error!("the engine cannot go on after this error: /health answers 503 from now on");
+                    shared.readiness.fail(e.to_string());
+                    failed = true;
+                }
             }
             Err(_) => {
                 tracing::error!("generation panicked");
@@ -339,6 +384,7 @@ impl<B: Backend> Worker<B> {
             let mut r = run.borrow_mut();
             let r = &mut *r;
             let now = Instant::now();
+            self.metrics.set_cache_usage((job.prompt.len() + r.sent_tokens + 1) as f64 / self.config.max_seq as f64);
             match r.last_token_at {
                 None => self.metrics.first_token(now - job.arrived),
                 Some(t) => self.metrics.inter_token(now - t),
@@ -415,7 +461,7 @@ impl<B: Backend> Worker<B> {
         };
         let usage = Usage { prompt_tokens: job.prompt.len(), completion_tokens: stats.generated_tokens, cached_tokens: cached };
         self.metrics.finished(usage.prompt_tokens, cached, stats.generated_tokens, stats.decode_tokens_per_s(), job.arrived.elapsed());
-        tracing::debug!(
+        tracing::info!(
             prompt = usage.prompt_tokens,
             cached,
             generated = stats.generated_tokens,

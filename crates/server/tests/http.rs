@@ -53,9 +53,43 @@ fn models_health_and_metrics() {
     let m = s.get("/metrics");
     assert_eq!(m.status, 200);
     assert!(m.body.contains("lily_requests_total{endpoint=\"/v1/chat/completions\",status=\"200\"} 1"), "{}", m.body);
-    assert!(m.body.contains("lily_time_to_first_token_seconds_count 1"));
-    assert!(m.body.contains("lily_queue_depth 0"));
-    assert_eq!(metric(&s, "lily_generated_tokens_total"), 3.0, "h, i and <|im_end|>");
+    let model = format!("{{model_name=\"{MODEL}\"}}");
+    assert_eq!(metric(&s, &format!("vllm:time_to_first_token_seconds_count{model}")), 1.0);
+    assert_eq!(metric(&s, &format!("vllm:num_requests_waiting{model}")), 0.0);
+    assert_eq!(metric(&s, &format!("vllm:generation_tokens_total{model}")), 3.0, "h, i and <|im_end|>");
+}
+
+#[test]
+fn vllm_metrics_count_requests_tokens_and_latencies() {
+    let s = TestServer::start(config());
+    let model = format!("{{model_name=\"{MODEL}\"}}");
+    let m = |name: &str| metric(&s, &format!("{name}{model}"));
+    for name in ["vllm:num_requests_running", "vllm:kv_cache_usage_perc", "vllm:prompt_tokens_total", "vllm:e2e_request_latency_seconds_count"] {
+        assert_eq!(m(name), 0.0, "{name} before any request");
+    }
+    let r = s.post("/v1/chat/completions", &chat_body("say:four")).json();
+    let r2 = s.post("/v1/completions", &json!({"model": MODEL, "prompt": "say:xy", "temperature": 0})).json();
+    let prompt = r["usage"]["prompt_tokens"].as_f64().unwrap() + r2["usage"]["prompt_tokens"].as_f64().unwrap();
+    let generated = r["usage"]["completion_tokens"].as_f64().unwrap() + r2["usage"]["completion_tokens"].as_f64().unwrap();
+    assert_eq!(m("vllm:prompt_tokens_total"), prompt);
+    assert_eq!(m("vllm:generation_tokens_total"), generated);
+    assert_eq!(m("vllm:time_to_first_token_seconds_count"), 2.0);
+    assert_eq!(m("vllm:e2e_request_latency_seconds_count"), 2.0);
+    assert_eq!(m("vllm:inter_token_latency_seconds_count"), generated - 2.0, "one gap per token after each first");
+    assert_eq!((m("vllm:num_requests_running"), m("vllm:kv_cache_usage_perc")), (0.0, 0.0), "idle again");
+    let text = s.get("/metrics").body;
+    // vLLM's boundaries, cumulative, ending at +Inf = count.
+    let ttft = format!("vllm:time_to_first_token_seconds_bucket{{model_name=\"{MODEL}\",le=");
+    assert!(text.contains(&format!("{ttft}\"2560\"}} 2")), "{text}");
+    assert!(text.contains(&format!("{ttft}\"+Inf\"}} 2")));
+    assert!(text.contains("# TYPE vllm:e2e_request_latency_seconds histogram"));
+
+    // While a request runs: one running, the cache in use.
+    let sock = open_slow_stream(&s);
+    assert_eq!(m("vllm:num_requests_running"), 1.0);
+    let usage = m("vllm:kv_cache_usage_perc");
+    assert!(usage > 0.0 && usage < 1.0, "{usage}");
+    drop(sock);
 }
 
 #[test]
@@ -526,10 +560,58 @@ fn shutdown_finishes_running_requests() {
     let addr = s.addr;
     let body = json!({"model": MODEL, "messages": [{"role": "user", "content": "[slow] say:</think>finish me"}], "temperature": 0});
     let client = std::thread::spawn(move || http(addr, "POST", "/v1/chat/completions", Some(body.to_string().as_bytes()), &[]));
-    wait_for("the request to start", || metric(&s, "lily_time_to_first_token_seconds_count") == 1.0);
+    wait_for("the request to start", || metric(&s, &format!("vllm:time_to_first_token_seconds_count{{model_name=\"{MODEL}\"}}")) == 1.0);
     s.stop();
     let r = client.join().unwrap();
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(content(&r.json()), "finish me");
     assert!(TcpStream::connect(addr).is_err(), "the listener is closed");
+}
+
+#[test]
+fn health_is_503_while_the_engine_loads_then_200() {
+    let (release, gate) = std::sync::mpsc::channel::<()>();
+    let s = TestServer::start_loading(
+        config(),
+        Box::new(move |backend| {
+            gate.recv().map_err(|e| e.to_string())?;
+            Ok(backend)
+        }),
+    );
+    // The port answers while the model loads, with OpenAI's error shape and the reason.
+    let h = s.get("/health");
+    assert_eq!(h.status, 503, "{}", h.body);
+    assert_eq!(h.json()["error"]["code"], "engine_loading");
+    assert!(h.json()["error"]["message"].as_str().unwrap().contains("loading the model"), "{}", h.body);
+    assert!(h.header("retry-after").is_some());
+    let r = s.post("/v1/chat/completions", &chat_body("say:early"));
+    assert_eq!((r.status, r.json()["error"]["code"].as_str()), (503, Some("engine_loading")), "{}", r.body);
+    assert_eq!(s.get("/v1/models").status, 200, "what is served is known before it is loaded");
+    assert_eq!(s.get("/metrics").status, 200);
+    release.send(()).unwrap();
+    wait_for("the engine to be ready", || s.get("/health").status == 200);
+    assert_eq!(s.get("/health").json()["status"], "ok");
+    assert_eq!(content(&s.post("/v1/chat/completions", &chat_body("say:</think>ready")).json()), "ready");
+}
+
+#[test]
+fn a_failed_load_stops_the_server_with_the_error() {
+    let s = TestServer::start_loading(config(), Box::new(|_| Err("no weights in /nowhere".into())));
+    let addr = s.addr;
+    let e = s.wait().unwrap_err();
+    assert!(e.contains("no weights in /nowhere"), "{e}");
+    assert!(TcpStream::connect(addr).is_err(), "the listener is closed");
+}
+
+#[test]
+fn after_a_fatal_engine_error_health_and_requests_are_503() {
+    let s = TestServer::start(config());
+    let r = s.post("/v1/chat/completions", &chat_body("[broken]"));
+    assert_eq!(r.status, 500, "{}", r.body);
+    let h = s.get("/health");
+    assert_eq!(h.status, 503, "{}", h.body);
+    assert_eq!(h.json()["error"]["code"], "engine_failed");
+    assert!(h.json()["error"]["message"].as_str().unwrap().contains("broken"), "{}", h.body);
+    let r = s.post("/v1/chat/completions", &chat_body("say:again"));
+    assert_eq!((r.status, r.json()["error"]["code"].as_str()), (503, Some("engine_failed")), "{}", r.body);
 }

@@ -17,7 +17,7 @@ use lily_cpu::CpuModel;
 use lily_engine::{generate, GenerateOptions, Greedy};
 use lily_server::{EngineSpec, ServerConfig};
 use serde_json::json;
-use support::ByteModel;
+use support::{http, ByteModel};
 
 const NEW_TOKENS: usize = 64;
 const ROUNDS: usize = 5;
@@ -90,11 +90,15 @@ fn server_overhead_over_the_raw_engine() {
             let engine = EngineSpec {
                 make_backend: || CpuModel::load(fixture()),
                 snapshot_bytes: Box::new(|m: &CpuModel, p| m.sequence_bytes(p)),
+                is_fatal: |_| false,
             };
             lily_server::serve(listener, config, Arc::new(ByteModel), engine, std::future::pending()).await.unwrap();
         });
     });
     let addr = addr_rx.recv().unwrap();
+    while http(addr, "GET", "/health", None, &[]).status != 200 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     for len in [16, 256] {
         let (mut rt, mut rp, mut st, mut sp) = (vec![], vec![], vec![], vec![]);
         raw(&model, &prompt(99, len));

@@ -43,11 +43,11 @@ pub const SOURCES: &[(&str, &str)] = &[
 /// Compiles one family for `dims` (or takes the cubin a previous run cached) and loads it on
 /// `gpu`. A cached cubin the driver refuses is recompiled and replaced.
 pub(crate) fn load(gpu: &Arc<Gpu>, name: &str, dims: &Dims) -> Result<Module> {
-    let source = SOURCES
+    let index = SOURCES
         .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, s)| *s)
+        .position(|(n, _)| *n == name)
         .ok_or_else(|| crate::error::CudaError::Invalid(format!("no kernel family {name}")))?;
+    let source = SOURCES[index].1;
     let started = std::time::Instant::now();
     let nvrtc = Nvrtc::get()?;
     let mut defines = dims.defines();
@@ -61,6 +61,17 @@ pub(crate) fn load(gpu: &Arc<Gpu>, name: &str, dims: &Dims) -> Result<Module> {
         cached,
         ms = started.elapsed().as_millis() as u64,
         "compiled"
+    );
+    // Kernels::load takes the families in SOURCES' order.
+    tracing::info!(
+        target: lily_model::PROGRESS,
+        stage = "kernels",
+        done = index + 1,
+        total = SOURCES.len(),
+        "kernels: {name} {} ({}/{})",
+        if cached { "from the cache" } else { "compiled" },
+        index + 1,
+        SOURCES.len()
     );
     match gpu.load_module(&cubin) {
         Err(e) if cached => {

@@ -149,9 +149,11 @@ impl Hybrid {
         }
     }
 
-    /// Every chat request when hybrid compute is on; always answers with `x-request-id`.
+    /// Every chat request when hybrid compute is on; always answers with `x-request-id` (the
+    /// one `routes::request_span` gave the request).
     pub async fn chat(&self, app: &Arc<App>, headers: &HeaderMap, body: Bytes) -> Response {
-        let request_id = new_id("req-");
+        let given = headers.get(REQUEST_ID_HEADER).and_then(|v| v.to_str().ok());
+        let request_id = given.map_or_else(|| new_id("req-"), str::to_string);
         let mut response = self.route(app, headers, body, &request_id).await.unwrap_or_else(IntoResponse::into_response);
         if let Ok(v) = HeaderValue::from_str(&request_id) {
             response.headers_mut().insert(REQUEST_ID_HEADER, v);

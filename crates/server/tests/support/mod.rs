@@ -5,7 +5,8 @@
 //! to the end of that message) and then `<|im_end|>`; with no `say:` it writes "ab" forever.
 //! Its tokenizer is byte-level with the Qwen special tokens as single ids. Every other token
 //! gets a seeded pseudo-random logit, so sampling has something to choose from. A prompt
-//! containing `[slow]` makes every decode step take 20 ms.
+//! containing `[slow]` makes every decode step take 20 ms; one containing `[broken]` fails its
+//! prefill with an error the server is told is fatal (as a CUDA context error is).
 #![allow(dead_code)] // each test binary uses a different part of this module
 
 pub mod upstream;
@@ -113,8 +114,17 @@ pub struct ScriptedBackend {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("sequence full: {0} tokens")]
-pub struct SeqFull(usize);
+pub enum ScriptedError {
+    #[error("sequence full: {0} tokens")]
+    Full(usize),
+    #[error("the scripted device is broken")]
+    Broken,
+}
+
+/// `EngineSpec::is_fatal` for the scripted backend.
+pub fn scripted_is_fatal(e: &ScriptedError) -> bool {
+    matches!(e, ScriptedError::Broken)
+}
 
 fn noise(position: usize, id: usize) -> f32 {
     let mut z = (position as u64) << 32 ^ id as u64 ^ 0x9E37_79B9_7F4A_7C15;
@@ -143,17 +153,20 @@ fn find(haystack: &[u32], needle: &[u32]) -> Option<usize> {
 impl Backend for ScriptedBackend {
     type Sequence = ScriptedSeq;
     type Snapshot = ScriptedSeq;
-    type Error = SeqFull;
+    type Error = ScriptedError;
 
     fn vocab_size(&self) -> usize {
         VOCAB
     }
-    fn new_sequence(&self, max_seq: usize) -> Result<ScriptedSeq, SeqFull> {
+    fn new_sequence(&self, max_seq: usize) -> Result<ScriptedSeq, ScriptedError> {
         Ok(ScriptedSeq { tokens: vec![], script: None, decoded: 0, slow: false, max_seq })
     }
-    fn prefill(&self, seq: &mut ScriptedSeq, tokens: &[u32]) -> Result<Vec<f32>, SeqFull> {
+    fn prefill(&self, seq: &mut ScriptedSeq, tokens: &[u32]) -> Result<Vec<f32>, ScriptedError> {
         if seq.tokens.len() + tokens.len() > seq.max_seq {
-            return Err(SeqFull(seq.tokens.len() + tokens.len()));
+            return Err(ScriptedError::Full(seq.tokens.len() + tokens.len()));
+        }
+        if find(tokens, &ByteModel::encode_text("[broken]")).is_some() {
+            return Err(ScriptedError::Broken);
         }
         self.prefilled.fetch_add(tokens.len(), Ordering::Relaxed);
         seq.tokens.extend_from_slice(tokens);
@@ -166,9 +179,9 @@ impl Backend for ScriptedBackend {
         });
         Ok(self.logits(seq))
     }
-    fn decode(&self, seq: &mut ScriptedSeq, token: u32) -> Result<Vec<f32>, SeqFull> {
+    fn decode(&self, seq: &mut ScriptedSeq, token: u32) -> Result<Vec<f32>, ScriptedError> {
         if seq.tokens.len() >= seq.max_seq {
-            return Err(SeqFull(seq.tokens.len() + 1));
+            return Err(ScriptedError::Full(seq.tokens.len() + 1));
         }
         if seq.slow {
             std::thread::sleep(Duration::from_millis(20));
@@ -177,11 +190,11 @@ impl Backend for ScriptedBackend {
         seq.decoded += 1;
         Ok(self.logits(seq))
     }
-    fn prefill_pick(&self, seq: &mut ScriptedSeq, tokens: &[u32], rule: &PickRule) -> Result<u32, SeqFull> {
+    fn prefill_pick(&self, seq: &mut ScriptedSeq, tokens: &[u32], rule: &PickRule) -> Result<u32, ScriptedError> {
         self.picked.fetch_add(1, Ordering::Relaxed);
         Ok(rule.pick(&self.prefill(seq, tokens)?, &mut Vec::new()))
     }
-    fn decode_pick(&self, seq: &mut ScriptedSeq, token: u32, rule: &PickRule, _more: bool) -> Result<u32, SeqFull> {
+    fn decode_pick(&self, seq: &mut ScriptedSeq, token: u32, rule: &PickRule, _more: bool) -> Result<u32, ScriptedError> {
         self.picked.fetch_add(1, Ordering::Relaxed);
         Ok(rule.pick(&self.decode(seq, token)?, &mut Vec::new()))
     }
@@ -201,15 +214,32 @@ pub struct TestServer {
     pub prefilled: Arc<AtomicUsize>,
     pub picked: Arc<AtomicUsize>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    /// Ends with what `serve` returned.
+    thread: Option<std::thread::JoinHandle<Result<(), String>>>,
 }
 
 pub fn config() -> ServerConfig {
     ServerConfig::new(MODEL, 512)
 }
 
+/// What the engine thread runs to load the backend, given the one it would load: the tests of
+/// readiness hold the load back or fail it.
+pub type Load = Box<dyn FnOnce(ScriptedBackend) -> Result<ScriptedBackend, String> + Send>;
+
 impl TestServer {
+    /// A server whose engine is ready (`/health` answers 200) when this returns.
     pub fn start(config: ServerConfig) -> Self {
+        let s = Self::start_loading(config, Box::new(Ok));
+        let start = std::time::Instant::now();
+        while s.get("/health").status != 200 {
+            assert!(start.elapsed() < Duration::from_secs(15), "the engine did not become ready");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        s
+    }
+
+    /// A server whose engine loads through `load`, returning as soon as the port is bound.
+    pub fn start_loading(config: ServerConfig, load: Load) -> Self {
         let prefilled = Arc::new(AtomicUsize::new(0));
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
@@ -222,14 +252,15 @@ impl TestServer {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
                 let engine = EngineSpec {
-                    make_backend: move || Ok::<_, SeqFull>(ScriptedBackend { prefilled: counter, picked: picked_counter }),
+                    make_backend: move || load(ScriptedBackend { prefilled: counter, picked: picked_counter }),
                     snapshot_bytes: Box::new(|_: &ScriptedBackend, position| 64 + position * 4),
+                    is_fatal: scripted_is_fatal,
                 };
                 let shutdown = async move {
                     let _ = shutdown_rx.await;
                 };
-                lily_server::serve(listener, config, Arc::new(ByteModel), engine, shutdown).await.unwrap();
-            });
+                lily_server::serve(listener, config, Arc::new(ByteModel), engine, shutdown).await.map_err(|e| e.to_string())
+            })
         });
         let addr = addr_rx.recv().unwrap();
         Self { addr, prefilled, picked, shutdown: Some(shutdown_tx), thread: Some(thread) }
@@ -237,15 +268,22 @@ impl TestServer {
 
     /// Sends the shutdown signal and waits for the server to finish.
     pub fn stop(mut self) {
-        self.stop_inner();
+        self.stop_inner().expect("the server stopped with an error");
     }
 
-    fn stop_inner(&mut self) {
+    /// Waits for the server to stop by itself (as after a failed load): what `serve` returned.
+    pub fn wait(mut self) -> Result<(), String> {
+        self.thread.take().map_or(Ok(()), |t| t.join().map_err(|_| "the server thread panicked".to_string())?)
+    }
+
+    fn stop_inner(&mut self) -> Result<(), String> {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        match self.thread.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err("the server thread panicked".into()),
+            None => Ok(()),
         }
     }
 
@@ -260,7 +298,7 @@ impl TestServer {
 
 impl Drop for TestServer {
     fn drop(&mut self) {
-        self.stop_inner();
+        let _ = self.stop_inner();
     }
 }
 
