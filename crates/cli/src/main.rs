@@ -6,6 +6,7 @@ mod bench;
 mod detokenize;
 mod gate;
 mod generate;
+mod plot;
 mod ptx;
 mod score;
 mod serve;
