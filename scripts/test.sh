@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The one test command (README): sets up the small Python environment the tests use
 # (the official `openai` client for the server tests, NVRTC to check that every CUDA kernel
-# compiles for sm_90a, cuobjdump to check the compiled code's PDL waits), then runs every Rust
-# test of the workspace. No GPU needed.
+# compiles for sm_90a, cuobjdump to check the compiled code's PDL waits, vllm-router for the
+# scale-out test), then runs every Rust test of the workspace. No GPU needed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -116,6 +116,12 @@ if [ -z "${SKIP_TRANSFORMERS:-}" ]; then
     PYTHONUNBUFFERED=1 python3 "$here/scripts/reference/bench_transformers.py" --contexts "${TRANSFORMERS_CONTEXTS:-1024,8192}" \
         --json "$out/transformers.json" 2>&1 | tee "$out/transformers.md" || status=1
 fi
+if [ -s "$out/bench.json" ]; then
+    echo "== the picture: tok/s against context, with the ceilings (and transformers where it ran)"
+    peer=()
+    [ -s "$out/transformers.json" ] && peer=(--peer "transformers=$out/transformers.json")
+    "$bin/lily" bench --plot "$out/bench.svg" --from "$out/bench.json" "${peer[@]}" || status=1
+fi
 if [ -z "${SKIP_AGREEMENT:-}" ]; then
     echo "== full-width agreement with transformers"
     PYTHONUNBUFFERED=1 python3 "$here/scripts/reference/agreement_check.py" "$bin/lily" "$out" --layers "${AGREEMENT_LAYERS:-8}" --fp8 \

@@ -12,6 +12,8 @@
 //! `lily run` and the server do: the host reads each pick back before the next step), so the
 //! table shows what the per-token round trip costs; its tokens must match the replays'. The
 //! warm-up runs that loop once too (it replays a one-step graph the replays do not capture).
+//! With --plot the results are also drawn as an SVG (crate::plot); with --from, saved results
+//! are drawn instead of running anything, so that needs no GPU.
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;
@@ -23,6 +25,8 @@ use lily_cuda::runtime::driver::Gpu;
 use lily_cuda::{CudaBackend, CudaSequence, Dims, WeightFormat};
 use lily_engine::{GenerateOptions, Pick};
 use lily_model::{Backend, PickRule};
+
+use crate::plot;
 
 #[derive(ClapArgs)]
 pub struct Args {
@@ -73,6 +77,19 @@ pub struct Args {
     /// Where to write the results as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Draw tok/s against context (decode and prefill, each with its ceiling, log-scale
+    /// context axis) from the run's results, as an SVG at FILE.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// With --plot: draw from these saved results (what --json writes) instead of running
+    /// the benchmark; needs no GPU.
+    #[arg(long, value_name = "RESULTS.json", requires = "plot")]
+    from: Option<PathBuf>,
+    /// With --plot: another runtime's figures on the same axes, from a file of the same
+    /// `results` rows (`context`, `decode_tok_s`, `prefill_tok_s`; e.g. what
+    /// scripts/reference/bench_transformers.py --json writes). Repeatable.
+    #[arg(long, value_name = "NAME=FILE.json", requires = "plot")]
+    peer: Vec<String>,
     /// Skip every launch of this kernel, by name or by the label --profile prints ("name grid
     /// XxYxZ"); repeatable. Times what a step costs without it (scripts/profile/ablate_decode.py); the
     /// generated tokens are then meaningless.
@@ -233,6 +250,11 @@ fn median(mut v: Vec<f64>) -> f64 {
 pub fn run(args: Args) -> anyhow::Result<()> {
     if args.rounds == 0 || args.steps == 0 {
         bail!("--rounds and --steps must be at least 1");
+    }
+    // Peers are read before the GPU: a mistyped file should cost no start-up.
+    let peers = args.peer.iter().map(|p| plot::read_peer(p)).collect::<anyhow::Result<Vec<_>>>()?;
+    if let (Some(svg), Some(from)) = (&args.plot, &args.from) {
+        return plot::write(svg, &plot::Results::read(from)?, &peers);
     }
     // Before the GPU and the weights: a mistyped LILY_SHAPES should cost no start-up.
     let shapes = lily_cuda::shapes::current()?;
@@ -427,8 +449,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for (what, launches) in &profiles {
         print_profile(what, launches);
     }
-    if let Some(path) = &args.json {
-        let json = serde_json::json!({
+    let doc = serde_json::json!({
             "gpu": gpu.name,
             "arch": gpu.arch().to_string(),
             "driver": gpu.driver_version,
@@ -440,9 +461,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "bandwidth_tbs": args.bandwidth_tbs,
             "matrix_tflops": args.matrix_tflops,
             "results": rows.iter().map(row_json).collect::<Vec<_>>(),
-        });
-        let json = format!("{json:#}\n");
-        std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
+    });
+    if let Some(path) = &args.json {
+        std::fs::write(path, format!("{doc:#}\n")).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = &args.plot {
+        plot::write(path, &plot::Results::from_json(&doc, "this run's results")?, &peers)?;
     }
     Ok(())
 }

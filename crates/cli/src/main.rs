@@ -8,6 +8,7 @@ mod gate;
 mod generate;
 mod hub;
 mod progress;
+mod plot;
 mod ptx;
 mod quantize;
 mod score;
