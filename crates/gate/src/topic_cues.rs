@@ -1,6 +1,6 @@
 //! `TopicCues`: the lexicon backstop behind the learned topic classifier, for what a linear model
-//! trained on generated sentences misses when a real person phrases it their own way, and for the
-//! languages and categories the classifier was not trained on.
+//! trained on generated sentences misses when a real person phrases it their own way (in any of
+//! the 14 languages both know).
 //!
 //! A disclosure is a first-person word and a sensitive object in one sentence: "my biopsy",
 //! "ich habe eine Vorstrafe", "我是HIV阳性", "私の夫は透析", "у меня судимость", "मुझे एचआईवी है".

@@ -42,6 +42,64 @@ fn personal_sensitive_texts_are_found() {
 }
 
 #[test]
+fn disclosures_in_every_script_and_the_newer_topics_are_found() {
+    let cases = [
+        (
+            "我的居留许可下个月到期，庇护申请还没有结果。",
+            Category::Immigration,
+        ),
+        (
+            "私は去年から不法滞在で、在留カードがありません。",
+            Category::Immigration,
+        ),
+        (
+            "저는 난민 신청자인데 면접이 다음 주예요.",
+            Category::Immigration,
+        ),
+        (
+            "أنا طالب لجوء وموعد مقابلتي الأسبوع القادم.",
+            Category::Immigration,
+        ),
+        (
+            "Oturma iznim gelecek ay bitiyor ve sınır dışı edilmekten korkuyorum.",
+            Category::Immigration,
+        ),
+        (
+            "Моя сестра проходит химиотерапию в онкоцентре.",
+            Category::Health,
+        ),
+        (
+            "زوجي يخضع لغسيل الكلى ثلاث مرات في الأسبوع.",
+            Category::Health,
+        ),
+        (
+            "मेरा भाई पैरोल पर जेल से बाहर आया है।",
+            Category::CriminalHistory,
+        ),
+        (
+            "Mi hermano tiene antecedentes penales y busca trabajo.",
+            Category::CriminalHistory,
+        ),
+    ];
+    for (text, want) in cases {
+        assert!(topics(text).contains(&want), "{text}: {:?}", topics(text));
+    }
+}
+
+#[test]
+fn general_questions_in_other_scripts_are_not() {
+    for text in [
+        "什么是化疗？",
+        "Что такое судимость?",
+        "ما هو غسيل الكلى؟",
+        "투석은 어떻게 하나요?",
+        "Wie lange dauert ein Asylverfahren?",
+    ] {
+        assert!(topics(text).is_empty(), "{text}: {:?}", topics(text));
+    }
+}
+
+#[test]
 fn general_questions_on_the_same_subjects_are_not() {
     for text in [
         "Explain how vaccines work.",

@@ -1,8 +1,8 @@
 //! The learned tiers of the gate: a names tagger (people, places, organisations) and a
 //! document-level topic classifier (health, mental health, sexuality, religion, politics,
-//! ethnicity, finances, legal trouble, children, biometrics). Immigration status and criminal
-//! history are found by the lexicon backstops (`crate::cues`) only: the classifier has no
-//! labels for them.
+//! ethnicity, finances, legal trouble, children, biometrics, immigration status, criminal
+//! history) trained in the gate's 14 languages. The lexicon backstops (`crate::cues`) run
+//! beside both.
 //!
 //! Both are linear models over hashed features, trained by `scripts/gate/train_names.py` and
 //! `scripts/gate/train_topics.py` on data from `scripts/gate/gen_data.py`. Their weights are
