@@ -2,7 +2,7 @@
 //!
 //! `Gate::inspect` normalises the input (`normalize`), runs the identifier tier (`patterns`),
 //! the learned tiers and their lexicon backstops (`cues`), the name rules for every script
-//! (`names_scripts`) and a second pass for other mentions of the persons found (`mentions`),
+//! (`names_scripts`, with the names after form labels of `name_fields`) and a second pass for other mentions of the persons found (`mentions`),
 //! applies the `policy` per finding and destination, and masks (`mask`) what the policy says to
 //! mask, one placeholder per person; `request` does the same for an OpenAI chat request.
 

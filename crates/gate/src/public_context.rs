@@ -15,6 +15,10 @@
 //! The person detectors drop a span in such a sentence; a name the user also writes elsewhere is
 //! still found there.
 
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+
 /// Openings of a who-was question, lowercased; the name follows.
 #[rustfmt::skip]
 const WHO_BEFORE: &[&str] = &[
@@ -174,12 +178,8 @@ pub fn is_public_context(text: &str, start: usize, end: usize) -> bool {
             return true;
         }
     }
-    let plot = PLOT_WORDS.iter().any(|w| contains_word(&whole, w));
-    if plot {
-        let text = text.to_lowercase();
-        if LITERATURE_WORDS.iter().any(|w| text.contains(w)) {
-            return true;
-        }
+    if contains_word(&PLOT, &whole) && LITERATURE.is_match(text) {
+        return true;
     }
     let quoted = whole.chars().filter(|c| QUOTES.contains(c)).count() >= 2;
     if !quoted {
@@ -193,20 +193,39 @@ pub fn is_public_context(text: &str, start: usize, end: usize) -> bool {
     work_word || has_titled_quote(&whole)
 }
 
-/// Whether `word` stands in `text` as a whole word (Han, kana and Hangul words anywhere).
-fn contains_word(text: &str, word: &str) -> bool {
-    let unspaced = word.chars().any(|c| {
+/// One automaton per word list, so that a sentence is read once however long the list.
+fn automaton(words: &[&str]) -> AhoCorasick {
+    let mut forms: Vec<String> = Vec::new();
+    for w in words {
+        let mut chars = w.chars();
+        let capitalised: String = chars
+            .next()
+            .map(|c| c.to_uppercase().chain(chars).collect())
+            .unwrap_or_default();
+        forms.extend([w.to_string(), capitalised]);
+    }
+    // The lists are compile-time constants; a failure is a build defect caught by tests.
+    AhoCorasick::new(&forms).expect("the word lists build")
+}
+
+static PLOT: LazyLock<AhoCorasick> = LazyLock::new(|| automaton(PLOT_WORDS));
+static LITERATURE: LazyLock<AhoCorasick> = LazyLock::new(|| automaton(LITERATURE_WORDS));
+
+/// Whether a word of `words` stands in `text` as a whole word (Han, kana and Hangul words
+/// anywhere).
+fn contains_word(words: &AhoCorasick, text: &str) -> bool {
+    let unspaced = |c: char| {
         crate::names_scripts::is_han(c)
             || crate::names_scripts::is_kana(c)
             || crate::names_scripts::is_hangul(c)
-    });
-    text.match_indices(word).any(|(i, _)| {
-        unspaced
-            || (!text[..i]
+    };
+    words.find_overlapping_iter(text).any(|m| {
+        text[m.start()..].chars().next().is_some_and(unspaced)
+            || (!text[..m.start()]
                 .chars()
                 .next_back()
                 .is_some_and(char::is_alphanumeric)
-                && !text[i + word.len()..]
+                && !text[m.end()..]
                     .chars()
                     .next()
                     .is_some_and(char::is_alphanumeric))

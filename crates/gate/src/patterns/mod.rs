@@ -53,8 +53,15 @@ pub fn scan(text: &str) -> Vec<Span> {
     encoded::scan(text, &mut found, scan_plain);
     spaced::scan(text, &mut found, scan_plain);
     let mut found = resolve(found);
+    // Where the text presents something as a sample: one pass, and only when it may matter.
+    let mut samples: Option<Vec<usize>> = None;
     for s in &mut found {
-        if placeholder(text, s) {
+        if !may_be_placeholder(s.category) {
+            continue;
+        }
+        let samples =
+            samples.get_or_insert_with(|| SAMPLE_WORD.find_iter(text).map(|m| m.end()).collect());
+        if placeholder(text, s, samples) {
             s.confidence = PLACEHOLDER_CONFIDENCE;
             s.detector.push_str("_placeholder");
         }
@@ -80,12 +87,10 @@ static OWN_WORD: LazyLock<Regex> = LazyLock::new(|| {
         .expect("own word regex")
 });
 
-/// Whether an identifier finding is a placeholder: digits in a straight run ("12345678Z",
-/// "123-45-6789", "987654321") or one digit repeated; or a value the text presents as a
-/// sample, in the same line and not as the writer's own.
-fn placeholder(text: &str, s: &Span) -> bool {
-    if !matches!(
-        s.category,
+/// Identifiers a form or a textbook shows with placeholder values.
+fn may_be_placeholder(category: Category) -> bool {
+    matches!(
+        category,
         Category::NationalId
             | Category::Passport
             | Category::DriversLicence
@@ -93,9 +98,17 @@ fn placeholder(text: &str, s: &Span) -> bool {
             | Category::Iban
             | Category::InsuranceNumber
             | Category::MedicalRecord
-    ) {
-        return false;
-    }
+    )
+}
+
+/// How far before an identifier the word that presents it as a sample may stand.
+const SAMPLE_WINDOW: usize = 64;
+
+/// Whether an identifier finding is a placeholder: digits in a straight run ("12345678Z",
+/// "123-45-6789", "987654321") or one digit repeated; or a value the text presents as a
+/// sample (`sample_ends`: where the text's sample words end), in the same line and not as
+/// the writer's own.
+fn placeholder(text: &str, s: &Span, sample_ends: &[usize]) -> bool {
     let digits: Vec<u8> = text[s.start..s.end]
         .bytes()
         .filter(u8::is_ascii_digit)
@@ -108,9 +121,10 @@ fn placeholder(text: &str, s: &Span) -> bool {
     if digits.len() >= 6 && (step(1) || step(-1) || step(0)) {
         return true;
     }
-    let window = context::before(text, s.start, 64);
+    let window = context::before(text, s.start, SAMPLE_WINDOW);
     let line = window.rsplit('\n').next().unwrap_or(window);
-    SAMPLE_WORD.is_match(line) && !OWN_WORD.is_match(line)
+    let from = s.start - line.len();
+    sample_ends.iter().any(|&e| from < e && e <= s.start) && !OWN_WORD.is_match(line)
 }
 
 /// Every detector except the two that re-scan transformed text (decoded base64, collapsed
