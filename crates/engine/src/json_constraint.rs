@@ -52,9 +52,24 @@ pub struct ObjectNode {
 
 /// Recursion guard for `$ref` chains; real schemas nest far less than this.
 const MAX_DEPTH: usize = 32;
-/// Longest run of insignificant whitespace the automaton accepts: small models under a
-/// constraint otherwise tend to emit newlines forever.
-const MAX_WHITESPACE_RUN: u8 = 16;
+/// Insignificant whitespace is bounded to what a pretty-printer writes, so that a weak model
+/// cannot pad its answer with whitespace up to the length limit (small models under a
+/// constraint otherwise tend to emit newlines forever): before the top-level value, at most
+/// this many line breaks (a model's habit after its reasoning) and no blanks; inside a
+/// container, one blank, or one line break (`\n` or `\r\n`) and then an indentation of at
+/// most `INDENT_PER_LEVEL` blanks per level of nesting.
+const MAX_LEADING_NEWLINES: u8 = 2;
+const INDENT_PER_LEVEL: u16 = 4;
+
+/// The run of insignificant whitespace being written.
+#[derive(Debug, Clone, Copy, Default)]
+struct WhitespaceRun {
+    newlines: u8,
+    /// Blanks (spaces, tabs) since the last line break, or since the run began.
+    blanks: u16,
+    /// A `\r` that a `\n` must follow.
+    carriage_return: bool,
+}
 
 /// Any JSON object: what `response_format: {"type": "json_object"}` asks for.
 pub fn any_object() -> Arc<Node> {
@@ -314,7 +329,7 @@ enum Frame {
 #[derive(Debug, Clone)]
 pub struct JsonMachine {
     stack: Vec<Frame>,
-    whitespace_run: u8,
+    whitespace: WhitespaceRun,
 }
 
 /// The vocabulary prepared once for masking: non-empty token ids sorted by their bytes with
@@ -400,7 +415,10 @@ fn object_node(node: &Node) -> &ObjectNode {
 
 impl JsonMachine {
     pub fn new(root: Arc<Node>) -> Self {
-        Self { stack: vec![Frame::Value(root)], whitespace_run: 0 }
+        Self {
+            stack: vec![Frame::Value(root)],
+            whitespace: WhitespaceRun::default(),
+        }
     }
 
     /// The document is finished (generation may end here).
@@ -447,21 +465,52 @@ impl JsonMachine {
         mask
     }
 
-    fn whitespace(&mut self) -> bool {
-        self.whitespace_run += 1;
-        self.whitespace_run <= MAX_WHITESPACE_RUN
+    /// Whether whitespace byte `b` may extend the current run (see `MAX_LEADING_NEWLINES`).
+    fn whitespace(&mut self, b: u8) -> bool {
+        let depth = self
+            .stack
+            .iter()
+            .filter(|f| matches!(f, Frame::Object { .. } | Frame::Array { .. }))
+            .count() as u16;
+        let max_newlines = if depth == 0 { MAX_LEADING_NEWLINES } else { 1 };
+        let run = &mut self.whitespace;
+        match b {
+            b'\n' => {
+                run.newlines += 1;
+                run.blanks = 0;
+                run.carriage_return = false;
+                run.newlines <= max_newlines
+            }
+            b'\r' if !run.carriage_return && run.newlines < max_newlines => {
+                run.carriage_return = true;
+                true
+            }
+            b' ' | b'\t' if !run.carriage_return && depth > 0 => {
+                run.blanks += 1;
+                run.blanks
+                    <= if run.newlines == 0 {
+                        1
+                    } else {
+                        INDENT_PER_LEVEL * depth
+                    }
+            }
+            _ => false,
+        }
     }
 
     fn consume(&mut self, b: u8) -> bool {
         if !is_ws(b) {
-            self.whitespace_run = 0;
+            if self.whitespace.carriage_return {
+                return false;
+            }
+            self.whitespace = WhitespaceRun::default();
         }
         loop {
             let Some(top) = self.stack.last_mut() else { return false };
             match top {
                 Frame::Value(node) => {
                     if is_ws(b) {
-                        return self.whitespace();
+                        return self.whitespace(b);
                     }
                     let node = node.clone();
                     self.stack.pop();
@@ -477,7 +526,9 @@ impl JsonMachine {
                     let all_required = o.required.iter().zip(seen.iter()).all(|(&r, &s)| !r || s);
                     let more_keys = o.open.is_some() || seen.iter().any(|&s| !s);
                     match *state {
-                        _ if is_ws(b) && *state != ObjState::InFreeKey => return self.whitespace(),
+                        _ if is_ws(b) && *state != ObjState::InFreeKey => {
+                            return self.whitespace(b)
+                        }
                         ObjState::AfterOpen | ObjState::AfterComma if b == b'"' => {
                             let candidates: Vec<usize> = (0..o.props.len()).filter(|&i| !seen[i]).collect();
                             let declared = candidates.iter().any(|&i| o.props[i].0[0] == b'"');
@@ -517,7 +568,7 @@ impl JsonMachine {
                 }
                 Frame::Key { .. } => return self.step_key(b),
                 Frame::Array { item, state } => match *state {
-                    _ if is_ws(b) => return self.whitespace(),
+                    _ if is_ws(b) => return self.whitespace(b),
                     ArrState::Open if b == b']' => {
                         self.stack.pop();
                         return true;
@@ -780,7 +831,10 @@ mod tests {
         let index = VocabIndex::new(&vocab);
         let root = compile_schema(&json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]})).unwrap();
         let mut m = JsonMachine::new(root);
-        assert_eq!(m.allowed_tokens(&vocab, &index, &end), vec![true, false, false, false, false, false, false, true]);
+        assert_eq!(
+            m.allowed_tokens(&vocab, &index, &end),
+            vec![true, false, false, false, false, false, false, false]
+        );
         assert!(m.feed(b"{"));
         assert_eq!(m.allowed_tokens(&vocab, &index, &end), vec![false, false, true, false, false, false, false, true]);
         assert!(m.feed(b"\"a\":1"));
@@ -813,10 +867,27 @@ mod tests {
     }
 
     #[test]
-    fn whitespace_runs_are_bounded() {
-        let mut m = JsonMachine::new(any_object());
-        assert!(m.feed(&[b' '; MAX_WHITESPACE_RUN as usize]));
-        assert!(!m.accepts(b" "));
-        assert!(m.accepts(b"{"));
+    fn whitespace_is_what_a_pretty_printer_writes_and_no_more() {
+        let root = any_object();
+        let pretty =
+            "\n\n{\n    \"a\": [\n        1,\n        {\"b\": null}\n    ],\r\n\t\"c\" : true\n}";
+        assert!(accepts_complete(&root, pretty), "{pretty}");
+        assert!(accepts_complete(&root, r#"{"a": 1, "b": [1, 2]}"#));
+        for padded in [
+            "\n\n\n{}",
+            " {}",
+            "{  \"a\": 1}",
+            "{\n\n\"a\": 1}",
+            "{\n     \"a\": 1}",
+            "{\"a\": [\n         1]}",
+            "{\r \"a\": 1}",
+            "{\"a\": 1\r}",
+        ] {
+            assert!(!accepts_complete(&root, padded), "{padded:?}");
+        }
+        // Padding costs a structural byte every few bytes: the document moves on.
+        let mut m = JsonMachine::new(root);
+        assert!(m.feed(b"{\"a\": ["));
+        assert!(m.feed(b"\n        ") && !m.accepts(b" ") && !m.accepts(b"\n"));
     }
 }
