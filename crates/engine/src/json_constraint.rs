@@ -81,6 +81,37 @@ pub fn compile_schema(schema: &Value) -> Result<Arc<Node>, SchemaError> {
     compile(schema, schema, "", 0)
 }
 
+/// A tool's parameter schema as constrained decoding can enforce it, for a call the server
+/// forces (`tool_choice`), where refusing the request is no option: value-level keywords
+/// (`UNENFORCED_KEYWORDS`) are dropped, so the value's type and shape are still enforced, and
+/// a schema that is unsupported even so becomes free JSON.
+pub fn compile_schema_lenient(schema: &Value) -> Arc<Node> {
+    compile_schema(&without_unenforced(schema)).unwrap_or_else(|_| Arc::new(Node::Any))
+}
+
+fn without_unenforced(schema: &Value) -> Value {
+    match schema {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(k, _)| !UNENFORCED_KEYWORDS.contains(&k.as_str()))
+                .map(|(k, v)| {
+                    let v = match (k.as_str(), v) {
+                        // Names to schemas: the names are not keywords, whatever they say.
+                        ("properties" | "$defs" | "definitions", Value::Object(m)) => {
+                            Value::Object(m.iter().map(|(name, s)| (name.clone(), without_unenforced(s))).collect())
+                        }
+                        ("enum" | "const" | "default" | "examples", v) => v.clone(),
+                        (_, v) => without_unenforced(v),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_unenforced).collect()),
+        other => other.clone(),
+    }
+}
+
 /// Keywords that restrict which values are valid beyond what the automaton enforces.
 const UNENFORCED_KEYWORDS: &[&str] = &[
     "pattern",
@@ -822,6 +853,17 @@ mod tests {
         assert!(e.reason.contains("maxLength"), "{}", e.reason);
         let annotated = json!({"title": "T", "description": "d", "properties": {"a": {"type": "integer", "default": 1}}});
         assert!(compile_schema(&annotated).is_ok());
+    }
+
+    #[test]
+    fn lenient_schemas_keep_the_type_and_drop_value_keywords() {
+        let root = compile_schema_lenient(&json!({"type": "object", "properties": {
+            "format": {"type": "string", "format": "date"}, "n": {"type": "integer", "minimum": 1}
+        }, "required": ["n"]}));
+        assert!(accepts_complete(&root, r#"{"format": "x", "n": 0}"#), "a property named like a keyword stays");
+        assert!(!accepts_complete(&root, r#"{"n": "1"}"#) && !accepts_complete(&root, r#"{"format": "x"}"#));
+        let unsupported = compile_schema_lenient(&json!({"anyOf": [{"type": "object"}, {"type": "object", "properties": {}}]}));
+        assert!(accepts_complete(&unsupported, "[1]"), "free JSON");
     }
 
     #[test]

@@ -51,9 +51,8 @@ pub fn parameter_types(tools: &[Value]) -> ParameterTypes {
         if let Some(props) = f.pointer("/parameters/properties").and_then(Value::as_object) {
             for (param, schema) in props {
                 let ty = match schema.get("type") {
+                    _ if written_raw(schema) => "string".into(),
                     Some(Value::String(t)) => t.clone(),
-                    // ["string", "null"] and the like: a string stays a string.
-                    Some(Value::Array(ts)) if ts.iter().any(|t| t == "string") => "string".into(),
                     _ => "any".into(),
                 };
                 params.insert(param.clone(), ty);
@@ -62,6 +61,21 @@ pub fn parameter_types(tools: &[Value]) -> ParameterTypes {
         out.insert(name.to_string(), params);
     }
     out
+}
+
+/// Whether a parameter of this schema is written as its raw text (a string), not as JSON:
+/// `type` `string` (or a list with `string`: `["string", "null"]` stays a string), or an
+/// `enum`/`const` of strings only.
+pub fn written_raw(schema: &Value) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "string",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
+        _ => match (schema.get("enum"), schema.get("const")) {
+            (Some(Value::Array(values)), _) => !values.is_empty() && values.iter().all(Value::is_string),
+            (None, Some(c)) => c.is_string(),
+            _ => false,
+        },
+    }
 }
 
 /// Streams content text through, cutting out `<tool_call>` blocks as parsed calls.

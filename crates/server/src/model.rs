@@ -86,13 +86,13 @@ fn escape_json(model: &dyn TextModel, value: &Value) -> Value {
 pub struct TokenTable {
     /// Bytes per id; empty for ids that are no token.
     pub bytes: Vec<Vec<u8>>,
-    /// `bytes` prepared for masking: a forced tool-call opening may use special tokens
-    /// (`<tool_call>` is one in Qwen's vocabulary).
-    pub index: VocabIndex,
     /// The same, with special tokens empty: structured output may not contain them.
     pub constraint_bytes: Vec<Vec<u8>>,
     /// `constraint_bytes` prepared for fast masking.
     pub constraint_index: VocabIndex,
+    /// The special tokens' ids and texts: a forced tool call's format has some
+    /// (`<tool_call>` is one in Qwen's vocabulary).
+    pub specials: Vec<(u32, Vec<u8>)>,
 }
 
 impl TokenTable {
@@ -104,8 +104,8 @@ impl TokenTable {
             .map(|(id, b)| if model.is_special(id as u32) { Vec::new() } else { b.clone() })
             .collect::<Vec<_>>();
         let constraint_index = VocabIndex::new(&constraint_bytes);
-        let index = VocabIndex::new(&bytes);
-        Self { bytes, index, constraint_bytes, constraint_index }
+        let specials = (0..vocab_size as u32).filter(|&id| model.is_special(id) && !bytes[id as usize].is_empty()).map(|id| (id, bytes[id as usize].clone())).collect();
+        Self { bytes, constraint_bytes, constraint_index, specials }
     }
 
     pub fn bytes(&self, id: u32) -> &[u8] {

@@ -15,6 +15,7 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use futures_util::Stream;
+use lily_engine::tool_choice::ForcedToolCall;
 use lily_model::ChatOptions;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc::{self, UnboundedReceiver};
@@ -527,15 +528,8 @@ pub(crate) fn start_chat(
         (!req.tools.is_empty()).then(|| lily_engine::tool_calls::parameter_types(&req.tools));
     let logprobs = req.params.logprobs.is_some();
     let n = req.params.n;
-    let rx = app.submit(
-        prompt,
-        req.params,
-        JobKind::Chat {
-            thinking,
-            tools,
-            forced_tool_call: req.forced_tool_call,
-        },
-    )?;
+    let forced_call = req.forced_tool_call.map(|names| ForcedToolCall::new(&names, &req.tools));
+    let rx = app.submit(prompt, req.params, JobKind::Chat { thinking, tools, forced_call })?;
     let meta = Meta {
         id: new_id("chatcmpl-"),
         created: unix_time(),

@@ -69,9 +69,9 @@ pub enum Event {
 #[derive(Debug, Clone)]
 pub enum JobKind {
     /// Chat: reasoning split off (`thinking`: the prompt opened `<think>`), tool calls parsed
-    /// when the request declared tools; `forced_tool_call`: after the reasoning, the answer
+    /// when the request declared tools; `forced_call`: after the reasoning, the answer
     /// must open a call to one of these functions (`tool_choice` "required" or named).
-    Chat { thinking: bool, tools: Option<ParameterTypes>, forced_tool_call: Option<Vec<String>> },
+    Chat { thinking: bool, tools: Option<ParameterTypes>, forced_call: Option<ForcedToolCall> },
     /// Plain completion: text as generated.
     Completion,
 }
@@ -254,7 +254,7 @@ impl JobPicker<'_> {
         match (&r.forced_call, &r.constraint) {
             _ if r.output.in_reasoning() => None,
             (Some(forced), _) => {
-                Some(forced.allowed_tokens(&self.tokens.bytes, &self.tokens.index))
+                Some(forced.allowed_tokens(&self.tokens.constraint_bytes, &self.tokens.constraint_index, &self.tokens.specials, self.stop_ids))
             }
             (None, Some(machine)) => Some(machine.allowed_tokens(
                 &self.tokens.constraint_bytes,
@@ -348,9 +348,9 @@ impl<B: Backend> Worker<B> {
             ..job.params.sampling.clone()
         };
         let (output, forced_call) = match &job.kind {
-            JobKind::Chat { thinking, tools, forced_tool_call } => (
-                OutputPipeline::new(job.params.stop.clone(), Some(*thinking), tools.clone(), forced_tool_call.is_some()),
-                forced_tool_call.as_deref().map(ForcedToolCall::new),
+            JobKind::Chat { thinking, tools, forced_call } => (
+                OutputPipeline::new(job.params.stop.clone(), Some(*thinking), tools.clone(), forced_call.is_some()),
+                forced_call.clone(),
             ),
             JobKind::Completion => (OutputPipeline::new(job.params.stop.clone(), None, None, false), None),
         };
@@ -405,7 +405,7 @@ impl<B: Backend> Worker<B> {
                 if let Some(forced) = &mut r.forced_call {
                     // A rejected token only comes when the mask allowed nothing and was
                     // ignored; forcing cannot continue from there.
-                    if !forced.feed(bytes) || forced.is_done() {
+                    if !forced.feed(bytes) {
                         r.forced_call = None;
                     }
                 }

@@ -781,3 +781,23 @@ fn unknown_fields_are_named_in_a_header_or_refused_when_strict() {
         400
     );
 }
+
+#[test]
+fn a_forced_call_has_the_required_parameters_of_its_schema() {
+    let s = TestServer::start(ServerConfig::new(MODEL, 2048));
+    // The model means to call with `days` only; `city` is required.
+    let mut body = chat_body("say:<tool_call>\n<function=get_weather>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>");
+    body["tools"] = weather_tools();
+    body["chat_template_kwargs"] = json!({"enable_thinking": false});
+    body["max_tokens"] = json!(90);
+    let args = |r: &Value| -> Value { serde_json::from_str(r["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"].as_str().unwrap()).unwrap() };
+    let free = s.post("/v1/chat/completions", &body).json();
+    assert_eq!(args(&free), json!({"days": 3}), "left to itself: {free}");
+    for choice in [json!("required"), json!({"type": "function", "function": {"name": "get_weather"}})] {
+        body["tool_choice"] = choice;
+        let r = s.post("/v1/chat/completions", &body).json();
+        let a = args(&r);
+        assert_eq!(a["days"], 3, "{r}");
+        assert!(a["city"].is_string(), "the required parameter is written: {r}");
+    }
+}
