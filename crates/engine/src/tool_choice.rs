@@ -421,10 +421,10 @@ mod tests {
         assert!(!m.is_complete());
         assert!(m.feed(b"</function>\n</tool_call>") && m.is_complete());
         assert!(rejects(&m, "\n"), "one call, then the end of the turn");
-        let mut parser = ToolCallParser::new(parameter_types(&tools)).forced_calls();
+        let mut parser = ToolCallParser::new(parameter_types(&tools));
         let text = "<tool_call>\n<function=get_weather>\n<parameter=days>\n3\n</parameter>\n<parameter=unit>\nc\n</parameter>\n<parameter=city>\nNew\nYork\n</parameter>\n</function>\n</tool_call>";
-        let Some(ContentPiece::ToolCall(call)) = parser.push(text).pop() else { panic!("no call") };
-        assert_eq!(Value::Object(call.arguments), json!({"days": 3, "unit": "c", "city": "New\nYork"}));
+        let arguments: String = parser.push(text).into_iter().filter_map(|p| if let ContentPiece::CallArguments(a) = p { Some(a) } else { None }).collect();
+        assert_eq!(serde_json::from_str::<Value>(&arguments).unwrap(), json!({"days": 3, "unit": "c", "city": "New\nYork"}));
     }
 
     #[test]

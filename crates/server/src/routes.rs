@@ -22,7 +22,7 @@ use tokio::sync::mpsc::{self, UnboundedReceiver};
 
 use crate::error::ApiError;
 use crate::model::escape_conversation;
-use crate::output::{Delta, LogprobEntry};
+use crate::output::{Delta, LogprobEntry, ToolCallDelta};
 use crate::request::{
     parse_chat, parse_completion, parse_detokenize, parse_tokenize, ChatMessage, ChatRequest,
     GenerationParams, Prompt, TokenizeInput,
@@ -226,13 +226,28 @@ fn completion_logprobs(entries: &[LogprobEntry], offset: &mut usize) -> Value {
     })
 }
 
-fn tool_call_json(index: usize, call: &lily_engine::tool_calls::ToolCall) -> Value {
-    json!({
-        "index": index,
-        "id": new_id("call_"),
-        "type": "function",
-        "function": {"name": call.name, "arguments": Value::Object(call.arguments.clone()).to_string()},
-    })
+/// A tool call's opening: its id and name, with its arguments so far.
+fn tool_call_json(index: usize, name: &str, arguments: &str) -> Value {
+    json!({"index": index, "id": new_id("call_"), "type": "function", "function": {"name": name, "arguments": arguments}})
+}
+
+/// A streamed delta's tool calls: a call's first entry names it, later ones carry more of its
+/// arguments (pieces for one call in one chunk are joined).
+fn tool_call_deltas(calls: &[ToolCallDelta], sent: &mut usize) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for c in calls {
+        match c {
+            ToolCallDelta::Start(name) => {
+                *sent += 1;
+                out.push(tool_call_json(*sent - 1, name, ""));
+            }
+            ToolCallDelta::Arguments(piece) => match out.last_mut().and_then(|v| v.pointer_mut("/function/arguments")) {
+                Some(Value::String(arguments)) => arguments.push_str(piece),
+                _ => out.push(json!({"index": sent.saturating_sub(1), "function": {"arguments": piece}})),
+            },
+        }
+    }
+    out
 }
 
 /// Turns engine events into stream chunks.
@@ -286,15 +301,7 @@ impl StreamFormatter {
             delta.insert("content".into(), json!(d.content));
         }
         if !d.tool_calls.is_empty() {
-            let calls: Vec<Value> = d
-                .tool_calls
-                .iter()
-                .map(|c| {
-                    self.tool_index[index] += 1;
-                    tool_call_json(self.tool_index[index] - 1, c)
-                })
-                .collect();
-            delta.insert("tool_calls".into(), Value::Array(calls));
+            delta.insert("tool_calls".into(), Value::Array(tool_call_deltas(&d.tool_calls, &mut self.tool_index[index])));
         }
         let logprobs = if self.meta.logprobs {
             chat_logprobs(&d.logprobs)
@@ -371,7 +378,8 @@ fn event_stream(mut rx: UnboundedReceiver<Event>, meta: Meta) -> impl Stream<Ite
 struct ChoiceText {
     reasoning: String,
     content: String,
-    calls: Vec<lily_engine::tool_calls::ToolCall>,
+    /// Each call's name and arguments.
+    calls: Vec<(String, String)>,
     logprobs: Vec<LogprobEntry>,
 }
 
@@ -400,12 +408,7 @@ impl ChoiceText {
             message.insert("reasoning_content".into(), json!(self.reasoning));
         }
         if !self.calls.is_empty() {
-            let calls: Vec<Value> = self
-                .calls
-                .iter()
-                .enumerate()
-                .map(|(i, c)| tool_call_json(i, c))
-                .collect();
+            let calls: Vec<Value> = self.calls.iter().enumerate().map(|(i, (name, arguments))| tool_call_json(i, name, arguments)).collect();
             message.insert("tool_calls".into(), Value::Array(calls));
         }
         let lp = if meta.logprobs {
@@ -428,7 +431,12 @@ async fn collect(mut rx: UnboundedReceiver<Event>, meta: Meta) -> Result<Respons
                 let t = &mut texts[choice];
                 t.reasoning += &delta.reasoning;
                 t.content += &delta.content;
-                t.calls.extend(delta.tool_calls);
+                for c in delta.tool_calls {
+                    match c {
+                        ToolCallDelta::Start(name) => t.calls.push((name, String::new())),
+                        ToolCallDelta::Arguments(piece) => t.calls.last_mut().into_iter().for_each(|(_, a)| a.push_str(&piece)),
+                    }
+                }
                 t.logprobs.extend(delta.logprobs);
             }
             Some(Event::Error(e)) => return Err(e),

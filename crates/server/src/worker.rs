@@ -349,10 +349,10 @@ impl<B: Backend> Worker<B> {
         };
         let (output, forced_call) = match &job.kind {
             JobKind::Chat { thinking, tools, forced_call } => (
-                OutputPipeline::new(job.params.stop.clone(), Some(*thinking), tools.clone(), forced_call.is_some()),
+                OutputPipeline::new(job.params.stop.clone(), Some(*thinking), tools.clone()),
                 forced_call.clone(),
             ),
-            JobKind::Completion => (OutputPipeline::new(job.params.stop.clone(), None, None, false), None),
+            JobKind::Completion => (OutputPipeline::new(job.params.stop.clone(), None, None), None),
         };
         let run = RefCell::new(Run {
             sampler: Sampler::new(sampling),

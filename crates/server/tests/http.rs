@@ -23,8 +23,15 @@ fn collect_stream(data: &[String]) -> (String, String, Vec<Value>, String) {
         let Some(choice) = v["choices"].get(0) else { continue };
         reasoning += choice["delta"]["reasoning_content"].as_str().unwrap_or("");
         content += choice["delta"]["content"].as_str().unwrap_or("");
-        if let Some(c) = choice["delta"]["tool_calls"].as_array() {
-            calls.extend(c.iter().cloned());
+        // A call's first entry names it; later ones with its index carry more arguments.
+        for c in choice["delta"]["tool_calls"].as_array().into_iter().flatten() {
+            let index = c["index"].as_u64().unwrap() as usize;
+            if index == calls.len() {
+                calls.push(c.clone());
+            } else {
+                let arguments = calls[index]["function"]["arguments"].as_str().unwrap().to_string() + c["function"]["arguments"].as_str().unwrap();
+                calls[index]["function"]["arguments"] = json!(arguments);
+            }
         }
         if let Some(f) = choice["finish_reason"].as_str() {
             finish = f.to_string();
@@ -214,11 +221,17 @@ fn tool_calls_are_parsed_and_finish_with_tool_calls() {
     assert_eq!(args, json!({"city": "Paris", "days": 3}));
 
     body["stream"] = json!(true);
-    let (_, content, calls, finish) = collect_stream(&s.post("/v1/chat/completions", &body).sse_data());
+    let data = s.post("/v1/chat/completions", &body).sse_data();
+    let (_, content, calls, finish) = collect_stream(&data);
     assert_eq!((content.as_str(), finish.as_str()), ("", "tool_calls"));
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0]["index"], 0);
     assert_eq!(calls[0]["function"]["name"], "get_weather");
+    let streamed: Value = serde_json::from_str(calls[0]["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(streamed, json!({"city": "Paris", "days": 3}));
+    // The arguments arrive in pieces, a parameter at a time, as the model writes them.
+    let pieces = data.iter().filter(|d| d.contains("\"arguments\"")).count();
+    assert!(pieces >= 3, "the name, city, days (and the end): {pieces} chunks");
 
     // Without tools in the request the same text is plain content.
     body["stream"] = json!(false);
