@@ -364,12 +364,14 @@ pub struct JsonMachine {
 }
 
 /// The vocabulary prepared once for masking: non-empty token ids sorted by their bytes with
-/// the length each shares with the previous one, and which tokens can sit inside a JSON
-/// string as they are.
+/// the length each shares with the previous one, which tokens can sit inside a JSON string as
+/// they are, and which hold a `>` (only those can end a tag in a forced tool call's text).
+/// Looking these up beats reading every token's bytes on each mask.
 pub struct VocabIndex {
     order: Vec<u32>,
     shared_prefix: Vec<u16>,
     string_safe: Vec<bool>,
+    pub(crate) has_gt: Vec<bool>,
 }
 
 impl VocabIndex {
@@ -388,7 +390,8 @@ impl VocabIndex {
             .iter()
             .map(|t| !t.is_empty() && t.iter().all(|&b| b >= 0x20 && b != b'"' && b != b'\\'))
             .collect();
-        Self { order, shared_prefix, string_safe }
+        let has_gt = token_bytes.iter().map(|t| t.contains(&b'>')).collect();
+        Self { order, shared_prefix, string_safe, has_gt }
     }
 }
 

@@ -191,7 +191,7 @@ impl ForcedToolCall {
             // Raw text takes almost any token: only one with a `>` can finish a forbidden text
             // or the closing, so only those are simulated.
             for (id, bytes) in ordinary.iter().enumerate() {
-                mask[id] = !bytes.is_empty() && (!bytes.contains(&b'>') || self.clone().feed(bytes));
+                mask[id] = !bytes.is_empty() && (!index.has_gt[id] || self.clone().feed(bytes));
             }
         } else {
             mask_accepted_tokens(self, ordinary, index, &mut mask);
@@ -323,7 +323,7 @@ impl ByteAutomaton for ForcedToolCall {
                     }
                 }
             }
-            Phase::CloseValue { pos, .. } => {
+            Phase::CloseValue { pos } => {
                 if CLOSE_PARAMETER.get(*pos) != Some(&b) {
                     return false;
                 }

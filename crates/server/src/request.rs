@@ -272,7 +272,6 @@ fn stop_strings(stop: Option<Value>) -> Result<Vec<String>, ApiError> {
     Ok(stops)
 }
 
-/// Checks the shared fields; `max_tokens` is whichever of the endpoint's fields was given.
 /// OpenAI's `logit_bias`: token ids (as JSON object keys) to a bias in [-100, 100]. Whether
 /// an id is in the vocabulary is checked where the vocabulary is known (`App::submit`).
 fn logit_bias(raw: Option<&Map<String, Value>>) -> Result<Vec<(u32, f32)>, ApiError> {
@@ -304,6 +303,8 @@ fn logit_bias(raw: Option<&Map<String, Value>>) -> Result<Vec<(u32, f32)>, ApiEr
     Ok(bias)
 }
 
+/// Checks the shared fields; `max_tokens` is whichever of the endpoint's fields was given
+/// (`max_tokens_field` names it; `None`: the endpoint's default).
 fn common_params(
     c: &RawCommon,
     max_tokens: Option<u64>,
