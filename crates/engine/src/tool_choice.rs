@@ -362,11 +362,13 @@ mod tests {
         Vocab { ordinary, index, specials }
     }
 
-    fn allowed<'a>(m: &ForcedToolCall, v: &'a Vocab) -> Vec<&'a str> {
+    /// The allowed tokens' texts, ordinary ones first.
+    fn allowed(m: &ForcedToolCall, v: &Vocab) -> Vec<String> {
         let end = [v.specials[1].0];
         let mask = m.allowed_tokens(&v.ordinary, &v.index, &v.specials, &end);
-        let text = |id: usize| v.ordinary[id].clone().into_iter().chain(v.specials.iter().filter(|s| s.0 as usize == id).flat_map(|s| s.1.clone())).collect::<Vec<u8>>();
-        (0..mask.len()).filter(|&id| mask[id]).map(|id| std::str::from_utf8(text(id).leak()).unwrap()).collect()
+        let special = |id: usize| v.specials.iter().find(|s| s.0 as usize == id).map(|s| s.1.clone());
+        let text = |id: usize| String::from_utf8(special(id).unwrap_or_else(|| v.ordinary[id].clone())).unwrap();
+        (0..mask.len()).filter(|&id| mask[id]).map(text).collect()
     }
 
     fn weather() -> Vec<Value> {
