@@ -81,6 +81,10 @@ pub struct ServeArgs {
     /// Largest request body, in MiB.
     #[arg(long, env = "LILY_MAX_BODY_MIB", default_value_t = 4)]
     max_body_mib: usize,
+    /// Refuse requests with fields this server does not know (a 400) instead of naming them
+    /// in the `x-lily-ignored-fields` response header.
+    #[arg(long)]
+    strict: bool,
     /// Which backend runs the model.
     #[arg(long, env = "LILY_BACKEND", value_enum, default_value_t = BackendKind::Auto)]
     backend: BackendKind,
@@ -184,6 +188,12 @@ impl TextModel for QwenText {
     fn encode(&self, text: &str) -> Vec<u32> {
         self.tokenizer.encode(text)
     }
+    fn escape(&self, text: &str) -> String {
+        self.tokenizer.escape_specials(text).into_owned()
+    }
+    fn encode_chat(&self, prompt: &str) -> Vec<u32> {
+        self.tokenizer.encode_escaped(prompt)
+    }
     fn token_bytes(&self, id: u32) -> Option<Vec<u8>> {
         self.tokenizer.token_bytes(id).filter(|b| !b.is_empty()).map(<[u8]>::to_vec)
     }
@@ -193,10 +203,9 @@ impl TextModel for QwenText {
     fn stop_ids(&self) -> Vec<u32> {
         self.stop_ids.clone()
     }
-    fn render_chat(&self, messages: &[ChatMessage], tools: &[Value], enable_thinking: bool) -> Result<String, String> {
+    fn render_chat(&self, messages: &[ChatMessage], tools: &[Value], options: &ChatOptions) -> Result<String, String> {
         let messages: Vec<Message> = messages.iter().map(template_message).collect();
-        let options = ChatOptions { enable_thinking, ..ChatOptions::default() };
-        self.template.render(&messages, tools, &options).map_err(|e| e.to_string())
+        self.template.render(&messages, tools, options).map_err(|e| e.to_string())
     }
 }
 
@@ -303,6 +312,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         api_key,
         prefix_cache_bytes: args.prefix_cache_mib << 20,
         hybrid: hybrid_config(&args)?,
+        strict: args.strict,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
     runtime.block_on(async move {

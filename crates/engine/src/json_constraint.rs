@@ -52,9 +52,24 @@ pub struct ObjectNode {
 
 /// Recursion guard for `$ref` chains; real schemas nest far less than this.
 const MAX_DEPTH: usize = 32;
-/// Longest run of insignificant whitespace the automaton accepts: small models under a
-/// constraint otherwise tend to emit newlines forever.
-const MAX_WHITESPACE_RUN: u8 = 16;
+/// Insignificant whitespace is bounded to what a pretty-printer writes, so that a weak model
+/// cannot pad its answer with whitespace up to the length limit (small models under a
+/// constraint otherwise tend to emit newlines forever): before the top-level value, at most
+/// this many line breaks (a model's habit after its reasoning) and no blanks; inside a
+/// container, one blank, or one line break (`\n` or `\r\n`) and then an indentation of at
+/// most `INDENT_PER_LEVEL` blanks per level of nesting.
+const MAX_LEADING_NEWLINES: u8 = 2;
+const INDENT_PER_LEVEL: u16 = 4;
+
+/// The run of insignificant whitespace being written.
+#[derive(Debug, Clone, Copy, Default)]
+struct WhitespaceRun {
+    newlines: u8,
+    /// Blanks (spaces, tabs) since the last line break, or since the run began.
+    blanks: u16,
+    /// A `\r` that a `\n` must follow.
+    carriage_return: bool,
+}
 
 /// Any JSON object: what `response_format: {"type": "json_object"}` asks for.
 pub fn any_object() -> Arc<Node> {
@@ -64,6 +79,37 @@ pub fn any_object() -> Arc<Node> {
 /// Compiles a JSON schema into the automaton's nodes.
 pub fn compile_schema(schema: &Value) -> Result<Arc<Node>, SchemaError> {
     compile(schema, schema, "", 0)
+}
+
+/// A tool's parameter schema as constrained decoding can enforce it, for a call the server
+/// forces (`tool_choice`), where refusing the request is no option: value-level keywords
+/// (`UNENFORCED_KEYWORDS`) are dropped, so the value's type and shape are still enforced, and
+/// a schema that is unsupported even so becomes free JSON.
+pub fn compile_schema_lenient(schema: &Value) -> Arc<Node> {
+    compile_schema(&without_unenforced(schema)).unwrap_or_else(|_| Arc::new(Node::Any))
+}
+
+fn without_unenforced(schema: &Value) -> Value {
+    match schema {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(k, _)| !UNENFORCED_KEYWORDS.contains(&k.as_str()))
+                .map(|(k, v)| {
+                    let v = match (k.as_str(), v) {
+                        // Names to schemas: the names are not keywords, whatever they say.
+                        ("properties" | "$defs" | "definitions", Value::Object(m)) => {
+                            Value::Object(m.iter().map(|(name, s)| (name.clone(), without_unenforced(s))).collect())
+                        }
+                        ("enum" | "const" | "default" | "examples", v) => v.clone(),
+                        (_, v) => without_unenforced(v),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_unenforced).collect()),
+        other => other.clone(),
+    }
 }
 
 /// Keywords that restrict which values are valid beyond what the automaton enforces.
@@ -314,16 +360,18 @@ enum Frame {
 #[derive(Debug, Clone)]
 pub struct JsonMachine {
     stack: Vec<Frame>,
-    whitespace_run: u8,
+    whitespace: WhitespaceRun,
 }
 
 /// The vocabulary prepared once for masking: non-empty token ids sorted by their bytes with
-/// the length each shares with the previous one, and which tokens can sit inside a JSON
-/// string as they are.
+/// the length each shares with the previous one, which tokens can sit inside a JSON string as
+/// they are, and which hold a `>` (only those can end a tag in a forced tool call's text).
+/// Looking these up beats reading every token's bytes on each mask.
 pub struct VocabIndex {
     order: Vec<u32>,
     shared_prefix: Vec<u16>,
     string_safe: Vec<bool>,
+    pub(crate) has_gt: Vec<bool>,
 }
 
 impl VocabIndex {
@@ -342,7 +390,8 @@ impl VocabIndex {
             .iter()
             .map(|t| !t.is_empty() && t.iter().all(|&b| b >= 0x20 && b != b'"' && b != b'\\'))
             .collect();
-        Self { order, shared_prefix, string_safe }
+        let has_gt = token_bytes.iter().map(|t| t.contains(&b'>')).collect();
+        Self { order, shared_prefix, string_safe, has_gt }
     }
 }
 
@@ -400,7 +449,10 @@ fn object_node(node: &Node) -> &ObjectNode {
 
 impl JsonMachine {
     pub fn new(root: Arc<Node>) -> Self {
-        Self { stack: vec![Frame::Value(root)], whitespace_run: 0 }
+        Self {
+            stack: vec![Frame::Value(root)],
+            whitespace: WhitespaceRun::default(),
+        }
     }
 
     /// The document is finished (generation may end here).
@@ -447,21 +499,52 @@ impl JsonMachine {
         mask
     }
 
-    fn whitespace(&mut self) -> bool {
-        self.whitespace_run += 1;
-        self.whitespace_run <= MAX_WHITESPACE_RUN
+    /// Whether whitespace byte `b` may extend the current run (see `MAX_LEADING_NEWLINES`).
+    fn whitespace(&mut self, b: u8) -> bool {
+        let depth = self
+            .stack
+            .iter()
+            .filter(|f| matches!(f, Frame::Object { .. } | Frame::Array { .. }))
+            .count() as u16;
+        let max_newlines = if depth == 0 { MAX_LEADING_NEWLINES } else { 1 };
+        let run = &mut self.whitespace;
+        match b {
+            b'\n' => {
+                run.newlines += 1;
+                run.blanks = 0;
+                run.carriage_return = false;
+                run.newlines <= max_newlines
+            }
+            b'\r' if !run.carriage_return && run.newlines < max_newlines => {
+                run.carriage_return = true;
+                true
+            }
+            b' ' | b'\t' if !run.carriage_return && depth > 0 => {
+                run.blanks += 1;
+                run.blanks
+                    <= if run.newlines == 0 {
+                        1
+                    } else {
+                        INDENT_PER_LEVEL * depth
+                    }
+            }
+            _ => false,
+        }
     }
 
     fn consume(&mut self, b: u8) -> bool {
         if !is_ws(b) {
-            self.whitespace_run = 0;
+            if self.whitespace.carriage_return {
+                return false;
+            }
+            self.whitespace = WhitespaceRun::default();
         }
         loop {
             let Some(top) = self.stack.last_mut() else { return false };
             match top {
                 Frame::Value(node) => {
                     if is_ws(b) {
-                        return self.whitespace();
+                        return self.whitespace(b);
                     }
                     let node = node.clone();
                     self.stack.pop();
@@ -477,7 +560,9 @@ impl JsonMachine {
                     let all_required = o.required.iter().zip(seen.iter()).all(|(&r, &s)| !r || s);
                     let more_keys = o.open.is_some() || seen.iter().any(|&s| !s);
                     match *state {
-                        _ if is_ws(b) && *state != ObjState::InFreeKey => return self.whitespace(),
+                        _ if is_ws(b) && *state != ObjState::InFreeKey => {
+                            return self.whitespace(b)
+                        }
                         ObjState::AfterOpen | ObjState::AfterComma if b == b'"' => {
                             let candidates: Vec<usize> = (0..o.props.len()).filter(|&i| !seen[i]).collect();
                             let declared = candidates.iter().any(|&i| o.props[i].0[0] == b'"');
@@ -517,7 +602,7 @@ impl JsonMachine {
                 }
                 Frame::Key { .. } => return self.step_key(b),
                 Frame::Array { item, state } => match *state {
-                    _ if is_ws(b) => return self.whitespace(),
+                    _ if is_ws(b) => return self.whitespace(b),
                     ArrState::Open if b == b']' => {
                         self.stack.pop();
                         return true;
@@ -774,13 +859,27 @@ mod tests {
     }
 
     #[test]
+    fn lenient_schemas_keep_the_type_and_drop_value_keywords() {
+        let root = compile_schema_lenient(&json!({"type": "object", "properties": {
+            "format": {"type": "string", "format": "date"}, "n": {"type": "integer", "minimum": 1}
+        }, "required": ["n"]}));
+        assert!(accepts_complete(&root, r#"{"format": "x", "n": 0}"#), "a property named like a keyword stays");
+        assert!(!accepts_complete(&root, r#"{"n": "1"}"#) && !accepts_complete(&root, r#"{"format": "x"}"#));
+        let unsupported = compile_schema_lenient(&json!({"anyOf": [{"type": "object"}, {"type": "object", "properties": {}}]}));
+        assert!(accepts_complete(&unsupported, "[1]"), "free JSON");
+    }
+
+    #[test]
     fn token_mask_follows_the_document_and_allows_the_end_only_when_complete() {
         let vocab: Vec<Vec<u8>> = vec![b"{".to_vec(), b"}".to_vec(), b"\"a\"".to_vec(), b":".to_vec(), b"1".to_vec(), b"x".to_vec(), vec![], b" ".to_vec()];
         let end = [6u32];
         let index = VocabIndex::new(&vocab);
         let root = compile_schema(&json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]})).unwrap();
         let mut m = JsonMachine::new(root);
-        assert_eq!(m.allowed_tokens(&vocab, &index, &end), vec![true, false, false, false, false, false, false, true]);
+        assert_eq!(
+            m.allowed_tokens(&vocab, &index, &end),
+            vec![true, false, false, false, false, false, false, false]
+        );
         assert!(m.feed(b"{"));
         assert_eq!(m.allowed_tokens(&vocab, &index, &end), vec![false, false, true, false, false, false, false, true]);
         assert!(m.feed(b"\"a\":1"));
@@ -813,10 +912,27 @@ mod tests {
     }
 
     #[test]
-    fn whitespace_runs_are_bounded() {
-        let mut m = JsonMachine::new(any_object());
-        assert!(m.feed(&[b' '; MAX_WHITESPACE_RUN as usize]));
-        assert!(!m.accepts(b" "));
-        assert!(m.accepts(b"{"));
+    fn whitespace_is_what_a_pretty_printer_writes_and_no_more() {
+        let root = any_object();
+        let pretty =
+            "\n\n{\n    \"a\": [\n        1,\n        {\"b\": null}\n    ],\r\n\t\"c\" : true\n}";
+        assert!(accepts_complete(&root, pretty), "{pretty}");
+        assert!(accepts_complete(&root, r#"{"a": 1, "b": [1, 2]}"#));
+        for padded in [
+            "\n\n\n{}",
+            " {}",
+            "{  \"a\": 1}",
+            "{\n\n\"a\": 1}",
+            "{\n     \"a\": 1}",
+            "{\"a\": [\n         1]}",
+            "{\r \"a\": 1}",
+            "{\"a\": 1\r}",
+        ] {
+            assert!(!accepts_complete(&root, padded), "{padded:?}");
+        }
+        // Padding costs a structural byte every few bytes: the document moves on.
+        let mut m = JsonMachine::new(root);
+        assert!(m.feed(b"{\"a\": ["));
+        assert!(m.feed(b"\n        ") && !m.accepts(b" ") && !m.accepts(b"\n"));
     }
 }

@@ -23,6 +23,9 @@ pub struct SamplingParams {
     pub frequency_penalty: f32,
     /// Same seed, same logits: same tokens. `None` draws a seed from the clock.
     pub seed: Option<u64>,
+    /// Added to these tokens' logits before anything else (OpenAI's `logit_bias`: -100 bans a
+    /// token in practice, 100 all but forces it).
+    pub logit_bias: Vec<(u32, f32)>,
 }
 
 impl Default for SamplingParams {
@@ -35,6 +38,7 @@ impl Default for SamplingParams {
             presence_penalty: 0.0,
             frequency_penalty: 0.0,
             seed: None,
+            logit_bias: Vec::new(),
         }
     }
 }
@@ -98,20 +102,29 @@ impl Sampler {
     }
 
     /// The next token's rule for a backend to apply to its own logits, when the pick depends on
-    /// nothing else (no penalties; the caller knows whether it needs a mask or the logits).
-    /// Consumes the stream exactly as `pick` would, so either path gives the same tokens.
+    /// nothing else (no penalties or bias; the caller knows whether it needs a mask or the
+    /// logits). Consumes the stream exactly as `pick` would, so either path gives the same tokens.
     pub fn backend_rule(&mut self) -> Option<PickRule> {
         let p = &self.params;
-        (p.presence_penalty == 0.0 && p.frequency_penalty == 0.0).then(|| self.next_rule())
+        (p.presence_penalty == 0.0 && p.frequency_penalty == 0.0 && p.logit_bias.is_empty())
+            .then(|| self.next_rule())
     }
 
     /// Chooses the next token. `allowed`, when given, masks out every token that is `false`;
     /// if it allows nothing, the mask is ignored rather than producing an impossible token.
     pub fn pick(&mut self, logits: &[f32], allowed: Option<&[bool]>) -> u32 {
-        // The logits are copied only when penalties or a mask change them (a 1 MB copy per
+        // The logits are copied only when a bias, penalties or a mask change them (a 1 MB copy per
         // token at the real vocabulary).
         let mut scores = Cow::Borrowed(logits);
         let p = &self.params;
+        if !p.logit_bias.is_empty() {
+            let scores = scores.to_mut();
+            for &(token, bias) in &p.logit_bias {
+                if let Some(x) = scores.get_mut(token as usize) {
+                    *x += bias;
+                }
+            }
+        }
         if p.presence_penalty != 0.0 || p.frequency_penalty != 0.0 {
             let scores = scores.to_mut();
             for (&token, &count) in &self.counts {
@@ -293,6 +306,23 @@ mod tests {
         f.observe(1);
         f.observe(1);
         assert_eq!(f.pick(&logits, None), 0);
+    }
+
+    #[test]
+    fn logit_bias_moves_the_pick_and_keeps_it_on_the_host() {
+        let logits = [1.0, 0.9, 0.0];
+        let biased = |bias: Vec<(u32, f32)>| {
+            Sampler::new(SamplingParams {
+                logit_bias: bias,
+                ..params(0.0)
+            })
+        };
+        assert_eq!(biased(vec![]).pick(&logits, None), 0);
+        assert_eq!(biased(vec![(2, 1.5)]).pick(&logits, None), 2);
+        assert_eq!(biased(vec![(0, -100.0)]).pick(&logits, None), 1);
+        // An id past the logits is ignored rather than a panic.
+        assert_eq!(biased(vec![(7, 100.0)]).pick(&logits, None), 0);
+        assert_eq!(biased(vec![(1, 1.0)]).backend_rule(), None);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The OpenAI-compatible HTTP server: `/v1/chat/completions`, `/v1/completions`,
-//! `/v1/models`, `/health`, `/metrics`, over one engine thread that runs one sequence at a
-//! time from a bounded queue. The port answers from the start; `/health` says 503 (and why)
-//! until the engine has loaded and 200 only while a request can be served.
+//! `/v1/models` (and `/v1/models/{id}`), vLLM's `/tokenize` and `/detokenize`, `/health`,
+//! `/metrics`, over one engine thread that runs one sequence at a time from a bounded queue.
+//! The port answers from the start; `/health` says 503 (and why) until the engine has loaded
+//! and 200 only while a request can be served.
 //!
 //! - `request`: request bodies, checked into engine parameters (400s that name the field);
 //! - `routes`: handlers, streaming, response shapes, API key, request counting;
@@ -28,8 +29,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::extract::DefaultBodyLimit;
-use axum::serve::ListenerExt;
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 use axum::Router;
 use lily_model::Backend;
 
@@ -62,6 +63,9 @@ pub struct ServerConfig {
     pub prefix_cache_bytes: usize,
     /// Hybrid compute: the cloud model and the gate in front of it; `None` serves locally only.
     pub hybrid: Option<hybrid::HybridConfig>,
+    /// Refuse requests with fields this server does not know (a 400) instead of naming them
+    /// in the `x-lily-ignored-fields` response header.
+    pub strict: bool,
 }
 
 impl ServerConfig {
@@ -77,6 +81,7 @@ impl ServerConfig {
             api_key: None,
             prefix_cache_bytes: 1 << 30,
             hybrid: None,
+            strict: false,
         }
     }
 }
@@ -118,7 +123,13 @@ fn router(app: Arc<App>) -> Router {
         .route("/v1/chat/completions", post(routes::chat_completions))
         .route("/v1/completions", post(routes::completions))
         .route("/v1/models", get(routes::models))
-        .route_layer(axum::middleware::from_fn_with_state(app.clone(), routes::require_api_key));
+        .route("/v1/models/{id}", get(routes::model))
+        .route("/tokenize", post(routes::tokenize))
+        .route("/detokenize", post(routes::detokenize))
+        .route_layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            routes::require_api_key,
+        ));
     Router::new()
         .merge(v1)
         .route("/health", get(routes::health))

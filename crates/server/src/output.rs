@@ -3,7 +3,7 @@
 
 use lily_engine::reasoning::{Piece, ReasoningParser};
 use lily_engine::text_stream::{StopMatcher, StopScan, Utf8Stream};
-use lily_engine::tool_calls::{ContentPiece, ParameterTypes, ToolCall, ToolCallParser};
+use lily_engine::tool_calls::{ContentPiece, ParameterTypes, ToolCallParser};
 
 /// One token's logprob, ready to report.
 #[derive(Debug, Clone)]
@@ -14,11 +14,19 @@ pub struct LogprobEntry {
     pub top: Vec<(String, Vec<u8>, f32)>,
 }
 
+/// A tool call as it streams: a new call (its function's name), or more of the latest call's
+/// arguments (JSON text).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolCallDelta {
+    Start(String),
+    Arguments(String),
+}
+
 #[derive(Debug, Default, Clone)]
 pub struct Delta {
     pub reasoning: String,
     pub content: String,
-    pub tool_calls: Vec<ToolCall>,
+    pub tool_calls: Vec<ToolCallDelta>,
     pub logprobs: Vec<LogprobEntry>,
 }
 
@@ -40,10 +48,8 @@ pub struct OutputPipeline {
 impl OutputPipeline {
     /// `reasoning`: `Some(starts_inside_think)` to split reasoning off (chat), `None` to pass
     /// text through (completions). `tools`: parse tool calls with these parameter types.
-    /// `forced_call`: the server forces a call open (`tool_choice`), so calls are parsed
-    /// leniently and come back as calls (`ToolCallParser::forced_calls`).
-    pub fn new(stop: Vec<String>, reasoning: Option<bool>, tools: Option<ParameterTypes>, forced_call: bool) -> Self {
-        let tools = tools.map(ToolCallParser::new).map(|p| if forced_call { p.forced_calls() } else { p });
+    pub fn new(stop: Vec<String>, reasoning: Option<bool>, tools: Option<ParameterTypes>) -> Self {
+        let tools = tools.map(ToolCallParser::new);
         Self {
             utf8: Utf8Stream::default(),
             stop: StopMatcher::new(stop),
@@ -121,10 +127,11 @@ impl OutputPipeline {
         for piece in pieces {
             match piece {
                 ContentPiece::Text(t) => delta.content.push_str(&t),
-                ContentPiece::ToolCall(call) => {
+                ContentPiece::CallStart(name) => {
                     self.tool_calls_emitted += 1;
-                    delta.tool_calls.push(call);
+                    delta.tool_calls.push(ToolCallDelta::Start(name));
                 }
+                ContentPiece::CallArguments(arguments) => delta.tool_calls.push(ToolCallDelta::Arguments(arguments)),
             }
         }
     }
@@ -156,19 +163,19 @@ mod tests {
 
     #[test]
     fn reasoning_then_answer_then_a_tool_call() {
-        let mut p = OutputPipeline::new(vec![], Some(true), Some(ParameterTypes::new()), false);
+        let mut p = OutputPipeline::new(vec![], Some(true), Some(ParameterTypes::new()));
         let (d, stopped) = run(&mut p, &["hmm", "</think>", "\n\n", "Sure.", "<tool_call>", "\n<function=f>\n</function>\n", "</tool_call>"]);
         assert_eq!((d.reasoning.as_str(), d.content.as_str(), stopped), ("hmm", "Sure.", false));
-        assert_eq!(d.tool_calls.len(), 1);
+        assert_eq!(d.tool_calls, vec![ToolCallDelta::Start("f".into()), ToolCallDelta::Arguments("{}".into())]);
         assert_eq!(p.tool_calls_emitted, 1);
     }
 
     #[test]
     fn a_stop_string_ends_the_output_and_is_not_emitted() {
-        let mut p = OutputPipeline::new(vec!["##".into()], None, None, false);
+        let mut p = OutputPipeline::new(vec!["##".into()], None, None);
         let (d, stopped) = run(&mut p, &["one #", "# two"]);
         assert_eq!((d.content.as_str(), stopped), ("one ", true));
-        let mut p = OutputPipeline::new(vec!["##".into()], None, None, false);
+        let mut p = OutputPipeline::new(vec!["##".into()], None, None);
         assert_eq!(run(&mut p, &["a #", "b"]).0.content, "a #b");
     }
 }

@@ -1,11 +1,13 @@
 //! Request bodies as OpenAI clients send them, checked and turned into what the engine
-//! needs. Unknown fields are ignored (clients send many optional ones); fields we know but do
-//! not support are refused with a 400 that names them rather than silently ignored.
+//! needs. Unknown fields are collected (`ignored`: the server names them in a response header,
+//! or refuses them under `--strict`); fields we know but do not support are refused with a 400
+//! that names them rather than silently ignored.
 
 use std::sync::Arc;
 
 use lily_engine::json_constraint::{self, Node};
 use lily_engine::sampling::SamplingParams;
+use lily_model::ChatOptions;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -55,6 +57,11 @@ pub struct GenerationParams {
     pub sampling: SamplingParams,
     /// `None`: up to the end of the context.
     pub max_tokens: Option<usize>,
+    /// The request field `max_tokens` came from (`max_tokens`, `max_completion_tokens`);
+    /// `None` for the endpoint's default, which is cut to the room left rather than refused.
+    pub max_tokens_field: Option<&'static str>,
+    /// Choices to generate (`n`), each sampled on its own.
+    pub n: usize,
     pub stop: Vec<String>,
     /// `Some(n)`: report logprobs with the `n` most likely alternatives.
     pub logprobs: Option<usize>,
@@ -74,6 +81,8 @@ pub struct ChatRequest {
     pub stream: bool,
     pub include_usage: bool,
     pub params: GenerationParams,
+    /// Top-level fields this server does not know (see `RawExtra`).
+    pub ignored: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -89,6 +98,7 @@ pub struct CompletionRequest {
     pub stream: bool,
     pub include_usage: bool,
     pub params: GenerationParams,
+    pub ignored: Vec<String>,
 }
 
 /// Most top alternatives OpenAI allows per token.
@@ -97,6 +107,37 @@ const MAX_TOP_LOGPROBS: u64 = 20;
 const MAX_STOP_STRINGS: usize = 16;
 /// OpenAI's default for `/v1/completions`.
 const COMPLETIONS_DEFAULT_MAX_TOKENS: usize = 16;
+/// Choices per request: each one is a generation of its own on the one engine thread.
+const MAX_CHOICES: u64 = 16;
+/// OpenAI's range for a `logit_bias` value.
+const MAX_LOGIT_BIAS: f64 = 100.0;
+/// Fields that are accepted and have no effect on a local answer (who the user is, storage and
+/// tier hints; vLLM's `add_special_tokens`, the same either way for Qwen's tokenizer, which
+/// adds no BOS or EOS): not reported as ignored.
+const ACCEPTED_WITHOUT_EFFECT: &[&str] = &[
+    "user",
+    "metadata",
+    "store",
+    "service_tier",
+    "parallel_tool_calls",
+    "safety_identifier",
+    "prompt_cache_key",
+    "add_special_tokens",
+];
+
+/// Every top-level field a struct above did not take, to report as ignored.
+#[derive(Deserialize)]
+struct RawExtra(Map<String, Value>);
+
+impl RawExtra {
+    fn ignored(self) -> Vec<String> {
+        self.0
+            .into_iter()
+            .map(|(k, _)| k)
+            .filter(|k| !ACCEPTED_WITHOUT_EFFECT.contains(&k.as_str()))
+            .collect()
+    }
+}
 
 #[derive(Deserialize)]
 struct StreamOptions {
@@ -159,6 +200,9 @@ struct RawChat {
     audio: Option<Value>,
     #[serde(default)]
     modalities: Option<Vec<String>>,
+    /// Last: takes what the fields above (and `common`) did not.
+    #[serde(flatten)]
+    extra: RawExtra,
 }
 
 #[derive(Deserialize)]
@@ -189,6 +233,8 @@ struct RawCompletion {
     suffix: Option<String>,
     #[serde(default)]
     best_of: Option<u64>,
+    #[serde(flatten)]
+    extra: RawExtra,
 }
 
 fn parse_json<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, ApiError> {
@@ -226,18 +272,56 @@ fn stop_strings(stop: Option<Value>) -> Result<Vec<String>, ApiError> {
     Ok(stops)
 }
 
-/// Checks the shared fields; `max_tokens` is whichever of the endpoint's fields was given.
-fn common_params(c: &RawCommon, max_tokens: Option<u64>, max_tokens_param: &str) -> Result<GenerationParams, ApiError> {
-    if let Some(n) = c.n {
-        if n != 1 {
-            return Err(ApiError::unsupported("n", format!("Only n = 1 is supported, got n = {n}.")));
-        }
+/// OpenAI's `logit_bias`: token ids (as JSON object keys) to a bias in [-100, 100]. Whether
+/// an id is in the vocabulary is checked where the vocabulary is known (`App::submit`).
+fn logit_bias(raw: Option<&Map<String, Value>>) -> Result<Vec<(u32, f32)>, ApiError> {
+    let mut bias: Vec<(u32, f32)> = raw
+        .into_iter()
+        .flatten()
+        .map(|(key, value)| {
+            let param = format!("logit_bias.{key}");
+            let id = key.parse::<u32>().map_err(|_| {
+                ApiError::invalid(
+                    &param,
+                    format!(
+                        "`logit_bias` keys must be token ids (non-negative integers), got {key:?}."
+                    ),
+                )
+            })?;
+            match value.as_f64() {
+                Some(b) if (-MAX_LOGIT_BIAS..=MAX_LOGIT_BIAS).contains(&b) => Ok((id, b as f32)),
+                _ => Err(ApiError::invalid(
+                    &param,
+                    format!(
+                        "`logit_bias` values must be numbers between -100 and 100, got {value}."
+                    ),
+                )),
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    bias.sort_unstable_by_key(|&(id, _)| id);
+    Ok(bias)
+}
+
+/// Checks the shared fields; `max_tokens` is whichever of the endpoint's fields was given
+/// (`max_tokens_field` names it; `None`: the endpoint's default).
+fn common_params(
+    c: &RawCommon,
+    max_tokens: Option<u64>,
+    max_tokens_field: Option<&'static str>,
+) -> Result<GenerationParams, ApiError> {
+    let n = c.n.unwrap_or(1);
+    if !(1..=MAX_CHOICES).contains(&n) {
+        return Err(ApiError::invalid(
+            "n",
+            format!("`n` must be between 1 and {MAX_CHOICES}, got {n}."),
+        ));
     }
-    if c.logit_bias.as_ref().is_some_and(|b| !b.is_empty()) {
-        return Err(ApiError::unsupported("logit_bias", "`logit_bias` is not supported."));
-    }
-    if max_tokens == Some(0) {
-        return Err(ApiError::invalid(max_tokens_param, format!("`{max_tokens_param}` must be at least 1.")));
+    if let (Some(0), Some(field)) = (max_tokens, max_tokens_field) {
+        return Err(ApiError::invalid(
+            field,
+            format!("`{field}` must be at least 1."),
+        ));
     }
     let top_k = match c.top_k {
         None | Some(-1) | Some(0) => 0,
@@ -257,8 +341,11 @@ fn common_params(c: &RawCommon, max_tokens: Option<u64>, max_tokens_param: &str)
             presence_penalty: range("presence_penalty", c.presence_penalty, -2.0, 2.0, 0.0)?,
             frequency_penalty: range("frequency_penalty", c.frequency_penalty, -2.0, 2.0, 0.0)?,
             seed: c.seed.map(|s| s as u64),
+            logit_bias: logit_bias(c.logit_bias.as_ref())?,
         },
         max_tokens: max_tokens.map(|m| m.min(usize::MAX as u64) as usize),
+        max_tokens_field,
+        n: n as usize,
         stop: stop_strings(c.stop.clone())?,
         logprobs: None,
         response_format: None,
@@ -313,6 +400,29 @@ fn history_tool_calls(i: usize, calls: Vec<Value>) -> Result<Vec<HistoryToolCall
         .collect()
 }
 
+/// An assistant turn with its reasoning inline (`<think>…</think>answer`, as some clients send
+/// history back) has it split off as the chat template would, before the client's text is
+/// escaped (`model::escape_conversation`) and the template could no longer see the tags.
+fn split_inline_reasoning(content: String) -> (String, Option<String>) {
+    let Some(end) = content.find("</think>") else {
+        return (content, None);
+    };
+    let before = content[..end].trim_end_matches('\n');
+    let reasoning = before
+        .rsplit("<think>")
+        .next()
+        .unwrap_or(before)
+        .trim_start_matches('\n')
+        .to_string();
+    let answer = content
+        .rsplit("</think>")
+        .next()
+        .unwrap_or("")
+        .trim_start_matches('\n')
+        .to_string();
+    (answer, Some(reasoning))
+}
+
 fn messages(raw: Vec<RawMessage>) -> Result<Vec<ChatMessage>, ApiError> {
     if raw.is_empty() {
         return Err(ApiError::invalid("messages", "`messages` must not be empty."));
@@ -332,9 +442,13 @@ fn messages(raw: Vec<RawMessage>) -> Result<Vec<ChatMessage>, ApiError> {
                     ))
                 }
             };
-            let content = message_content(i, role, m.content)?;
+            let mut content = message_content(i, role, m.content)?;
+            let mut reasoning_content = m.reasoning_content;
+            if role == Role::Assistant && reasoning_content.is_none() {
+                (content, reasoning_content) = split_inline_reasoning(content);
+            }
             let tool_calls = history_tool_calls(i, m.tool_calls.unwrap_or_default())?;
-            Ok(ChatMessage { role, content, reasoning_content: m.reasoning_content, tool_calls, tool_call_id: m.tool_call_id, name: m.name })
+            Ok(ChatMessage { role, content, reasoning_content, tool_calls, tool_call_id: m.tool_call_id, name: m.name })
         })
         .collect()
 }
@@ -399,7 +513,20 @@ fn response_format(raw: Option<Value>) -> Result<Option<Arc<Node>>, ApiError> {
         }
         other => Err(ApiError::invalid(
             "response_format.type",
-            format!("`response_format.type` must be text, json_object or json_schema, got {other:?}."),
+            format!(
+                "`response_format.type` must be text, json_object or json_schema, got {other:?}."
+            ),
+        )),
+    }
+}
+
+fn enable_thinking(kwargs: Option<&Map<String, Value>>) -> Result<bool, ApiError> {
+    match kwargs.and_then(|k| k.get("enable_thinking")) {
+        None | Some(Value::Null) => Ok(true),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(ApiError::invalid(
+            "chat_template_kwargs.enable_thinking",
+            format!("`enable_thinking` must be a boolean, got {other}."),
         )),
     }
 }
@@ -409,11 +536,11 @@ pub fn parse_chat(body: &[u8]) -> Result<ChatRequest, ApiError> {
     if raw.audio.is_some() || raw.modalities.as_ref().is_some_and(|m| m.iter().any(|x| x != "text")) {
         return Err(ApiError::unsupported("modalities", "Only text output is supported."));
     }
-    let (max_tokens, max_param) = match (raw.max_completion_tokens, raw.common.max_tokens) {
+    let (max_tokens, max_field) = match (raw.max_completion_tokens, raw.common.max_tokens) {
         (Some(m), _) => (Some(m), "max_completion_tokens"),
         (None, m) => (m, "max_tokens"),
     };
-    let mut params = common_params(&raw.common, max_tokens, max_param)?;
+    let mut params = common_params(&raw.common, max_tokens, Some(max_field))?;
     match (raw.logprobs.unwrap_or(false), raw.top_logprobs) {
         (_, Some(n)) if n > MAX_TOP_LOGPROBS => {
             return Err(ApiError::invalid("top_logprobs", format!("`top_logprobs` must be at most {MAX_TOP_LOGPROBS}.")))
@@ -423,16 +550,7 @@ pub fn parse_chat(body: &[u8]) -> Result<ChatRequest, ApiError> {
         (false, _) => {}
     }
     params.response_format = response_format(raw.response_format)?;
-    let enable_thinking = match raw.chat_template_kwargs.as_ref().and_then(|k| k.get("enable_thinking")) {
-        None | Some(Value::Null) => true,
-        Some(Value::Bool(b)) => *b,
-        Some(other) => {
-            return Err(ApiError::invalid(
-                "chat_template_kwargs.enable_thinking",
-                format!("`enable_thinking` must be a boolean, got {other}."),
-            ))
-        }
-    };
+    let enable_thinking = enable_thinking(raw.chat_template_kwargs.as_ref())?;
     let (tools, forced_tool_call) = tools(raw.tools, raw.tool_choice)?;
     if forced_tool_call.is_some() && params.response_format.is_some() {
         return Err(ApiError::invalid(
@@ -449,6 +567,7 @@ pub fn parse_chat(body: &[u8]) -> Result<ChatRequest, ApiError> {
         stream: raw.common.stream.unwrap_or(false),
         include_usage: raw.common.stream_options.and_then(|o| o.include_usage).unwrap_or(false),
         params,
+        ignored: raw.extra.ignored(),
     })
 }
 
@@ -476,11 +595,18 @@ pub fn parse_completion(body: &[u8]) -> Result<CompletionRequest, ApiError> {
     if raw.suffix.as_ref().is_some_and(|s| !s.is_empty()) {
         return Err(ApiError::unsupported("suffix", "`suffix` is not supported."));
     }
-    if raw.best_of.is_some_and(|b| b != 1) {
-        return Err(ApiError::unsupported("best_of", "Only best_of = 1 is supported."));
+    // best_of = n is what OpenAI does when only n is given: every candidate is returned.
+    if raw.best_of.is_some_and(|b| b != raw.common.n.unwrap_or(1)) {
+        return Err(ApiError::unsupported(
+            "best_of",
+            "Only best_of = n (every candidate returned) is supported.",
+        ));
     }
-    let max_tokens = Some(raw.common.max_tokens.unwrap_or(COMPLETIONS_DEFAULT_MAX_TOKENS as u64));
-    let mut params = common_params(&raw.common, max_tokens, "max_tokens")?;
+    let (max_tokens, max_field) = match raw.common.max_tokens {
+        Some(m) => (m, Some("max_tokens")),
+        None => (COMPLETIONS_DEFAULT_MAX_TOKENS as u64, None),
+    };
+    let mut params = common_params(&raw.common, Some(max_tokens), max_field)?;
     if let Some(n) = raw.logprobs {
         if n > MAX_TOP_LOGPROBS {
             return Err(ApiError::invalid("logprobs", format!("`logprobs` must be at most {MAX_TOP_LOGPROBS}.")));
@@ -493,6 +619,102 @@ pub fn parse_completion(body: &[u8]) -> Result<CompletionRequest, ApiError> {
         stream: raw.common.stream.unwrap_or(false),
         include_usage: raw.common.stream_options.and_then(|o| o.include_usage).unwrap_or(false),
         params,
+        ignored: raw.extra.ignored(),
+    })
+}
+
+/// What `/tokenize` encodes.
+#[derive(Debug, Clone)]
+pub enum TokenizeInput {
+    /// Text as `/v1/completions` encodes a prompt (special-token text is a special token).
+    Prompt(String),
+    /// A conversation as `/v1/chat/completions` prompts it.
+    Chat {
+        messages: Vec<ChatMessage>,
+        tools: Vec<Value>,
+        options: ChatOptions,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct TokenizeRequest {
+    pub model: Option<String>,
+    pub input: TokenizeInput,
+    pub ignored: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct DetokenizeRequest {
+    pub model: Option<String>,
+    pub tokens: Vec<u32>,
+    pub ignored: Vec<String>,
+}
+
+/// vLLM's tokenize request: `{"model", "prompt"}` or `{"model", "messages", "tools",
+/// "add_generation_prompt", "chat_template_kwargs"}`; `model` may be left out.
+#[derive(Deserialize)]
+struct RawTokenize {
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    prompt: Option<String>,
+    #[serde(default)]
+    messages: Option<Vec<RawMessage>>,
+    #[serde(default)]
+    tools: Option<Vec<Value>>,
+    #[serde(default)]
+    add_generation_prompt: Option<bool>,
+    #[serde(default)]
+    chat_template_kwargs: Option<Map<String, Value>>,
+    #[serde(flatten)]
+    extra: RawExtra,
+}
+
+#[derive(Deserialize)]
+struct RawDetokenize {
+    #[serde(default)]
+    model: Option<String>,
+    tokens: Vec<u32>,
+    #[serde(flatten)]
+    extra: RawExtra,
+}
+
+pub fn parse_tokenize(body: &[u8]) -> Result<TokenizeRequest, ApiError> {
+    let raw: RawTokenize = parse_json(body)?;
+    let input = match (raw.prompt, raw.messages) {
+        (Some(prompt), None) => TokenizeInput::Prompt(prompt),
+        (None, Some(messages)) => {
+            let options = ChatOptions {
+                add_generation_prompt: raw.add_generation_prompt.unwrap_or(true),
+                enable_thinking: enable_thinking(raw.chat_template_kwargs.as_ref())?,
+                ..ChatOptions::default()
+            };
+            TokenizeInput::Chat {
+                messages: self::messages(messages)?,
+                tools: tools(raw.tools, None)?.0,
+                options,
+            }
+        }
+        _ => {
+            return Err(ApiError::invalid(
+                "prompt",
+                "Give either `prompt` (text) or `messages` (a conversation).",
+            ))
+        }
+    };
+    Ok(TokenizeRequest {
+        model: raw.model,
+        input,
+        ignored: raw.extra.ignored(),
+    })
+}
+
+pub fn parse_detokenize(body: &[u8]) -> Result<DetokenizeRequest, ApiError> {
+    let raw: RawDetokenize = parse_json(body)?;
+    Ok(DetokenizeRequest {
+        model: raw.model,
+        tokens: raw.tokens,
+        ignored: raw.extra.ignored(),
     })
 }
 
@@ -525,12 +747,80 @@ mod tests {
         assert_eq!(r.messages[0].role, Role::System);
         assert_eq!(r.messages[1].content, "hi there");
         assert_eq!(r.messages[2].tool_calls[0].arguments, json!({"a": 1}));
-        assert_eq!((r.stream, r.include_usage, r.enable_thinking), (true, true, false));
+        assert_eq!(r.messages[2].reasoning_content, None);
+        assert_eq!(
+            (r.stream, r.include_usage, r.enable_thinking),
+            (true, true, false)
+        );
         assert_eq!(r.params.max_tokens, Some(5));
         assert_eq!(r.params.stop, vec!["END".to_string()]);
         assert_eq!(r.params.logprobs, Some(2));
         assert_eq!(r.params.sampling.temperature, 0.0);
         assert!(r.params.response_format.is_some());
+        assert_eq!(
+            (r.params.n, r.params.max_tokens_field),
+            (1, Some("max_completion_tokens"))
+        );
+        assert!(
+            r.ignored.is_empty(),
+            "user and parallel_tool_calls are known: {:?}",
+            r.ignored
+        );
+    }
+
+    #[test]
+    fn inline_reasoning_in_assistant_history_is_split_off() {
+        let r = chat(json!({"model": "m", "messages": [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": "<think>\nhmm\n</think>\n\nanswer"},
+            {"role": "user", "content": "<think>stays</think>"}
+        ]}))
+        .unwrap();
+        assert_eq!(
+            (
+                r.messages[1].content.as_str(),
+                r.messages[1].reasoning_content.as_deref()
+            ),
+            ("answer", Some("hmm"))
+        );
+        assert_eq!(
+            (
+                r.messages[2].content.as_str(),
+                r.messages[2].reasoning_content.as_deref()
+            ),
+            ("<think>stays</think>", None)
+        );
+    }
+
+    #[test]
+    fn n_logit_bias_and_unknown_fields() {
+        let r = chat(json!({
+            "model": "m", "messages": [{"role": "user", "content": "x"}], "n": 3,
+            "logit_bias": {"50": -100, "7": 2.5}, "repetition_penalty": 1.1, "foo": {"bar": 1}
+        }))
+        .unwrap();
+        assert_eq!(r.params.n, 3);
+        assert_eq!(r.params.sampling.logit_bias, vec![(7, 2.5), (50, -100.0)]);
+        let mut ignored = r.ignored.clone();
+        ignored.sort();
+        assert_eq!(
+            ignored,
+            vec!["foo".to_string(), "repetition_penalty".to_string()]
+        );
+        let c =
+            parse_completion(br#"{"model": "m", "prompt": "x", "n": 2, "best_of": 2, "bogus": 1}"#)
+                .unwrap();
+        assert_eq!(
+            (c.params.n, c.ignored.clone()),
+            (2, vec!["bogus".to_string()])
+        );
+        assert_eq!(
+            c.params.max_tokens_field, None,
+            "the default of 16 is not the client's"
+        );
+        assert!(
+            parse_completion(br#"{"model": "m", "prompt": "x", "n": 2, "best_of": 3}"#).is_err()
+        );
     }
 
     #[test]
@@ -559,10 +849,32 @@ mod tests {
             v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
             chat(v).unwrap_err()
         };
-        assert_eq!(base(json!({"n": 2})).param.as_deref(), Some("n"));
-        assert_eq!(base(json!({"temperature": 3})).param.as_deref(), Some("temperature"));
-        assert_eq!(base(json!({"top_logprobs": 3})).param.as_deref(), Some("top_logprobs"));
-        assert_eq!(base(json!({"messages": []})).param.as_deref(), Some("messages"));
+        assert_eq!(base(json!({"n": 0})).param.as_deref(), Some("n"));
+        assert_eq!(base(json!({"n": 17})).param.as_deref(), Some("n"));
+        assert_eq!(
+            base(json!({"logit_bias": {"x": 1}})).param.as_deref(),
+            Some("logit_bias.x")
+        );
+        assert_eq!(
+            base(json!({"logit_bias": {"5": 101}})).param.as_deref(),
+            Some("logit_bias.5")
+        );
+        assert_eq!(
+            base(json!({"logit_bias": {"5": "1"}})).param.as_deref(),
+            Some("logit_bias.5")
+        );
+        assert_eq!(
+            base(json!({"temperature": 3})).param.as_deref(),
+            Some("temperature")
+        );
+        assert_eq!(
+            base(json!({"top_logprobs": 3})).param.as_deref(),
+            Some("top_logprobs")
+        );
+        assert_eq!(
+            base(json!({"messages": []})).param.as_deref(),
+            Some("messages")
+        );
         // "required" with no tools to call.
         assert_eq!(base(json!({"tool_choice": "required"})).param.as_deref(), Some("tool_choice"));
         let tools = json!([{"type": "function", "function": {"name": "f"}}]);

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use lily_engine::json_constraint::JsonMachine;
 use lily_engine::prefix_cache::PrefixCache;
-use lily_engine::sampling::{token_logprob, Sampler, TokenLogprob};
+use lily_engine::sampling::{token_logprob, Sampler, SamplingParams, TokenLogprob};
 use lily_engine::tool_calls::ParameterTypes;
 use lily_engine::tool_choice::ForcedToolCall;
 use lily_engine::{generate, GenerateOptions, Pick, StopReason};
@@ -50,10 +50,19 @@ pub struct Usage {
     pub cached_tokens: usize,
 }
 
+/// What the engine sends back for a job: the deltas and the end of each choice (`n` of them,
+/// one after the other), or an error that ends the whole job.
 #[derive(Debug)]
 pub enum Event {
-    Delta(Delta),
-    Done { finish_reason: FinishReason, usage: Usage },
+    Delta {
+        choice: usize,
+        delta: Delta,
+    },
+    Done {
+        choice: usize,
+        finish_reason: FinishReason,
+        usage: Usage,
+    },
     Error(ApiError),
 }
 
@@ -61,9 +70,9 @@ pub enum Event {
 #[derive(Debug, Clone)]
 pub enum JobKind {
     /// Chat: reasoning split off (`thinking`: the prompt opened `<think>`), tool calls parsed
-    /// when the request declared tools; `forced_tool_call`: after the reasoning, the answer
+    /// when the request declared tools; `forced_call`: after the reasoning, the answer
     /// must open a call to one of these functions (`tool_choice` "required" or named).
-    Chat { thinking: bool, tools: Option<ParameterTypes>, forced_tool_call: Option<Vec<String>> },
+    Chat { thinking: bool, tools: Option<ParameterTypes>, forced_call: Option<ForcedToolCall> },
     /// Plain completion: text as generated.
     Completion,
 }
@@ -289,10 +298,14 @@ impl JobPicker<'_> {
     fn mask(&self, r: &Run) -> Option<Vec<bool>> {
         match (&r.forced_call, &r.constraint) {
             _ if r.output.in_reasoning() => None,
-            (Some(forced), _) => Some(forced.allowed_tokens(&self.tokens.bytes, &self.tokens.index)),
-            (None, Some(machine)) => {
-                Some(machine.allowed_tokens(&self.tokens.constraint_bytes, &self.tokens.constraint_index, self.stop_ids))
+            (Some(forced), _) => {
+                Some(forced.allowed_tokens(&self.tokens.constraint_bytes, &self.tokens.constraint_index, &self.tokens.specials, self.stop_ids))
             }
+            (None, Some(machine)) => Some(machine.allowed_tokens(
+                &self.tokens.constraint_bytes,
+                &self.tokens.constraint_index,
+                self.stop_ids,
+            )),
             (None, None) => None,
         }
     }
@@ -350,22 +363,44 @@ impl<B: Backend> Worker<B> {
         Ok(cached)
     }
 
+    /// The job's choices one after the other; each after the first finds the prompt in the
+    /// prefix cache. Stops early when a choice ends the job (client gone, time out, abort).
     fn run(&mut self, job: Job) -> Result<(), B::Error> {
+        for choice in 0..job.params.n {
+            if !self.run_choice(&job, choice)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// One choice; false when the job must not go on.
+    fn run_choice(&mut self, job: &Job, choice: usize) -> Result<bool, B::Error> {
         let cached = self.prepare(&job.prompt)?;
+        // The request handler refused a `max_tokens` past the room; this only cuts a default.
         let room = self.config.max_seq.saturating_sub(job.prompt.len());
         let options = GenerateOptions {
             max_tokens: job.params.max_tokens.map_or(room, |m| m.min(room)),
             stop_ids: self.config.stop_ids.clone(),
         };
+        // Each choice its own draws: a given seed gives the same set of choices every time.
+        let sampling = SamplingParams {
+            seed: job
+                .params
+                .sampling
+                .seed
+                .map(|s| s.wrapping_add(choice as u64)),
+            ..job.params.sampling.clone()
+        };
         let (output, forced_call) = match &job.kind {
-            JobKind::Chat { thinking, tools, forced_tool_call } => (
-                OutputPipeline::new(job.params.stop.clone(), Some(*thinking), tools.clone(), forced_tool_call.is_some()),
-                forced_tool_call.as_deref().map(ForcedToolCall::new),
+            JobKind::Chat { thinking, tools, forced_call } => (
+                OutputPipeline::new(job.params.stop.clone(), Some(*thinking), tools.clone()),
+                forced_call.clone(),
             ),
-            JobKind::Completion => (OutputPipeline::new(job.params.stop.clone(), None, None, false), None),
+            JobKind::Completion => (OutputPipeline::new(job.params.stop.clone(), None, None), None),
         };
         let run = RefCell::new(Run {
-            sampler: Sampler::new(job.params.sampling.clone()),
+            sampler: Sampler::new(sampling),
             constraint: job.params.response_format.clone().map(JsonMachine::new),
             forced_call,
             output,
@@ -386,7 +421,9 @@ impl<B: Backend> Worker<B> {
             let now = Instant::now();
             self.metrics.set_cache_usage((job.prompt.len() + r.sent_tokens + 1) as f64 / self.config.max_seq as f64);
             match r.last_token_at {
-                None => self.metrics.first_token(now - job.arrived),
+                // The request's first token; a later choice's first one is no such thing.
+                None if choice == 0 => self.metrics.first_token(now - job.arrived),
+                None => {}
                 Some(t) => self.metrics.inter_token(now - t),
             }
             r.last_token_at = Some(now);
@@ -414,7 +451,7 @@ impl<B: Backend> Worker<B> {
                 if let Some(forced) = &mut r.forced_call {
                     // A rejected token only comes when the mask allowed nothing and was
                     // ignored; forcing cannot continue from there.
-                    if !forced.feed(bytes) || forced.is_done() {
+                    if !forced.feed(bytes) {
                         r.forced_call = None;
                     }
                 }
@@ -425,7 +462,7 @@ impl<B: Backend> Worker<B> {
             }
             r.sent_tokens += 1;
             if !delta.is_empty() {
-                let _ = job.events.send(Event::Delta(delta));
+                let _ = job.events.send(Event::Delta { choice, delta });
             }
             if stopped {
                 return ControlFlow::Break(());
@@ -436,20 +473,28 @@ impl<B: Backend> Worker<B> {
         let mut r = run.into_inner();
         if r.client_gone {
             self.metrics.cancelled();
-            tracing::info!(generated = stats.generated_tokens, "client went away; generation cancelled");
-            return Ok(());
+            tracing::info!(
+                generated = stats.generated_tokens,
+                "client went away; generation cancelled"
+            );
+            return Ok(false);
         }
         if r.timed_out {
-            let _ = job.events.send(Event::Error(ApiError::timeout(job.timeout.as_secs())));
-            return Ok(());
+            let _ = job
+                .events
+                .send(Event::Error(ApiError::timeout(job.timeout.as_secs())));
+            return Ok(false);
         }
         if r.aborted {
             let _ = job.events.send(Event::Error(ApiError::shutting_down()));
-            return Ok(());
+            return Ok(false);
         }
         let tail = r.output.finish();
         if !tail.is_empty() {
-            let _ = job.events.send(Event::Delta(tail));
+            let _ = job.events.send(Event::Delta {
+                choice,
+                delta: tail,
+            });
         }
         let finish_reason = if r.output.tool_calls_emitted > 0 {
             FinishReason::ToolCalls
@@ -469,8 +514,12 @@ impl<B: Backend> Worker<B> {
             decode_tok_s = stats.decode_tokens_per_s(),
             "request finished"
         );
-        let _ = job.events.send(Event::Done { finish_reason, usage });
-        Ok(())
+        let _ = job.events.send(Event::Done {
+            choice,
+            finish_reason,
+            usage,
+        });
+        Ok(true)
     }
 }
 

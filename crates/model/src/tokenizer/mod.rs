@@ -11,6 +11,7 @@
 //! Lily follows HF, the checkpoint's own tokenizer.
 
 mod bpe;
+pub mod escape;
 mod load;
 mod pretokenize;
 mod stream;
@@ -167,6 +168,29 @@ impl Tokenizer {
     pub fn encode_ordinary(&self, text: &str) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         self.encode_ordinary_into(text, &mut out);
+        out
+    }
+
+    /// `text` from a client, with any special-token text in it marked so that
+    /// [`Tokenizer::encode_escaped`] keeps it as plain text (see [`escape`]).
+    pub fn escape_specials<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        escape::escape_specials(text, |t| {
+            self.find_special(t).map(|(at, s)| (at, s.text.as_str()))
+        })
+    }
+
+    /// Token ids of a prompt rendered from escaped strings: special tokens where the template
+    /// wrote them, ordinary text everywhere else (client text included, whatever it holds).
+    pub fn encode_escaped(&self, text: &str) -> Vec<u32> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        for piece in escape::escaped_pieces(text, |t| {
+            self.find_special(t).map(|(at, s)| (at, s.text.as_str()))
+        }) {
+            match piece {
+                escape::EscapedPiece::Text(t) => self.encode_ordinary_into(&t, &mut out),
+                escape::EscapedPiece::Special(s) => out.extend(self.special_token_id(s)),
+            }
+        }
         out
     }
 

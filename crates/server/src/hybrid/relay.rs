@@ -31,7 +31,7 @@ use super::upstream::{SseReader, UpstreamError};
 use super::{Hybrid, Route, Ticket, FALLBACK_HEADER, ROUTE_HEADER};
 use crate::error::ApiError;
 use crate::request::parse_chat;
-use crate::routes::{respond, start_chat, StreamFormatter};
+use crate::routes::{respond, start_chat, with_ignored, StreamFormatter};
 use crate::worker::Event;
 use crate::App;
 
@@ -51,10 +51,11 @@ pub(crate) async fn local(app: &Arc<App>, h: &Hybrid, mut ticket: Ticket, fallba
     ticket.record.destination = Route::Local.as_str();
     ticket.record.fallback = fallback;
     h.audit(app, &ticket.record);
-    let req = parse_chat(&ticket.body)?;
-    let stream = req.stream;
+    let mut req = parse_chat(&ticket.body)?;
+    app.check_ignored(&req.ignored)?;
+    let (stream, ignored) = (req.stream, std::mem::take(&mut req.ignored));
     let (rx, meta) = start_chat(app, req, None)?;
-    let mut response = respond(rx, meta, stream).await?;
+    let mut response = with_ignored(respond(rx, meta, stream).await?, &ignored);
     set_route(&mut response, Route::Local, fallback);
     Ok(response)
 }
@@ -320,16 +321,29 @@ async fn relay_stream(app: &Arc<App>, h: &Hybrid, mut ticket: Ticket, upstream: 
 
 /// The local engine finishes the answer: the original conversation, the text already shown
 /// as the start of the assistant's turn.
-async fn continue_locally(app: &Arc<App>, ticket: &Ticket, shown: &str, tx: &mpsc::Sender<SseEvent>) -> Result<(), ApiError> {
-    let req = parse_chat(&ticket.body)?;
+async fn continue_locally(
+    app: &Arc<App>,
+    ticket: &Ticket,
+    shown: &str,
+    tx: &mpsc::Sender<SseEvent>,
+) -> Result<(), ApiError> {
+    let mut req = parse_chat(&ticket.body)?;
+    // What was shown is the first choice's text: that one is continued.
+    req.params.n = 1;
     let (mut rx, meta) = start_chat(app, req, Some(shown))?;
     let include_usage = meta.include_usage;
     let mut formatter = StreamFormatter::new(meta);
     while let Some(event) = rx.recv().await {
         let chunk = match event {
-            Event::Delta(d) => formatter.delta(&d),
-            Event::Done { finish_reason, usage } => {
-                let _ = tx.send(data(&formatter.finish(finish_reason))).await;
+            Event::Delta { choice, delta } => formatter.delta(choice, &delta),
+            Event::Done {
+                choice,
+                finish_reason,
+                usage,
+            } => {
+                let _ = tx
+                    .send(data(&formatter.finish(choice, finish_reason)))
+                    .await;
                 if include_usage {
                     let _ = tx.send(data(&formatter.usage(&usage))).await;
                 }

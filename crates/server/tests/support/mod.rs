@@ -2,7 +2,8 @@
 //! loopback HTTP without a checkpoint.
 //!
 //! The model reads its script from the prompt: it writes the text after the last `say:` (up
-//! to the end of that message) and then `<|im_end|>`; with no `say:` it writes "ab" forever.
+//! to the end of that message, special-token text as the special token) and then
+//! `<|im_end|>`; with no `say:` it writes "ab" forever.
 //! Its tokenizer is byte-level with the Qwen special tokens as single ids. Every other token
 //! gets a seeded pseudo-random logit, so sampling has something to choose from. A prompt
 //! containing `[slow]` makes every decode step take 20 ms; one containing `[broken]` fails its
@@ -17,7 +18,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use lily_model::{Backend, PickRule};
+use lily_model::tokenizer::escape::{escape_specials, escaped_pieces, EscapedPiece};
+use lily_model::{Backend, ChatOptions, PickRule};
 use lily_server::request::{ChatMessage, Role};
 use lily_server::{EngineSpec, ServerConfig, TextModel};
 use serde_json::Value;
@@ -36,25 +38,49 @@ impl ByteModel {
     pub fn encode_text(text: &str) -> Vec<u32> {
         let mut out = Vec::new();
         let mut rest = text;
-        'outer: while !rest.is_empty() {
-            for (i, s) in SPECIALS.iter().enumerate() {
-                if let Some(r) = rest.strip_prefix(s) {
-                    out.push(256 + i as u32);
-                    rest = r;
-                    continue 'outer;
-                }
-            }
-            let c = rest.chars().next().expect("non-empty");
-            out.extend(rest[..c.len_utf8()].bytes().map(u32::from));
-            rest = &rest[c.len_utf8()..];
+        while let Some((at, s)) = find_special(rest) {
+            out.extend(rest[..at].bytes().map(u32::from));
+            out.push(special_id(s));
+            rest = &rest[at + s.len()..];
         }
+        out.extend(rest.bytes().map(u32::from));
         out
     }
+}
+
+fn special_id(text: &str) -> u32 {
+    256 + SPECIALS
+        .iter()
+        .position(|s| *s == text)
+        .expect("a special token") as u32
+}
+
+/// The leftmost special-token text in `text` and its offset.
+fn find_special(text: &str) -> Option<(usize, &'static str)> {
+    (0..text.len()).find_map(|i| {
+        SPECIALS
+            .iter()
+            .find(|s| text.as_bytes()[i..].starts_with(s.as_bytes()))
+            .map(|s| (i, *s))
+    })
 }
 
 impl TextModel for ByteModel {
     fn encode(&self, text: &str) -> Vec<u32> {
         Self::encode_text(text)
+    }
+    fn escape(&self, text: &str) -> String {
+        escape_specials(text, find_special).into_owned()
+    }
+    fn encode_chat(&self, prompt: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        for piece in escaped_pieces(prompt, find_special) {
+            match piece {
+                EscapedPiece::Text(t) => out.extend(t.bytes().map(u32::from)),
+                EscapedPiece::Special(s) => out.push(special_id(s)),
+            }
+        }
+        out
     }
     fn token_bytes(&self, id: u32) -> Option<Vec<u8>> {
         match id {
@@ -68,7 +94,12 @@ impl TextModel for ByteModel {
     fn stop_ids(&self) -> Vec<u32> {
         vec![IM_END, ENDOFTEXT]
     }
-    fn render_chat(&self, messages: &[ChatMessage], tools: &[Value], enable_thinking: bool) -> Result<String, String> {
+    fn render_chat(
+        &self,
+        messages: &[ChatMessage],
+        tools: &[Value],
+        options: &ChatOptions,
+    ) -> Result<String, String> {
         let mut out = String::new();
         if !tools.is_empty() {
             out += "<|im_start|>system\n# Tools\n";
@@ -90,8 +121,14 @@ impl TextModel for ByteModel {
                 }
             }
         }
-        out += "<|im_start|>assistant\n";
-        out += if enable_thinking { "<think>\n" } else { "<think>\n\n</think>\n\n" };
+        if options.add_generation_prompt {
+            out += "<|im_start|>assistant\n";
+            out += if options.enable_thinking {
+                "<think>\n"
+            } else {
+                "<think>\n\n</think>\n\n"
+            };
+        }
         Ok(out)
     }
 }
@@ -172,10 +209,16 @@ impl Backend for ScriptedBackend {
         seq.tokens.extend_from_slice(tokens);
         seq.decoded = 0;
         seq.slow = find(&seq.tokens, &ByteModel::encode_text("[slow]")).is_some();
+        // The script is text: special-token text in it (which the prompt holds as plain bytes,
+        // client text being escaped) is written as the special token.
         seq.script = find(&seq.tokens, &ByteModel::encode_text("say:")).map(|at| {
             let rest = &seq.tokens[at + 4..];
             let end = rest.iter().position(|&t| t == IM_END).unwrap_or(rest.len());
-            rest[..end].to_vec()
+            let text: Vec<u8> = rest[..end]
+                .iter()
+                .flat_map(|&t| ByteModel.token_bytes(t).unwrap_or_default())
+                .collect();
+            ByteModel::encode_text(&String::from_utf8_lossy(&text))
         });
         Ok(self.logits(seq))
     }
@@ -368,6 +411,17 @@ fn dechunk(mut rest: &str) -> String {
         rest = after[n..].strip_prefix("\r\n").unwrap_or(&after[n..]);
     }
     out
+}
+
+pub fn user_message(content: &str) -> ChatMessage {
+    ChatMessage {
+        role: Role::User,
+        content: content.into(),
+        reasoning_content: None,
+        tool_calls: vec![],
+        tool_call_id: None,
+        name: None,
+    }
 }
 
 pub fn chat_body(user: &str) -> Value {
