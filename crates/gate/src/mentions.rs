@@ -207,7 +207,8 @@ const GERMAN_WORDS: &[&str] = &[
     " der ", " die ", " das ", " und ", " ich ", " nicht ", " ist ", " mit ",
 ];
 
-fn is_place(lower: &str) -> bool {
+/// Whether a lowercased word is a place of `gazetteers/places.txt`.
+pub(crate) fn is_place(lower: &str) -> bool {
     static PLACES: std::sync::OnceLock<HashSet<String>> = std::sync::OnceLock::new();
     PLACES
         .get_or_init(|| {
