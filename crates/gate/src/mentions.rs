@@ -198,13 +198,17 @@ pub fn more_mentions(text: &str, found: &[Span]) -> Vec<Span> {
     out
 }
 
+/// Honorifics written after a name, which are not its surname: "Ahmet Bey", "Ayşe Hanım'a".
+const HONORIFICS_AFTER: &[&str] = &["bey", "hanım", "beyefendi", "hanımefendi", "san", "sensei"];
+
 /// German function words: in German text every noun is capitalised, so a capitalised word after
 /// a name says nothing about being its surname ("Anna Bescheid sagen").
 const GERMAN_WORDS: &[&str] = &[
     " der ", " die ", " das ", " und ", " ich ", " nicht ", " ist ", " mit ",
 ];
 
-fn is_place(lower: &str) -> bool {
+/// Whether a lowercased word is a place of `gazetteers/places.txt`.
+pub(crate) fn is_place(lower: &str) -> bool {
     static PLACES: std::sync::OnceLock<HashSet<String>> = std::sync::OnceLock::new();
     PLACES
         .get_or_init(|| {
@@ -249,6 +253,8 @@ fn completions<'a>(text: &str, found: impl Iterator<Item = &'a Span>) -> Vec<Spa
             || is_place(&lower)
             || is_public_name(&format!("{} {lower}", name.to_lowercase()))
             || is_common_word_name(&lower)
+            || is_title(&lower)
+            || HONORIFICS_AFTER.contains(&before_apostrophe(&lower))
         {
             continue;
         }
@@ -587,6 +593,8 @@ mod tests {
         let text = "Please call Sipho Ndlovu on 082 555 0143.";
         let more = found_texts(text, &[person_at(text, "Sipho", 0)]);
         assert!(more.contains(&"Sipho Ndlovu"), "{more:?}");
+        let text = "Yarın Ahmet Bey ile görüşeceğim.";
+        assert!(found_texts(text, &[person_at(text, "Ahmet", 0)]).is_empty());
         let text = "Tell Anna London is lovely.";
         assert!(found_texts(text, &[person_at(text, "Anna", 0)]).is_empty());
         let text = "Ich muss Anna Bescheid sagen, dass die Sitzung und der Termin ausfallen.";

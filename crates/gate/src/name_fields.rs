@@ -3,17 +3,17 @@
 //! after a self-introduction ("my name is", "je m'appelle", "меня зовут", "मेरा नाम"). The label
 //! is the cue, so the name need not be on any list; what follows is read by its script:
 //!
-//! - Latin and Cyrillic: one to three capitalised words. A field label must itself be
-//!   capitalised ("Name: Katrin", never a YAML key "name: Build and test"); without a colon it
-//!   takes two words or more ("Name Jordan Whitaker / DOB ..."). A role label ("Recipient:",
-//!   "Patient:") needs its colon, and one word only when that word is a listed name.
+//! - Latin and Cyrillic: one to three capitalised words, one of them a listed name, or two
+//!   that end at a form's separator ("Name Jordan Whitaker / DOB ..."). A field label must
+//!   itself be capitalised ("Name: Katrin", never a YAML key "name: Build and test"), and
+//!   without a colon takes two words; a role label ("Recipient:", "Patient:") needs its colon.
 //! - Chinese: a listed surname and one or two characters ("收件人王秀兰，").
-//! - Japanese: a kanji or katakana run, and a second one after a space ("氏名：佐藤 美咲").
+//! - Japanese: a run from a listed surname, and a given name after a space ("氏名：佐藤 美咲").
 //! - Korean: one word of two to four syllables starting with a listed surname, its particle or
 //!   copula cut ("이름은 김지훈이야" -> "김지훈").
 //! - Arabic: up to three words, the first a listed name or the run at least two words long,
 //!   never a word with the article (a trade name, "الاسم التجاري").
-//! - Devanagari: up to three words before a postposition, verb or question word.
+//! - Devanagari: up to three words before a postposition, verb or question word, one listed.
 //!
 //! The span is the name alone, never the label, the colon or a following word.
 
@@ -23,9 +23,11 @@ use aho_corasick::{AhoCorasick, MatchKind};
 
 use crate::cues::is_name_word;
 use crate::learned::{is_given_name, is_public_name, is_surname, tokenize};
+use crate::mentions::is_place;
 use crate::names_scripts::{
     cjk_surname_len, is_ar_name, is_arabic, is_cjk_surname, is_devanagari, is_han, is_hangul,
-    is_kana, is_katakana, is_ru_given, is_tr_given, strip_particle, SCRIPT_CUE_CONFIDENCE,
+    is_hi_name, is_kana, is_katakana, is_ru_given, is_ru_surname, is_tr_given, strip_particle,
+    SCRIPT_CUE_CONFIDENCE,
 };
 use crate::{Category, Span};
 
@@ -239,15 +241,27 @@ fn cased_name(text: &str, at: usize, kind: Label, colon: bool) -> Option<(usize,
     if n == 0 {
         return None;
     }
-    let lower = tokens[0].text.to_lowercase();
-    let listed = is_given_name(&lower)
-        || is_surname(&lower)
-        || is_ru_given(&lower)
-        || is_tr_given(crate::names_scripts::before_apostrophe(&lower));
+    // A field or role may hold a title, an office or a company ("Name: Build And Test",
+    // "Empfänger: Finanzamt Berlin"): one of its words must be a listed name.
+    let listed = tokens[..n].iter().any(|t| {
+        let lower = t.text.to_lowercase();
+        let lower = crate::names_scripts::before_apostrophe(&lower);
+        is_given_name(lower)
+            || is_surname(lower)
+            || is_ru_given(lower)
+            || is_tr_given(lower)
+            || is_ru_surname(lower)
+    });
+    // Or, in a form's layout (the value ends at a separator or the line), a given name and a
+    // surname the lists do not know ("Name Jordan Whitaker / DOB ..."), neither a place.
+    let rest = window[tokens[n - 1].end..].trim_start_matches([' ', '\t']);
+    let form_layout = rest.is_empty() || rest.starts_with(['/', '|', ',', ';', '\n', '\r']);
+    let two_words =
+        n == 2 && form_layout && !tokens[..n].iter().any(|t| is_place(&t.text.to_lowercase()));
     let ok = match kind {
         Label::Intro => true,
-        Label::Field => colon || n >= 2,
-        Label::Role => colon && (n >= 2 || listed),
+        Label::Field => (colon || n >= 2) && (listed || two_words),
+        Label::Role => colon && (listed || two_words),
     };
     ok.then(|| (at + tokens[0].start, at + tokens[n - 1].end))
 }
@@ -274,16 +288,17 @@ fn cjk_name(text: &str, at: usize) -> Option<(usize, usize)> {
             .is_none_or(|c| matches!(c, '\n' | '、' | '。' | ',' | '，' | ' ' | '（' | '('));
         ((1..=4).contains(&text[gs..ge].chars().count()) && clause_ends).then_some(ge)
     };
+    if is_cjk_surname(run) {
+        return spaced_given().map(|ge| (at, ge));
+    }
+    let head: String = run.chars().take(4).collect();
+    let surname = cjk_surname_len(&head)?;
     if text.chars().any(is_kana) {
+        // Japanese: the run from a listed surname, two to five characters ("ファイル名" is not).
         return (2..=5)
             .contains(&run.chars().count())
             .then(|| (at, spaced_given().unwrap_or(end)));
     }
-    if is_cjk_surname(run) {
-        return spaced_given().map(|ge| (at, ge));
-    }
-    let head: String = run.chars().take(3).collect();
-    let surname = cjk_surname_len(&head)?;
     let given = run[surname..]
         .chars()
         .take(2)
@@ -350,13 +365,22 @@ fn arabic_name(text: &str, at: usize) -> Option<(usize, usize)> {
     ok.then_some((s, e))
 }
 
-/// A Devanagari name at `at`: up to three words before a postposition, verb or question word.
+/// A Devanagari name at `at`: up to three words before a postposition, verb or question word,
+/// one of them listed ("नाम: फ़ाइल" is a file's name).
 fn devanagari_name(text: &str, at: usize) -> Option<(usize, usize)> {
     let words: Vec<(usize, usize)> = script_words(text, at, is_devanagari)
         .into_iter()
         .take_while(|&(s, e)| !HI_END.contains(&&text[s..e]))
         .collect();
-    Some((words.first()?.0, words.last()?.1))
+    words
+        .iter()
+        .any(|&(s, e)| is_hi_name(&text[s..e]))
+        .then(|| {
+            (
+                words.first().map_or(at, |w| w.0),
+                words.last().map_or(at, |w| w.1),
+            )
+        })
 }
 
 #[cfg(test)]
@@ -376,7 +400,10 @@ mod tests {
             names("Empfänger: Katrin Möller\nIBAN: DE84"),
             ["Katrin Möller"]
         );
-        assert_eq!(names("Nom : Dupont, Prénom : Luc"), ["Dupont", "Luc"]);
+        assert_eq!(
+            names("Nom : Dupont, Prénom : Camille"),
+            ["Dupont", "Camille"]
+        );
         assert_eq!(
             names("Name Jordan Whitaker / DOB 03/17/1991"),
             ["Jordan Whitaker"]
@@ -411,5 +438,12 @@ mod tests {
         assert!(names("이름은 모르겠어").is_empty());
         assert!(names("الاسم التجاري للشركة").is_empty());
         assert!(names("आपका नाम क्या है?").is_empty());
+        // Field values that are titles, offices, companies or files.
+        assert!(names("Name: Build And Test").is_empty());
+        assert!(names("Name Tag Printer settings").is_empty());
+        assert!(names("Empfänger: Finanzamt Berlin").is_empty());
+        assert!(names("Имя: Файл Отчета за март").is_empty());
+        assert!(names("名前：ファイル名").is_empty());
+        assert!(names("नाम: फ़ाइल").is_empty());
     }
 }

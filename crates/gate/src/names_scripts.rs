@@ -238,6 +238,17 @@ pub(crate) fn is_ar_name(word: &str) -> bool {
     lists().ar_name.contains(word)
 }
 
+/// Whether a Devanagari word is a listed given name or surname.
+pub(crate) fn is_hi_name(word: &str) -> bool {
+    let l = lists();
+    l.hi_given.contains(word) || l.hi_surname.contains(word)
+}
+
+/// Whether a lowercased Cyrillic word has a Russian surname's shape or is listed.
+pub(crate) fn is_ru_surname(lower: &str) -> bool {
+    is_cyrillic_lower(lower) && is_surname_shape(lower)
+}
+
 /// Whether a lowercased word is a listed Turkish given name.
 pub(crate) fn is_tr_given(lower: &str) -> bool {
     lists().tr_given.contains(lower)

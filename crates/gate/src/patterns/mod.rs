@@ -105,9 +105,9 @@ fn may_be_placeholder(category: Category) -> bool {
 const SAMPLE_WINDOW: usize = 64;
 
 /// Whether an identifier finding is a placeholder: digits in a straight run ("12345678Z",
-/// "123-45-6789", "987654321") or one digit repeated; or a value the text presents as a
-/// sample (`sample_ends`: where the text's sample words end), in the same line and not as
-/// the writer's own.
+/// "123-45-6789", "987654321") or one digit repeated, or a value the text presents as a
+/// sample (`sample_ends`: where the text's sample words end); in both cases not presented as
+/// the writer's own in the same line ("Mi DNI es 12345678Z" is someone's DNI).
 fn placeholder(text: &str, s: &Span, sample_ends: &[usize]) -> bool {
     let digits: Vec<u8> = text[s.start..s.end]
         .bytes()
@@ -118,13 +118,12 @@ fn placeholder(text: &str, s: &Span, sample_ends: &[usize]) -> bool {
             .windows(2)
             .all(|w| (w[1] as i8 - w[0] as i8).rem_euclid(10) == d.rem_euclid(10))
     };
-    if digits.len() >= 6 && (step(1) || step(-1) || step(0)) {
-        return true;
-    }
+    let run = digits.len() >= 6 && (step(1) || step(-1) || step(0));
     let window = context::before(text, s.start, SAMPLE_WINDOW);
     let line = window.rsplit('\n').next().unwrap_or(window);
     let from = s.start - line.len();
-    sample_ends.iter().any(|&e| from < e && e <= s.start) && !OWN_WORD.is_match(line)
+    let sample = sample_ends.iter().any(|&e| from < e && e <= s.start);
+    (run || sample) && !OWN_WORD.is_match(line)
 }
 
 /// Every detector except the two that re-scan transformed text (decoded base64, collapsed
@@ -213,6 +212,7 @@ mod tests {
         // The writer's own value stays, sample word or not.
         assert_eq!(sure("An example of my SSN: 524-71-9034"), 1);
         assert_eq!(sure("Mi DNI es 48392715W"), 1);
+        assert_eq!(sure("Mi DNI es 12345678Z"), 1);
         assert_eq!(sure("Kimlik numaram 10000000146"), 1);
     }
 
