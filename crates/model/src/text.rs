@@ -24,11 +24,18 @@ pub enum TextError {
     #[error("{dir}: no tokenizer.json, and the checkpoint's vocabulary ({vocab_size} ids) is not Qwen3.6's ({QWEN3_6_VOCAB_SIZE}), so the built-in Qwen3.6 tokenizer does not apply")]
     NoTokenizer { dir: PathBuf, vocab_size: usize },
     #[error("{dir}: the tokenizer has {tokenizer} ids but the model's vocab_size is {model}: they do not belong together")]
-    VocabMismatch { dir: PathBuf, tokenizer: usize, model: usize },
+    VocabMismatch {
+        dir: PathBuf,
+        tokenizer: usize,
+        model: usize,
+    },
     #[error("chat template {path}: {source}")]
     Template { path: PathBuf, source: ChatError },
     #[error("chat template {path}: {source}")]
-    TemplateRead { path: PathBuf, source: std::io::Error },
+    TemplateRead {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("chat template {path}: {reason}")]
     TemplateTrial { path: PathBuf, reason: String },
     #[error("rendering the chat: {0}")]
@@ -56,9 +63,16 @@ pub fn find_tokenizer(dir: &Path, config: &Config) -> Result<Option<Tokenizer>, 
 /// committed Qwen3.6 template when it has neither file.
 pub fn find_chat_template(dir: &Path) -> Result<ChatTemplate, TextError> {
     if TEMPLATE_FILES.iter().any(|f| dir.join(f).exists()) {
-        return ChatTemplate::from_model_dir(dir).map_err(|source| TextError::Template { path: dir.to_path_buf(), source });
+        return ChatTemplate::from_model_dir(dir).map_err(|source| TextError::Template {
+            path: dir.to_path_buf(),
+            source,
+        });
     }
-    tracing::info!("{} has neither {}; using the built-in Qwen3.6 chat template", dir.display(), TEMPLATE_FILES.join(" nor "));
+    tracing::info!(
+        "{} has neither {}; using the built-in Qwen3.6 chat template",
+        dir.display(),
+        TEMPLATE_FILES.join(" nor ")
+    );
     Ok(ChatTemplate::qwen3_6())
 }
 
@@ -66,14 +80,27 @@ pub fn find_chat_template(dir: &Path) -> Result<ChatTemplate, TextError> {
 /// that parses but cannot render (an unknown filter, a missing variable) fails when loaded,
 /// not on the first request.
 pub fn chat_template_file(path: &Path) -> Result<ChatTemplate, TextError> {
-    let source = std::fs::read_to_string(path).map_err(|source| TextError::TemplateRead { path: path.to_path_buf(), source })?;
-    let template = ChatTemplate::from_source(source, &path.display().to_string())
-        .map_err(|source| TextError::Template { path: path.to_path_buf(), source })?;
-    let trial = [Message::new("system", "You are helpful."), Message::new("user", "Hello")];
-    let prompt = template.render(&trial, &[], &ChatOptions::default()).map_err(|e| TextError::TemplateTrial {
+    let source = std::fs::read_to_string(path).map_err(|source| TextError::TemplateRead {
         path: path.to_path_buf(),
-        reason: format!("rendering a system and a user message: {e}"),
+        source,
     })?;
+    let template =
+        ChatTemplate::from_source(source, &path.display().to_string()).map_err(|source| {
+            TextError::Template {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
+    let trial = [
+        Message::new("system", "You are helpful."),
+        Message::new("user", "Hello"),
+    ];
+    let prompt = template
+        .render(&trial, &[], &ChatOptions::default())
+        .map_err(|e| TextError::TemplateTrial {
+            path: path.to_path_buf(),
+            reason: format!("rendering a system and a user message: {e}"),
+        })?;
     if !prompt.contains("Hello") {
         return Err(TextError::TemplateTrial {
             path: path.to_path_buf(),
@@ -94,9 +121,15 @@ pub struct ChatText {
 impl ChatText {
     /// The text side of the checkpoint in `dir`; `template` replaces the checkpoint's chat
     /// template with a file (checked by rendering a trial conversation).
-    pub fn load(dir: &Path, config: &Config, template: Option<&Path>) -> Result<ChatText, TextError> {
-        let tokenizer = find_tokenizer(dir, config)?
-            .ok_or_else(|| TextError::NoTokenizer { dir: dir.to_path_buf(), vocab_size: config.vocab_size })?;
+    pub fn load(
+        dir: &Path,
+        config: &Config,
+        template: Option<&Path>,
+    ) -> Result<ChatText, TextError> {
+        let tokenizer = find_tokenizer(dir, config)?.ok_or_else(|| TextError::NoTokenizer {
+            dir: dir.to_path_buf(),
+            vocab_size: config.vocab_size,
+        })?;
         if tokenizer.vocab_size() > config.vocab_size {
             return Err(TextError::VocabMismatch {
                 dir: dir.to_path_buf(),
@@ -116,15 +149,36 @@ impl ChatText {
                 }
             }
         }
-        Ok(ChatText { tokenizer, template, stop_ids })
+        Ok(ChatText {
+            tokenizer,
+            template,
+            stop_ids,
+        })
     }
 
-    /// The prompt ids of `messages` (and `tools`), rendered through the chat template and
-    /// ready for the assistant's turn.
-    pub fn chat_prompt(&self, messages: &[Message], tools: &[serde_json::Value], options: &ChatOptions) -> Result<Vec<u32>, TextError> {
-        let rendered = self.template.render(messages, tools, options)?;
-        Ok(self.tokenizer.encode(&rendered))
+    /// The prompt ids of `messages` (and `tools`) through this checkpoint's `chat_prompt`.
+    pub fn chat_prompt(
+        &self,
+        messages: &[Message],
+        tools: &[serde_json::Value],
+        options: &ChatOptions,
+    ) -> Result<Vec<u32>, TextError> {
+        chat_prompt(&self.tokenizer, &self.template, messages, tools, options)
     }
+}
+
+/// The prompt ids of `messages` (and `tools`), rendered through `template` and ready for the
+/// assistant's turn. The messages are the caller's own: special-token text in them stays
+/// special (a server escapes a client's text first).
+pub fn chat_prompt(
+    tokenizer: &Tokenizer,
+    template: &ChatTemplate,
+    messages: &[Message],
+    tools: &[serde_json::Value],
+    options: &ChatOptions,
+) -> Result<Vec<u32>, TextError> {
+    let rendered = template.render(messages, tools, options)?;
+    Ok(tokenizer.encode(&rendered))
 }
 
 #[cfg(test)]
@@ -135,14 +189,28 @@ mod tests {
     /// (thinking on: the known ids of docs/DESIGN.md §1).
     #[test]
     fn chat_prompt_matches_the_reference_ids() {
-        let text = ChatText { tokenizer: Tokenizer::qwen3_6(), template: ChatTemplate::qwen3_6(), stop_ids: Vec::new() };
+        let text = ChatText {
+            tokenizer: Tokenizer::qwen3_6(),
+            template: ChatTemplate::qwen3_6(),
+            stop_ids: Vec::new(),
+        };
         let message = [Message::new("user", "Name the two colors of a chessboard.")];
-        let user = [248045, 846, 198, 657, 279, 1330, 7736, 314, 264, 31634, 2402, 13, 248046, 198];
+        let user = [
+            248045, 846, 198, 657, 279, 1330, 7736, 314, 264, 31634, 2402, 13, 248046, 198,
+        ];
         let assistant = [248045, 74455, 198];
-        let think = text.chat_prompt(&message, &[], &ChatOptions::default()).unwrap();
+        let think = text
+            .chat_prompt(&message, &[], &ChatOptions::default())
+            .unwrap();
         assert_eq!(think, [&user[..], &assistant, &[248068, 198]].concat());
-        let options = ChatOptions { enable_thinking: false, ..ChatOptions::default() };
+        let options = ChatOptions {
+            enable_thinking: false,
+            ..ChatOptions::default()
+        };
         let no_think = text.chat_prompt(&message, &[], &options).unwrap();
-        assert_eq!(no_think, [&user[..], &assistant, &[248068, 271, 248069, 271]].concat());
+        assert_eq!(
+            no_think,
+            [&user[..], &assistant, &[248068, 271, 248069, 271]].concat()
+        );
     }
 }

@@ -31,7 +31,9 @@ pub enum RunOn {
 /// The backend that will run `config`'s model, decided before any weights are loaded.
 pub fn resolve(kind: BackendKind, config: &Config) -> Result<RunOn, Error> {
     let cuda_fit = || -> Result<Arc<Gpu>, String> {
-        Dims::from_config(config).validate().map_err(|e| format!("the CUDA kernels cannot run this checkpoint: {e}"))?;
+        Dims::from_config(config)
+            .validate()
+            .map_err(|e| format!("the CUDA kernels cannot run this checkpoint: {e}"))?;
         Gpu::open().map_err(|e| match e {
             CudaError::LibraryNotFound { .. } => format!("no CUDA driver here ({e})"),
             e => format!("no usable GPU: {e}"),

@@ -61,10 +61,16 @@ pub enum Model {
 impl Model {
     /// The weights of the checkpoint in `dir` (described by `config`), loaded onto `run_on`.
     pub fn load(dir: &Path, config: &Config, run_on: RunOn) -> Result<Model, Error> {
-        let weights = Weights::load(dir, config).map_err(|source| Error::Weights { dir: dir.to_path_buf(), source })?;
+        let weights = Weights::load(dir, config).map_err(|source| Error::Weights {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
         Ok(match run_on {
             RunOn::Cuda(gpu) => Model::Cuda(
-                CudaBackend::from_weights(gpu, config, &weights).map_err(|source| Error::Gpu { dir: dir.to_path_buf(), source })?,
+                CudaBackend::from_weights(gpu, config, &weights).map_err(|source| Error::Gpu {
+                    dir: dir.to_path_buf(),
+                    source,
+                })?,
             ),
             RunOn::Cpu => Model::Cpu(CpuModel::new(config.clone(), weights)),
         })
@@ -80,13 +86,9 @@ impl Model {
         picker: &mut impl Pick,
         on_token: impl FnMut(u32) -> ControlFlow<()>,
     ) -> Result<GenerateStats, Error> {
-        if prompt.is_empty() {
-            return Err(Error::EmptyPrompt);
-        }
-        if let Some(&token) = prompt.iter().find(|&&t| t as usize >= config.vocab_size) {
-            return Err(Error::TokenOutOfVocab { token, vocab_size: config.vocab_size });
-        }
-        let max_seq = (prompt.len() + options.max_tokens).min(config.max_position_embeddings.max(prompt.len()));
+        check_prompt(config, prompt)?;
+        let max_seq = (prompt.len() + options.max_tokens)
+            .min(config.max_position_embeddings.max(prompt.len()));
         match self {
             Model::Cpu(model) => run(model, prompt, max_seq, options, picker, on_token),
             Model::Cuda(model) => run(model, prompt, max_seq, options, picker, on_token),
@@ -128,6 +130,21 @@ impl Model {
     }
 }
 
+/// A prompt the model can run: not empty, every id inside `config`'s vocabulary. `generate`
+/// checks it; a caller may check sooner, before the weights load.
+pub fn check_prompt(config: &Config, prompt: &[u32]) -> Result<(), Error> {
+    if prompt.is_empty() {
+        return Err(Error::EmptyPrompt);
+    }
+    match prompt.iter().find(|&&t| t as usize >= config.vocab_size) {
+        Some(&token) => Err(Error::TokenOutOfVocab {
+            token,
+            vocab_size: config.vocab_size,
+        }),
+        None => Ok(()),
+    }
+}
+
 fn run<B: Backend>(
     model: &B,
     prompt: &[u32],
@@ -136,8 +153,11 @@ fn run<B: Backend>(
     picker: &mut impl Pick,
     on_token: impl FnMut(u32) -> ControlFlow<()>,
 ) -> Result<GenerateStats, Error> {
-    let mut seq = model.new_sequence(max_seq).map_err(|e| Error::Generate(Box::new(e)))?;
-    lily_engine::generate(model, &mut seq, prompt, max_seq, options, picker, on_token).map_err(|e| Error::Generate(Box::new(e)))
+    let mut seq = model
+        .new_sequence(max_seq)
+        .map_err(|e| Error::Generate(Box::new(e)))?;
+    lily_engine::generate(model, &mut seq, prompt, max_seq, options, picker, on_token)
+        .map_err(|e| Error::Generate(Box::new(e)))
 }
 
 /// Every token drawn under `SamplingParams`, on the backend's side where it can apply the rule.
@@ -163,16 +183,27 @@ impl Lily {
     /// The checkpoint in `dir` (config.json, safetensors, tokenizer.json, chat template) on the
     /// backend `kind` decides.
     pub fn load(dir: &Path, kind: BackendKind) -> Result<Lily, Error> {
-        let config = Config::load(dir).map_err(|source| Error::Config { dir: dir.to_path_buf(), source })?;
+        let config = Config::load(dir).map_err(|source| Error::Config {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
         let text = ChatText::load(dir, &config, None)?;
         let run_on = resolve(kind, &config)?;
         let model = Model::load(dir, &config, run_on)?;
-        Ok(Lily { config, text, model })
+        Ok(Lily {
+            config,
+            text,
+            model,
+        })
     }
 
     /// The prompt ids of `messages` through the checkpoint's chat template, ready for the
     /// assistant's turn.
-    pub fn chat_prompt(&self, messages: &[Message], options: &ChatOptions) -> Result<Vec<u32>, Error> {
+    pub fn chat_prompt(
+        &self,
+        messages: &[Message],
+        options: &ChatOptions,
+    ) -> Result<Vec<u32>, Error> {
         Ok(self.text.chat_prompt(messages, &[], options)?)
     }
 
@@ -185,11 +216,21 @@ impl Lily {
         sampling: SamplingParams,
         mut on_text: impl FnMut(&str),
     ) -> Result<GenerateStats, Error> {
-        let options = GenerateOptions { max_tokens, stop_ids: self.text.stop_ids.clone() };
+        let options = GenerateOptions {
+            max_tokens,
+            stop_ids: self.text.stop_ids.clone(),
+        };
         let mut picker = Sampled(Sampler::new(sampling));
-        self.model.generate_text(&self.config, &self.text.tokenizer, prompt, &options, &mut picker, |text| {
-            on_text(text);
-            ControlFlow::Continue(())
-        })
+        self.model.generate_text(
+            &self.config,
+            &self.text.tokenizer,
+            prompt,
+            &options,
+            &mut picker,
+            |text| {
+                on_text(text);
+                ControlFlow::Continue(())
+            },
+        )
     }
 }
