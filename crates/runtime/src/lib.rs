@@ -33,15 +33,24 @@ pub use lily_model::{ChatOptions, ChatTemplate, ChatText, Config, Message, TextE
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("reading {}: {source}", dir.join("config.json").display())]
-    Config { dir: PathBuf, source: ModelError },
+    Config {
+        dir: PathBuf,
+        source: Box<ModelError>,
+    },
     #[error(transparent)]
     Text(#[from] TextError),
     #[error("the CUDA backend cannot run here: {0}")]
     NoCuda(String),
     #[error("loading the weights of {dir}: {source}")]
-    Weights { dir: PathBuf, source: ModelError },
+    Weights {
+        dir: PathBuf,
+        source: Box<ModelError>,
+    },
     #[error("loading {dir} onto the GPU: {source}")]
-    Gpu { dir: PathBuf, source: CudaError },
+    Gpu {
+        dir: PathBuf,
+        source: Box<CudaError>,
+    },
     #[error("the prompt is empty")]
     EmptyPrompt,
     #[error("prompt token {token} is outside the vocabulary (size {vocab_size})")]
@@ -53,6 +62,8 @@ pub enum Error {
 }
 
 /// A loaded model on the backend `resolve` chose.
+// One per process, loaded once and never moved in a loop: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Model {
     Cpu(CpuModel),
     Cuda(CudaBackend),
@@ -63,13 +74,13 @@ impl Model {
     pub fn load(dir: &Path, config: &Config, run_on: RunOn) -> Result<Model, Error> {
         let weights = Weights::load(dir, config).map_err(|source| Error::Weights {
             dir: dir.to_path_buf(),
-            source,
+            source: Box::new(source),
         })?;
         Ok(match run_on {
             RunOn::Cuda(gpu) => Model::Cuda(
                 CudaBackend::from_weights(gpu, config, &weights).map_err(|source| Error::Gpu {
                     dir: dir.to_path_buf(),
-                    source,
+                    source: Box::new(source),
                 })?,
             ),
             RunOn::Cpu => Model::Cpu(CpuModel::new(config.clone(), weights)),
@@ -185,7 +196,7 @@ impl Lily {
     pub fn load(dir: &Path, kind: BackendKind) -> Result<Lily, Error> {
         let config = Config::load(dir).map_err(|source| Error::Config {
             dir: dir.to_path_buf(),
-            source,
+            source: Box::new(source),
         })?;
         let text = ChatText::load(dir, &config, None)?;
         let run_on = resolve(kind, &config)?;
