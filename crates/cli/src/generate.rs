@@ -9,22 +9,15 @@
 
 use std::io::Write;
 use std::ops::ControlFlow;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::Args;
-use lily_cpu::CpuModel;
-use lily_cuda::CudaBackend;
 use lily_engine::sampling::{Sampler, SamplingParams};
-use lily_engine::{generate, GenerateOptions, Pick};
-use lily_model::{Backend, ChatOptions, ChatTemplate, Config, Message, PickRule, Tokenizer, Weights};
-
-use crate::backend_choice::{self, BackendKind, RunOn};
-
-/// Embedding rows of the real Qwen3.6 checkpoints (248,077 token ids padded to 248,320). A
-/// checkpoint of this vocabulary without a tokenizer.json is taken to be Qwen3.6, whose
-/// tokenizer is committed; a smaller test checkpoint's ids mean something else.
-const QWEN3_6_VOCAB_SIZE: usize = 248_320;
+use lily_engine::GenerateOptions;
+use lily_model::text::{chat_prompt, find_chat_template, find_tokenizer, QWEN3_6_VOCAB_SIZE};
+use lily_model::{ChatOptions, Config, Message};
+use lily_runtime::{BackendKind, Model, Sampled};
 
 #[derive(Args)]
 pub struct GenerateArgs {
@@ -93,18 +86,6 @@ impl GenerateArgs {
     }
 }
 
-/// The CLI's token choice: every token under the sampler's rule, picked where the logits are.
-struct Draw(Sampler);
-
-impl Pick for Draw {
-    fn rule(&mut self) -> Option<PickRule> {
-        self.0.backend_rule()
-    }
-    fn pick(&mut self, logits: &[f32]) -> u32 {
-        self.0.pick(logits, None)
-    }
-}
-
 pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let sampling = args.sampling()?;
     let dir = &args.model;
@@ -135,19 +116,21 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
                 );
             };
             let template = find_chat_template(dir)?;
-            chat_prompt(tokenizer, &template, text, !args.no_think)?
+            let options = ChatOptions {
+                enable_thinking: !args.no_think,
+                ..ChatOptions::default()
+            };
+            chat_prompt(
+                tokenizer,
+                &template,
+                &[Message::new("user", text)],
+                &[],
+                &options,
+            )?
         }
         (None, None) => bail!("give --prompt or --prompt-ids"),
     };
-    if prompt.is_empty() {
-        bail!("the prompt is empty");
-    }
-    if let Some(&bad) = prompt.iter().find(|&&t| t as usize >= config.vocab_size) {
-        bail!(
-            "prompt token {bad} is outside the vocabulary (size {})",
-            config.vocab_size
-        );
-    }
+    lily_runtime::check_prompt(&config, &prompt)?;
     let text_tokenizer = match (&tokenizer, args.print_ids) {
         (Some(t), false) => Some(t),
         (None, false) => {
@@ -160,82 +143,43 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
         (_, true) => None,
     };
 
-    let backend = backend_choice::resolve(args.backend, &config)?;
-    let weights =
-        Weights::load(dir, &config).with_context(|| format!("loading {}", dir.display()))?;
-    match backend {
-        RunOn::Cuda(gpu) => {
-            let model = CudaBackend::from_weights(gpu, &config, &weights)
-                .with_context(|| format!("loading {} onto the GPU", dir.display()))?;
-            stream_generation(&model, &config, &prompt, text_tokenizer, args.max_tokens, sampling)
-        }
-        RunOn::Cpu => {
-            let model = CpuModel::new(config.clone(), weights);
-            stream_generation(&model, &config, &prompt, text_tokenizer, args.max_tokens, sampling)
-        }
-    }
-}
-
-/// Generates on `model` under `sampling`, writing each token (as text or as its id) as it comes.
-fn stream_generation<B: Backend>(
-    model: &B,
-    config: &Config,
-    prompt: &[u32],
-    text_tokenizer: Option<&Tokenizer>,
-    max_tokens: usize,
-    sampling: SamplingParams,
-) -> anyhow::Result<()>
-where
-    B::Error: Send + Sync + 'static,
-{
-    let max_seq = (prompt.len() + max_tokens).min(config.max_position_embeddings.max(prompt.len()));
+    let run_on = lily_runtime::resolve(args.backend, &config).context("--backend")?;
+    let model = Model::load(dir, &config, run_on)?;
     let options = GenerateOptions {
-        max_tokens,
+        max_tokens: args.max_tokens,
         stop_ids: config.eos_token_ids.clone(),
     };
     tracing::info!(
         "prompt {} tokens, up to {} new, stop ids {:?}",
         prompt.len(),
-        max_tokens,
+        options.max_tokens,
         options.stop_ids
     );
 
-    let mut seq = model.new_sequence(max_seq)?;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let mut decoder = text_tokenizer.map(Tokenizer::stream_decoder);
-    let mut stream_error: Option<anyhow::Error> = None;
-    let stats = generate(
-        model,
-        &mut seq,
-        prompt,
-        max_seq,
-        &options,
-        &mut Draw(Sampler::new(sampling)),
-        |token| {
-            let written = match &mut decoder {
-                // The stop token ends the answer; it is not part of its text.
-                Some(_) if options.stop_ids.contains(&token) => Ok(()),
-                Some(decoder) => decoder
-                    .push(token)
-                    .with_context(|| format!("decoding generated token {token}"))
-                    .and_then(|text| Ok(write!(out, "{text}")?)),
-                None => write!(out, "{token} ").context("writing to stdout"),
-            };
-            match written.and_then(|()| Ok(out.flush()?)) {
-                Ok(()) => ControlFlow::Continue(()),
-                Err(e) => {
-                    stream_error = Some(e);
-                    ControlFlow::Break(())
-                }
+    let mut out = std::io::stdout().lock();
+    let mut picker = Sampled(Sampler::new(sampling));
+    let mut write_error: Option<std::io::Error> = None;
+    // Each token (as text or as its id) is written as it comes; a failed write ends the run.
+    let mut write =
+        |piece: std::fmt::Arguments| match write!(out, "{piece}").and_then(|()| out.flush()) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                write_error = Some(e);
+                ControlFlow::Break(())
             }
-        },
-    )?;
-    if let Some(e) = stream_error {
-        return Err(e);
-    }
-    if let Some(decoder) = decoder {
-        write!(out, "{}", decoder.finish())?;
+        };
+    let stats = match text_tokenizer {
+        Some(tokenizer) => {
+            model.generate_text(&config, tokenizer, &prompt, &options, &mut picker, |text| {
+                write(format_args!("{text}"))
+            })?
+        }
+        None => model.generate(&config, &prompt, &options, &mut picker, |token| {
+            write(format_args!("{token} "))
+        })?,
+    };
+    if let Some(e) = write_error {
+        return Err(e).context("writing to stdout");
     }
     writeln!(out)?;
     eprintln!(
@@ -249,76 +193,4 @@ where
         stats.stop,
     );
     Ok(())
-}
-
-/// The checkpoint's `tokenizer.json`; without one, the committed Qwen3.6 tokenizer when the
-/// checkpoint has Qwen3.6's vocabulary; otherwise none.
-fn find_tokenizer(dir: &Path, config: &Config) -> anyhow::Result<Option<Tokenizer>> {
-    let path = dir.join("tokenizer.json");
-    if path.exists() {
-        return Ok(Some(Tokenizer::from_tokenizer_json(&path)?));
-    }
-    if config.vocab_size == QWEN3_6_VOCAB_SIZE {
-        tracing::info!(
-            "{} not found; using the built-in Qwen3.6 tokenizer (the checkpoint has its {QWEN3_6_VOCAB_SIZE}-id vocabulary)",
-            path.display()
-        );
-        return Ok(Some(Tokenizer::qwen3_6()));
-    }
-    Ok(None)
-}
-
-/// The checkpoint's chat template (`chat_template.jinja`, else `tokenizer_config.json`); the
-/// committed Qwen3.6 template when it has neither file.
-fn find_chat_template(dir: &Path) -> anyhow::Result<ChatTemplate> {
-    let files = ["chat_template.jinja", "tokenizer_config.json"];
-    if files.iter().any(|f| dir.join(f).exists()) {
-        return Ok(ChatTemplate::from_model_dir(dir)?);
-    }
-    tracing::info!(
-        "{} has neither {}; using the built-in Qwen3.6 chat template",
-        dir.display(),
-        files.join(" nor ")
-    );
-    Ok(ChatTemplate::qwen3_6())
-}
-
-/// The ids of `text` as one user message, ready for the assistant's turn.
-fn chat_prompt(
-    tokenizer: &Tokenizer,
-    template: &ChatTemplate,
-    text: &str,
-    think: bool,
-) -> anyhow::Result<Vec<u32>> {
-    let options = ChatOptions {
-        enable_thinking: think,
-        ..ChatOptions::default()
-    };
-    let rendered = template.render(&[Message::new("user", text)], &[], &options)?;
-    Ok(tokenizer.encode(&rendered))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// transformers' `apply_chat_template` ids for this message with the real tokenizer
-    /// (thinking on: the known ids of docs/DESIGN.md §1).
-    #[test]
-    fn chat_prompt_matches_the_reference_ids() {
-        let tokenizer = Tokenizer::qwen3_6();
-        let template = ChatTemplate::qwen3_6();
-        let text = "Name the two colors of a chessboard.";
-        let user = [
-            248045, 846, 198, 657, 279, 1330, 7736, 314, 264, 31634, 2402, 13, 248046, 198,
-        ];
-        let assistant = [248045, 74455, 198];
-        let think = chat_prompt(&tokenizer, &template, text, true).unwrap();
-        assert_eq!(think, [&user[..], &assistant, &[248068, 198]].concat());
-        let no_think = chat_prompt(&tokenizer, &template, text, false).unwrap();
-        assert_eq!(
-            no_think,
-            [&user[..], &assistant, &[248068, 271, 248069, 271]].concat()
-        );
-    }
 }

@@ -1,7 +1,6 @@
 //! `lily`: one binary, one subcommand per job. Each subcommand lives in its own module with
 //! its clap `Args` struct and a `run` function.
 
-mod backend_choice;
 mod bench;
 mod detokenize;
 mod gate;

@@ -13,12 +13,9 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
-use lily_cpu::CpuModel;
-use lily_cuda::CudaBackend;
 use lily_engine::argmax;
-use lily_model::{Backend, Config, Weights};
-
-use crate::backend_choice::{self, BackendKind, RunOn};
+use lily_model::{Backend, Config};
+use lily_runtime::{BackendKind, Model};
 
 #[derive(ClapArgs)]
 pub struct Args {
@@ -107,16 +104,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let dir = &args.model;
     let config = Config::load(dir).with_context(|| format!("loading {}", dir.display()))?;
-    let run_on = backend_choice::resolve(args.backend, &config)?;
-    let weights =
-        Weights::load(dir, &config).with_context(|| format!("loading {}", dir.display()))?;
-    match run_on {
-        RunOn::Cuda(gpu) => {
-            let model = CudaBackend::from_weights(gpu, &config, &weights)
-                .with_context(|| format!("loading {} onto the GPU", dir.display()))?;
-            score(&model, &ids, args.prefill)
-        }
-        RunOn::Cpu => score(&CpuModel::new(config.clone(), weights), &ids, args.prefill),
+    let run_on = lily_runtime::resolve(args.backend, &config).context("--backend")?;
+    match Model::load(dir, &config, run_on)? {
+        Model::Cuda(model) => score(&model, &ids, args.prefill),
+        Model::Cpu(model) => score(&model, &ids, args.prefill),
     }
 }
 

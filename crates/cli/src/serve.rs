@@ -5,7 +5,7 @@
 //! Hugging Face repo id, found in the local hub cache (see `hub`).
 
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,15 +13,12 @@ use anyhow::{bail, Context};
 use clap::Args;
 use lily_cpu::CpuModel;
 use lily_cuda::CudaBackend;
-use lily_model::chat::{Content, FunctionCall, ToolCall};
-use lily_model::{ChatOptions, ChatTemplate, Config, Message, Tokenizer};
-use lily_server::request::ChatMessage;
 use lily_gate::{Gate, Policy};
+use lily_model::{ChatText, Config};
+use lily_runtime::{BackendKind, RunOn};
 use lily_server::hybrid::HybridConfig;
-use lily_server::{EngineSpec, ServerConfig, TextModel};
-use serde_json::Value;
+use lily_server::{EngineSpec, ServerConfig};
 
-use crate::backend_choice::{self, BackendKind, RunOn};
 use crate::hub::{self, ModelSource};
 
 /// Where `scripts/fixtures/make_demo_checkpoint.py` writes the demo checkpoint.
@@ -156,109 +153,6 @@ fn hybrid_config(args: &ServeArgs) -> anyhow::Result<Option<HybridConfig>> {
     }))
 }
 
-/// The Qwen3.6 tokenizer and chat template as the server sees them.
-struct QwenText {
-    tokenizer: Tokenizer,
-    template: ChatTemplate,
-    stop_ids: Vec<u32>,
-}
-
-fn template_message(m: &ChatMessage) -> Message {
-    let tool_calls = (!m.tool_calls.is_empty()).then(|| {
-        m.tool_calls
-            .iter()
-            .map(|c| ToolCall {
-                id: Some(c.id.clone()),
-                kind: Some("function".into()),
-                function: FunctionCall { name: c.name.clone(), arguments: c.arguments.clone() },
-            })
-            .collect()
-    });
-    Message {
-        role: m.role.as_str().to_string(),
-        content: Some(Content::Text(m.content.clone())),
-        reasoning_content: m.reasoning_content.clone(),
-        tool_calls,
-        tool_call_id: m.tool_call_id.clone(),
-        name: m.name.clone(),
-    }
-}
-
-impl TextModel for QwenText {
-    fn encode(&self, text: &str) -> Vec<u32> {
-        self.tokenizer.encode(text)
-    }
-    fn escape(&self, text: &str) -> String {
-        self.tokenizer.escape_specials(text).into_owned()
-    }
-    fn encode_chat(&self, prompt: &str) -> Vec<u32> {
-        self.tokenizer.encode_escaped(prompt)
-    }
-    fn token_bytes(&self, id: u32) -> Option<Vec<u8>> {
-        self.tokenizer.token_bytes(id).filter(|b| !b.is_empty()).map(<[u8]>::to_vec)
-    }
-    fn is_special(&self, id: u32) -> bool {
-        self.tokenizer.is_special(id)
-    }
-    fn stop_ids(&self) -> Vec<u32> {
-        self.stop_ids.clone()
-    }
-    fn render_chat(&self, messages: &[ChatMessage], tools: &[Value], options: &ChatOptions) -> Result<String, String> {
-        let messages: Vec<Message> = messages.iter().map(template_message).collect();
-        self.template.render(&messages, tools, options).map_err(|e| e.to_string())
-    }
-}
-
-/// A `--chat-template` file, parsed and tried on a short conversation so that a template that
-/// parses but cannot render (an unknown filter, a missing variable) stops the start-up.
-fn chat_template_file(path: &Path) -> anyhow::Result<ChatTemplate> {
-    let source = std::fs::read_to_string(path).with_context(|| format!("--chat-template {}", path.display()))?;
-    let template = ChatTemplate::from_source(source, &path.display().to_string()).context("--chat-template")?;
-    let trial = [Message::new("system", "You are helpful."), Message::new("user", "Hello")];
-    let prompt = template
-        .render(&trial, &[], &ChatOptions::default())
-        .with_context(|| format!("--chat-template {}: rendering a system and a user message", path.display()))?;
-    if !prompt.contains("Hello") {
-        bail!("--chat-template {}: a rendered conversation does not contain its user message", path.display());
-    }
-    Ok(template)
-}
-
-fn load_text(dir: &Path, config: &Config, chat_template: Option<&Path>) -> anyhow::Result<QwenText> {
-    let tokenizer = if dir.join("tokenizer.json").exists() {
-        Tokenizer::from_model_dir(dir).with_context(|| format!("loading the tokenizer of {}", dir.display()))?
-    } else {
-        tracing::warn!("{} has no tokenizer.json; using the built-in Qwen3.6 tokenizer", dir.display());
-        Tokenizer::qwen3_6()
-    };
-    if tokenizer.vocab_size() > config.vocab_size {
-        bail!(
-            "{}: the tokenizer has {} ids but the model's vocab_size is {}: they do not belong together",
-            dir.display(),
-            tokenizer.vocab_size(),
-            config.vocab_size
-        );
-    }
-    let has_template = dir.join("chat_template.jinja").exists() || dir.join("tokenizer_config.json").exists();
-    let template = if let Some(path) = chat_template {
-        chat_template_file(path)?
-    } else if has_template {
-        ChatTemplate::from_model_dir(dir).with_context(|| format!("loading the chat template of {}", dir.display()))?
-    } else {
-        tracing::warn!("{} has no chat template; using the built-in Qwen3.6 template", dir.display());
-        ChatTemplate::qwen3_6()
-    };
-    let mut stop_ids = config.eos_token_ids.clone();
-    for special in ["<|im_end|>", "<|endoftext|>"] {
-        if let Some(id) = tokenizer.special_token_id(special) {
-            if !stop_ids.contains(&id) {
-                stop_ids.push(id);
-            }
-        }
-    }
-    Ok(QwenText { tokenizer, template, stop_ids })
-}
-
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     let address = args.address()?;
     let (source, demo) = match &args.model {
@@ -273,8 +167,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     };
     let dir = source.dir;
     let config = Config::load(&dir).with_context(|| format!("reading {}", dir.join("config.json").display()))?;
-    let text = load_text(&dir, &config, args.chat_template.as_deref())?;
-    let backend = backend_choice::resolve(args.backend, &config)?;
+    let text = ChatText::load(&dir, &config, args.chat_template.as_deref()).with_context(|| match &args.chat_template {
+        Some(path) => format!("--chat-template {}", path.display()),
+        None => format!("loading the tokenizer and chat template of {}", dir.display()),
+    })?;
+    let backend = lily_runtime::resolve(args.backend, &config).context("--backend")?;
     let max_seq = match args.max_model_len {
         Some(n) if n > config.max_position_embeddings => bail!(
             "--max-model-len {n} is longer than the model's context ({} tokens, max_position_embeddings in {})",

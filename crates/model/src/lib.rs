@@ -14,6 +14,8 @@
 //! - `pick`: `PickRule`, the choice of the next token from logits, as a backend may apply it.
 //! - `tokenizer`: the Qwen3.5/3.6 byte-level BPE (`Tokenizer`, `StreamDecoder`).
 //! - `chat`: OpenAI-style messages rendered by the checkpoint's chat template (`ChatTemplate`).
+//! - `text`: a checkpoint's tokenizer, chat template and stop ids, found and checked together
+//!   (`ChatText`).
 //! - `PROGRESS`: the tracing target of long start-up steps (weights, kernels, benchmark contexts).
 
 pub mod backend;
@@ -23,6 +25,7 @@ pub mod error;
 pub mod fp8;
 pub mod pick;
 pub mod tensor;
+pub mod text;
 pub mod tokenizer;
 pub mod weights;
 pub mod writer;
@@ -39,5 +42,6 @@ pub use config::{Config, LayerKind};
 pub use error::ModelError;
 pub use pick::PickRule;
 pub use tensor::{BlockScale, DType, Tensor};
+pub use text::{ChatText, TextError};
 pub use tokenizer::{StreamDecoder, Tokenizer, TokenizerError};
 pub use weights::{Checkpoint, Weights};

@@ -1,8 +1,9 @@
-//! What the server needs from a tokenizer and chat template. The `lily serve` command
-//! implements it over the real Qwen3.6 tokenizer; tests implement it over a byte-level one.
+//! What the server needs from a tokenizer and chat template. A checkpoint's `ChatText` (the
+//! real Qwen3.6 tokenizer and template) implements it; tests implement it over a byte-level one.
 
 use lily_engine::json_constraint::VocabIndex;
-use lily_model::ChatOptions;
+use lily_model::chat::{Content, FunctionCall, ToolCall};
+use lily_model::{ChatOptions, ChatText, Message};
 use serde_json::{Map, Value};
 
 use crate::request::{ChatMessage, HistoryToolCall};
@@ -31,6 +32,53 @@ pub trait TextModel: Send + Sync + 'static {
         tools: &[Value],
         options: &ChatOptions,
     ) -> Result<String, String>;
+}
+
+/// A request's message as the chat template sees it.
+fn template_message(m: &ChatMessage) -> Message {
+    let tool_calls = (!m.tool_calls.is_empty()).then(|| {
+        m.tool_calls
+            .iter()
+            .map(|c| ToolCall {
+                id: Some(c.id.clone()),
+                kind: Some("function".into()),
+                function: FunctionCall { name: c.name.clone(), arguments: c.arguments.clone() },
+            })
+            .collect()
+    });
+    Message {
+        role: m.role.as_str().to_string(),
+        content: Some(Content::Text(m.content.clone())),
+        reasoning_content: m.reasoning_content.clone(),
+        tool_calls,
+        tool_call_id: m.tool_call_id.clone(),
+        name: m.name.clone(),
+    }
+}
+
+impl TextModel for ChatText {
+    fn encode(&self, text: &str) -> Vec<u32> {
+        self.tokenizer.encode(text)
+    }
+    fn escape(&self, text: &str) -> String {
+        self.tokenizer.escape_specials(text).into_owned()
+    }
+    fn encode_chat(&self, prompt: &str) -> Vec<u32> {
+        self.tokenizer.encode_escaped(prompt)
+    }
+    fn token_bytes(&self, id: u32) -> Option<Vec<u8>> {
+        self.tokenizer.token_bytes(id).filter(|b| !b.is_empty()).map(<[u8]>::to_vec)
+    }
+    fn is_special(&self, id: u32) -> bool {
+        self.tokenizer.is_special(id)
+    }
+    fn stop_ids(&self) -> Vec<u32> {
+        self.stop_ids.clone()
+    }
+    fn render_chat(&self, messages: &[ChatMessage], tools: &[Value], options: &ChatOptions) -> Result<String, String> {
+        let messages: Vec<Message> = messages.iter().map(template_message).collect();
+        self.template.render(&messages, tools, options).map_err(|e| e.to_string())
+    }
 }
 
 /// The conversation as the template may see it: every string the client wrote escaped, so

@@ -1,15 +1,17 @@
-//! `--backend`: which implementation of the `Backend` seam runs the model. `auto` takes the
-//! H200 backend where a CUDA driver and GPU are present and the kernels support the
-//! checkpoint's shapes, and the CPU reference everywhere else.
+//! Which implementation of the `Backend` seam runs the model. `Auto` takes the H200 backend
+//! where a CUDA driver and GPU are present and the kernels support the checkpoint's shapes,
+//! and the CPU reference everywhere else.
 
 use std::sync::Arc;
 
-use clap::ValueEnum;
 use lily_cuda::runtime::driver::Gpu;
 use lily_cuda::{CudaError, Dims};
 use lily_model::Config;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+use crate::Error;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum BackendKind {
     /// CUDA where it can run this checkpoint, else the CPU reference.
     Auto,
@@ -19,7 +21,7 @@ pub enum BackendKind {
     Cuda,
 }
 
-/// Where the model runs once `auto` is decided; the GPU opened to decide it is kept for the
+/// Where the model runs once `Auto` is decided; the GPU opened to decide it is kept for the
 /// backend, so the process opens it once.
 pub enum RunOn {
     Cpu,
@@ -27,7 +29,7 @@ pub enum RunOn {
 }
 
 /// The backend that will run `config`'s model, decided before any weights are loaded.
-pub fn resolve(kind: BackendKind, config: &Config) -> anyhow::Result<RunOn> {
+pub fn resolve(kind: BackendKind, config: &Config) -> Result<RunOn, Error> {
     let cuda_fit = || -> Result<Arc<Gpu>, String> {
         Dims::from_config(config)
             .validate()
@@ -39,10 +41,7 @@ pub fn resolve(kind: BackendKind, config: &Config) -> anyhow::Result<RunOn> {
     };
     match kind {
         BackendKind::Cpu => Ok(RunOn::Cpu),
-        BackendKind::Cuda => {
-            let gpu = cuda_fit().map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?;
-            Ok(RunOn::Cuda(gpu))
-        }
+        BackendKind::Cuda => cuda_fit().map(RunOn::Cuda).map_err(Error::NoCuda),
         BackendKind::Auto => match cuda_fit() {
             Ok(gpu) => {
                 tracing::info!("backend: CUDA");
