@@ -53,6 +53,8 @@ const DEV_NAMES: &str = include_str!("../data/eval_dev_names.jsonl");
 const BLIND5: &str = include_str!("../data/eval_blind5.jsonl");
 const BLIND6: &str = include_str!("../data/eval_blind6.jsonl");
 const BLIND7: &str = include_str!("../data/eval_blind7.jsonl");
+const BLIND8: &str = include_str!("../data/eval_blind8.jsonl");
+const BLIND8_ADV: &str = include_str!("../data/eval_blind8_adv.jsonl");
 /// A predicted and a gold span match when they overlap at least this much (intersection over union).
 pub const MIN_IOU: f32 = 0.5;
 
@@ -161,6 +163,8 @@ pub fn default_corpus() -> Vec<Item> {
         (BLIND5, "data/eval_blind5.jsonl"),
         (BLIND6, "data/eval_blind6.jsonl"),
         (BLIND7, "data/eval_blind7.jsonl"),
+        (BLIND8, "data/eval_blind8.jsonl"),
+        (BLIND8_ADV, "data/eval_blind8_adv.jsonl"),
     ]
     .into_iter()
     .flat_map(|(text, origin)| parse_corpus(text, origin).expect("committed corpus parses"))
