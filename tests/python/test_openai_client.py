@@ -35,10 +35,11 @@ def say(text, thinking=False, **kw):
 
 
 def metric(base_url, name):
+    """A series' value: `name` alone, or with its labels (vLLM's series carry `model_name`)."""
     text = urllib.request.urlopen(base_url + "/metrics").read().decode()
     for line in text.splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[1])
+        if line.startswith(name + " ") or line.startswith(name + "{"):
+            return float(line.split()[-1])
     raise AssertionError(f"{name} not in /metrics")
 
 
@@ -209,7 +210,7 @@ class QueueFull(unittest.TestCase):
                 time.sleep(0.01)
 
         threads[0].start()  # runs: it has produced a token
-        wait_until(lambda: metric(SMALL_QUEUE_URL, "lily_time_to_first_token_seconds_count") >= 1, "first request running")
+        wait_until(lambda: metric(SMALL_QUEUE_URL, "vllm:time_to_first_token_seconds_count") >= 1, "first request running")
         threads[1].start()  # waits in the queue of one
         health = lambda: json.load(urllib.request.urlopen(SMALL_QUEUE_URL + "/health"))
         wait_until(lambda: health()["queue_depth"] == 1, "second request queued")

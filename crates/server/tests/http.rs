@@ -642,11 +642,15 @@ fn health_is_503_while_the_engine_loads_then_200() {
             Ok(backend)
         }),
     );
-    // The port answers while the model loads, with OpenAI's error shape and the reason.
+    // Bound after the server, so a failed assertion drops it first: the held-back load then
+    // ends and the server can stop, instead of the drop waiting on the load for ever.
+    let release = release;
+    // The port answers while the model loads, with OpenAI's error shape and the reason (the
+    // engine thread names the load step once it has started).
+    wait_for("the load to start", || s.get("/health").body.contains("loading the model"));
     let h = s.get("/health");
     assert_eq!(h.status, 503, "{}", h.body);
     assert_eq!(h.json()["error"]["code"], "engine_loading");
-    assert!(h.json()["error"]["message"].as_str().unwrap().contains("loading the model"), "{}", h.body);
     assert!(h.header("retry-after").is_some());
     let r = s.post("/v1/chat/completions", &chat_body("say:early"));
     assert_eq!((r.status, r.json()["error"]["code"].as_str()), (503, Some("engine_loading")), "{}", r.body);
