@@ -426,24 +426,10 @@ fn fp8_rows<'a>(src: &'a lily_model::Tensor, row0: usize, cols: usize, block: [u
         dtype = %src.dtype(),
         "a product of an FP8 model not in its FP8 blocks: quantised to e4m3 in blocks of {br} x {bc} at load"
     );
-    let v = src.to_f32_vec();
-    let mut values = vec![0u8; v.len()];
-    let mut scales = vec![0f32; device_rows * per_row];
-    for j in 0..device_rows {
-        for b in 0..per_row {
-            let (r_end, c_end) = (((j + 1) * br).min(rows), ((b + 1) * bc).min(cols));
-            let amax = (j * br..r_end)
-                .flat_map(|r| v[r * cols + b * bc..r * cols + c_end].iter())
-                .fold(0f32, |m, x| m.max(x.abs()));
-            let scale = if amax > 0.0 { amax / lily_model::tensor::E4M3_MAX } else { 1.0 };
-            scales[j * per_row + b] = scale;
-            for r in j * br..r_end {
-                for c in b * bc..c_end {
-                    values[r * cols + c] = lily_model::tensor::f32_to_e4m3(v[r * cols + c] / scale);
-                }
-            }
-        }
-    }
+    let (values, scales) = lily_model::fp8::quantize_blocks(&src.to_f32_vec(), rows, cols, block)
+        .map_err(|at| {
+            CudaError::Weights(format!("{}: element {at} is not finite", src.name()))
+        })?;
     Ok(Fp8Rows {
         values: values.into(),
         scales,

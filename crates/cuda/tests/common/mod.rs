@@ -261,23 +261,15 @@ pub fn product_matrix(
     };
     let n = shape.len();
     let (rows, cols) = (shape[n - 2], shape[n - 1]);
-    let (srows, scols) = (rows.div_ceil(br), cols.div_ceil(bc));
     let mut scale_shape = shape.to_vec();
-    scale_shape[n - 2] = srows;
-    scale_shape[n - 1] = scols;
-    let mut bits = vec![0u8; values.len()];
-    let mut scales = vec![0f32; scale_shape.iter().product()];
-    for m in 0..values.len() / (rows * cols) {
-        let at = |r: usize, c: usize| m * rows * cols + r * cols + c;
-        for (sr, sc) in (0..srows).flat_map(|a| (0..scols).map(move |b| (a, b))) {
-            let block = || (sr * br..((sr + 1) * br).min(rows)).flat_map(move |r| (sc * bc..((sc + 1) * bc).min(cols)).map(move |c| (r, c)));
-            let amax = block().fold(0f32, |a, (r, c)| a.max(values[at(r, c)].abs()));
-            let s = if amax > 0.0 { amax / lily_model::tensor::E4M3_MAX } else { 1.0 };
-            scales[(m * srows + sr) * scols + sc] = s;
-            for (r, c) in block() {
-                bits[at(r, c)] = lily_model::tensor::f32_to_e4m3(values[at(r, c)] / s);
-            }
-        }
+    scale_shape[n - 2] = rows.div_ceil(br);
+    scale_shape[n - 1] = cols.div_ceil(bc);
+    // Each matrix of a stack quantised on its own, as a checkpoint stores its experts.
+    let (mut bits, mut scales) = (Vec::new(), Vec::new());
+    for m in values.chunks(rows * cols) {
+        let (q, s) = lily_model::fp8::quantize_blocks(m, rows, cols, [br, bc]).expect("finite values");
+        bits.extend(q);
+        scales.extend(s);
     }
     let host = HostTensor::from_e4m3_bits(
         name,
