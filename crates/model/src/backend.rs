@@ -53,6 +53,35 @@ pub trait Backend {
         Ok(rule.pick(&self.decode(seq, token)?, &mut Vec::new()))
     }
 
+    /// One decode step over several sequences, each at its own position: appends `tokens[i]` to
+    /// `seqs[i]` and returns each one's next-position logits, in order. `tokens` has one entry
+    /// per sequence. A sequence's result must not depend on which others share the step (nor
+    /// on its place among them): a backend that batches (reads each weight once for all of
+    /// them) computes every sequence's sums in the same order as for that sequence alone, so
+    /// a request's output is the same alone or among others.
+    fn decode_batch(
+        &self,
+        seqs: &mut [&mut Self::Sequence],
+        tokens: &[u32],
+    ) -> Result<Vec<Vec<f32>>, Self::Error> {
+        debug_assert_eq!(seqs.len(), tokens.len());
+        seqs.iter_mut().zip(tokens).map(|(s, &t)| self.decode(s, t)).collect()
+    }
+
+    /// `decode_batch`, returning each sequence's next token chosen under its own rule
+    /// (`rules[i]` for `seqs[i]`) instead of the logits.
+    fn decode_batch_pick(
+        &self,
+        seqs: &mut [&mut Self::Sequence],
+        tokens: &[u32],
+        rules: &[PickRule],
+    ) -> Result<Vec<u32>, Self::Error> {
+        debug_assert_eq!(seqs.len(), rules.len());
+        let mut scratch = Vec::new();
+        let logits = self.decode_batch(seqs, tokens)?;
+        Ok(logits.iter().zip(rules).map(|(l, r)| r.pick(l, &mut scratch)).collect())
+    }
+
     /// Number of tokens the sequence holds.
     fn position(&self, seq: &Self::Sequence) -> usize;
 
